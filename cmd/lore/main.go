@@ -1,0 +1,84 @@
+// Command lore is the learning memory of a swarm of coding agents: one
+// binary that serves (embedded NATS + JetStream + Pebble projectors + the
+// API), records events, answers queries, replays the log for audits, and
+// speaks MCP.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// commands are added by each command file in init; see addCommand.
+var commands []func(f *Factory) *cobra.Command
+
+// addCommand registers a top-level command constructor.
+func addCommand(c func(f *Factory) *cobra.Command) { commands = append(commands, c) }
+
+func newRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "lore",
+		Short:         "lore — the learning memory of a swarm of coding agents",
+		Long:          "lore records what happened to agent loops as events on NATS JetStream, folds them into\nPebble read models and answers, at the start of a task, what helps and what to avoid.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	f.bindGlobalFlags(root)
+	for _, c := range commands {
+		root.AddCommand(c(f))
+	}
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f := NewFactory(os.Stdin, os.Stdout, os.Stderr)
+	os.Exit(run(ctx, f, os.Args[1:]))
+}
+
+// run executes the CLI and maps the outcome to an exit code.
+func run(ctx context.Context, f *Factory, args []string) int {
+	defer f.Close()
+	root := newRootCmd(f)
+	root.SetArgs(args)
+	root.SetIn(f.In)
+	root.SetOut(f.Out)
+	root.SetErr(f.Err)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(f.Err, "lore:", err)
+	}
+	return exitCode(err)
+}
+
+// Exit codes. NB: scripts depend on them; see `lore help exit-codes`.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitBadInput = 2
+)
+
+// errBadInput marks a usage or input error (exit code 2).
+var errBadInput = errors.New("bad input")
+
+// exitCode maps an error to the process exit code: 0 ok, 1 failure, 2 bad input.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case isBadInput(err):
+		return exitBadInput
+	default:
+		return exitFailure
+	}
+}
+
+var _ io.Writer = (*os.File)(nil)

@@ -1,0 +1,67 @@
+package events
+
+import (
+	"crypto/rand"
+	"fmt"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/oklog/ulid/v2"
+)
+
+// Encode returns the wire form of an event: its JSON envelope.
+func Encode(ev *Event) ([]byte, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", ev.Type, err)
+	}
+	return b, nil
+}
+
+// Decode parses a JSON envelope. It checks only that the bytes are an
+// envelope; ValidateData checks the payload.
+func Decode(b []byte) (*Event, error) {
+	var ev Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return nil, fmt.Errorf("%w: envelope: %v", ErrInvalidEvent, err)
+	}
+	if ev.Type == "" {
+		return nil, fmt.Errorf("%w: field \"type\": is required", ErrInvalidEvent)
+	}
+	if len(ev.Data) == 0 || ev.Data[0] != '{' {
+		return nil, fmt.Errorf("%w: field \"data\": must be an object", ErrInvalidEvent)
+	}
+	return &ev, nil
+}
+
+func decodeStrict(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+var entropy = struct {
+	sync.Mutex
+	m *ulid.MonotonicEntropy
+}{m: ulid.Monotonic(rand.Reader, 0)}
+
+// NewID returns a new ULID string (monotonic within the process).
+func NewID(t time.Time) string {
+	entropy.Lock()
+	defer entropy.Unlock()
+	return ulid.MustNew(ulid.Timestamp(t), entropy.m).String()
+}
+
+// New builds an event of type typ from a payload: a new id, the payload's
+// aggregate as subject, and time t (now when zero).
+func New(typ, project, source string, t time.Time, p Payload) (*Event, error) {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s data: %w", typ, err)
+	}
+	if project == "" {
+		project = DefaultProject
+	}
+	return &Event{ID: NewID(t), Type: typ, Source: source, Subject: p.AggregateID(),
+		Time: t.UTC(), Project: project, Data: data}, nil
+}

@@ -1,0 +1,167 @@
+package events
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/loredev/lore/schemas"
+)
+
+// ErrInvalidEvent is returned when an event fails its envelope rules, its
+// schema or its payload's Check; nothing is appended. The message names the
+// type and the field.
+var ErrInvalidEvent = errors.New("lore: invalid event")
+
+var compiled = struct {
+	once    sync.Once
+	err     error
+	schemas map[string]*jsonschema.Schema // by versioned type
+}{}
+
+func compileSchemas() {
+	compiled.schemas = map[string]*jsonschema.Schema{}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	entries, err := fs.ReadDir(schemas.FS, ".")
+	if err != nil {
+		compiled.err = err
+		return
+	}
+	for _, e := range entries {
+		raw, err := schemas.FS.ReadFile(e.Name())
+		if err != nil {
+			compiled.err = err
+			return
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			compiled.err = fmt.Errorf("schema %s: %w", e.Name(), err)
+			return
+		}
+		if err := c.AddResource(schemaURL(e.Name()), doc); err != nil {
+			compiled.err = fmt.Errorf("schema %s: %w", e.Name(), err)
+			return
+		}
+	}
+	for _, k := range Kinds() {
+		s, err := c.Compile(schemaURL(schemas.FileName(k.Type)))
+		if err != nil {
+			compiled.err = fmt.Errorf("schema for %s: %w", k.Type, err)
+			return
+		}
+		compiled.schemas[k.Type] = s
+	}
+}
+
+func schemaURL(file string) string { return "https://lore.schemas.local/" + file }
+
+// SchemaCheck reports whether every registered kind has a schema that
+// compiles; it is the error every validation would return otherwise.
+func SchemaCheck() error {
+	compiled.once.Do(compileSchemas)
+	return compiled.err
+}
+
+// ValidateData checks data against the JSON Schema of typ and the payload's
+// Check. The error wraps ErrInvalidEvent and names the field.
+func ValidateData(typ string, data []byte) error {
+	compiled.once.Do(compileSchemas)
+	if compiled.err != nil {
+		return fmt.Errorf("schemas: %w", compiled.err)
+	}
+	k, ok := Lookup(typ)
+	if !ok {
+		return fmt.Errorf("%w: field \"type\": unknown type %q", ErrInvalidEvent, typ)
+	}
+	s := compiled.schemas[typ]
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%w: %s: field \"data\": not JSON: %v", ErrInvalidEvent, typ, err)
+	}
+	if err := s.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			field, msg := leafError(ve)
+			return fmt.Errorf("%w: %s: field %q: %s", ErrInvalidEvent, typ, "data"+field, msg)
+		}
+		return fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
+	}
+	p := k.New()
+	if c, ok := p.(Checker); ok {
+		if err := decodeStrict(data, p); err != nil {
+			return fmt.Errorf("%w: %s: field \"data\": %v", ErrInvalidEvent, typ, err)
+		}
+		if err := c.Check(); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
+		}
+	}
+	return nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+// leafError picks the deepest cause: its location and its message.
+func leafError(ve *jsonschema.ValidationError) (field, msg string) {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	loc := ve.InstanceLocation
+	if r, ok := ve.ErrorKind.(*kind.Required); ok && len(r.Missing) > 0 {
+		loc = append(append([]string{}, loc...), r.Missing[0])
+		return pointer(loc), "is required"
+	}
+	if ap, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok && len(ap.Properties) > 0 {
+		loc = append(append([]string{}, loc...), ap.Properties[0])
+		return pointer(loc), "is not allowed"
+	}
+	return pointer(loc), ve.ErrorKind.LocalizedString(printer)
+}
+
+func pointer(loc []string) string {
+	if len(loc) == 0 {
+		return ""
+	}
+	return "." + strings.Join(loc, ".")
+}
+
+// ValidateEnvelope checks the envelope of an event about to be appended.
+// Derived kinds are refused: only lore announces them.
+func ValidateEnvelope(ev *Event) error {
+	switch {
+	case ev.ID == "":
+		return fmt.Errorf("%w: field \"id\": is required", ErrInvalidEvent)
+	case len(ev.ID) > 128 || strings.IndexFunc(ev.ID, unicode.IsSpace) >= 0 || strings.IndexFunc(ev.ID, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: field \"id\": %q must be 1-128 characters without spaces", ErrInvalidEvent, ev.ID)
+	case ev.Time.IsZero():
+		return fmt.Errorf("%w: field \"time\": is required (RFC 3339)", ErrInvalidEvent)
+	case ev.Time.Year() < 1970 || ev.Time.Year() > 9999:
+		return fmt.Errorf("%w: field \"time\": %s is out of range", ErrInvalidEvent, ev.Time)
+	case len(ev.Project) > 128 || strings.IndexFunc(ev.Project, unicode.IsSpace) >= 0:
+		return fmt.Errorf("%w: field \"project\": %q must be at most 128 characters without spaces", ErrInvalidEvent, ev.Project)
+	case len(ev.Source) > 256:
+		return fmt.Errorf("%w: field \"source\": longer than 256 characters", ErrInvalidEvent)
+	case len(ev.Subject) > 256:
+		return fmt.Errorf("%w: field \"subject\": longer than 256 characters", ErrInvalidEvent)
+	}
+	k, ok := Lookup(ev.Type)
+	if !ok {
+		if _, v := SplitType(ev.Type); v == 0 {
+			return fmt.Errorf("%w: field \"type\": %q is not a versioned type like outcome.recorded/v1", ErrInvalidEvent, ev.Type)
+		}
+		return fmt.Errorf("%w: field \"type\": unknown type %q", ErrInvalidEvent, ev.Type)
+	}
+	if k.Derived {
+		return fmt.Errorf("%w: field \"type\": %s is announced by lore, not appended", ErrInvalidEvent, ev.Type)
+	}
+	return nil
+}

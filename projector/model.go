@@ -1,0 +1,75 @@
+// Package projector is lore's read side: a runtime that drives a consumer of
+// the log, folds each event into Pebble read models and commits each batch
+// together with the stream sequence it has reached.
+//
+// A read model is a Model: a name (its key prefix), a version, and a Fold.
+// Folds are deterministic: the only clock they see is the event's time; they
+// do no I/O but through the Tx they are given.
+package projector
+
+import (
+	"errors"
+
+	"github.com/loredev/lore/events"
+)
+
+// Reader reads one read model's keys. Keys are relative to the model's
+// prefix; a model never sees another model's keys.
+type Reader interface {
+	// Get returns a copy of the value at key; ok is false when absent.
+	Get(key []byte) (value []byte, ok bool, err error)
+	// Scan calls fn for every key with the given prefix, in key order. The
+	// slices are valid only during the call. Returning ErrStopScan from fn
+	// ends the scan without error.
+	Scan(prefix []byte, fn func(key, value []byte) error) error
+}
+
+// ErrStopScan ends a Scan early without error.
+var ErrStopScan = errors.New("lore: stop scan")
+
+// Tx is what a fold sees while folding one event: reads see the writes of
+// this event and of every event folded before it, committed or not.
+//
+// INVARIANT: the writes of an event whose Fold returns an error are
+// discarded, so a poison event leaves no trace in the read model.
+type Tx interface {
+	Reader
+	Set(key, value []byte) error
+	Delete(key []byte) error
+	// Emit announces a derived event caused by the event being folded. It is
+	// written to an outbox in the same batch and published once after the
+	// commit; during a rebuild or an audit replay it does nothing.
+	Emit(d Derived)
+	// Seq is the stream sequence of the event being folded.
+	Seq() uint64
+}
+
+// Derived is an announcement of a state transition (a promotion, an
+// inversion, a deprecation, an archive) caused by one folded event.
+type Derived struct {
+	// Type is a derived kind of the catalogue, "pattern.inverted/v1".
+	Type    string
+	Project string
+	// Subject is the aggregate id the transition is about.
+	Subject string
+	// Key distinguishes several announcements of one cause (for instance
+	// "maturity:proven"); with the cause's sequence it forms the message id.
+	Key  string
+	Data any
+}
+
+// Model is one read model.
+type Model interface {
+	// Name is the model's key prefix and its name in queries.
+	// NB: must not change: a rename orphans the stored read model.
+	Name() string
+	// Version changes whenever the fold's output for the same log changes;
+	// a stored read model of another version is rebuilt from the log.
+	Version() int
+	// Fold applies one event. data is the decoded, upcast payload. A
+	// returned error marks the event as poison: its writes are discarded,
+	// it goes to the dead-letter stream with the error as reason, and the
+	// projector moves on. Errors from the Tx itself (storage failures) are
+	// not poison: return them wrapped and the runtime stops and retries.
+	Fold(tx Tx, ev *events.Event, data events.Payload) error
+}
