@@ -34,6 +34,22 @@ type Request struct {
 	AsOf *time.Time `json:"as_of,omitempty"`
 	// AtSeq answers from the state after stream sequence AtSeq (audits).
 	AtSeq uint64 `json:"at_seq,omitempty"`
+	// ExpectLastSeq makes a command's single event conditional on the
+	// aggregate's last stream sequence (optimistic concurrency; 0 = none yet).
+	ExpectLastSeq *uint64 `json:"expect_last_seq,omitempty"`
+	// NoWait returns as soon as a command's events are stored, without
+	// waiting for them to be projected.
+	NoWait bool `json:"no_wait,omitempty"`
+}
+
+// CommandReply is the reply of every command endpoint.
+type CommandReply struct {
+	// Appended says where each event was stored.
+	Appended []events.Result `json:"appended"`
+	// Projected is true when the read models include the events.
+	Projected bool `json:"projected"`
+	// Result is the endpoint's own result (for instance a new entry's id).
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // Error is an endpoint's error as the client sees it.

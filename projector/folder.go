@@ -311,3 +311,5 @@ func FoldEvents(store *Store, models []Model, evs []*events.Event) (poison []err
 	_, err = f.Commit()
 	return poison, err
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

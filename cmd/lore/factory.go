@@ -49,7 +49,7 @@ func NewFactory(in io.Reader, out, errw io.Writer) *Factory {
 
 func (f *Factory) bindGlobalFlags(root *cobra.Command) {
 	p := root.PersistentFlags()
-	p.StringVar(&f.NatsURL, "nats", os.Getenv("LORE_NATS"), "NATS URL of a lore deployment (default: the URL `lore serve` wrote in the data folder, else nats://127.0.0.1:4222)")
+	p.StringVar(&f.NatsURL, "nats", os.Getenv("LORE_NATS"), "NATS URL of a lore deployment (default: the URL lore serve wrote in the data folder, else nats://127.0.0.1:4222)")
 	p.StringVar(&f.DataDir, "data", envOr("LORE_DATA", defaultDataDir()), "data folder")
 	p.BoolVar(&f.JSON, "json", false, "print JSON (one object per line for streams)")
 	p.StringVar(&f.Project, "project", os.Getenv("LORE_PROJECT"), "project scope (default \"default\")")

@@ -8,9 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -54,7 +54,11 @@ func run(ctx context.Context, f *Factory, args []string) int {
 	root.SetErr(f.Err)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintln(f.Err, "lore:", err)
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "lore:") {
+			msg = "lore: " + msg
+		}
+		fmt.Fprintln(f.Err, msg)
 	}
 	return exitCode(err)
 }
@@ -80,5 +84,3 @@ func exitCode(err error) int {
 		return exitFailure
 	}
 }
-
-var _ io.Writer = (*os.File)(nil)

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector/eventlog"
+)
+
+func init() {
+	addCommand(newCmdEvents)
+	addCommand(newCmdStats)
+}
+
+func newCmdEvents(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "events", Short: "Read the event log: tail it, list the catalogue"}
+	cmd.AddCommand(newCmdEventsTail(f), newCmdEventsTypes(f))
+	return cmd
+}
+
+type tailOptions struct {
+	fromSeq uint64
+	last    int
+	types   []string
+	follow  bool
+}
+
+func newCmdEventsTail(f *Factory) *cobra.Command {
+	var o tailOptions
+	cmd := &cobra.Command{
+		Use:   "tail",
+		Short: "Print events of the log (the last 20 by default; --follow for live)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runEventsTail(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().Uint64Var(&o.fromSeq, "from-seq", 0, "start at this stream sequence")
+	cmd.Flags().IntVarP(&o.last, "last", "n", 20, "start this many events before the end (with no --from-seq)")
+	cmd.Flags().StringSliceVar(&o.types, "type", nil, "only these types (e.g. outcome.recorded)")
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing new events")
+	return cmd
+}
+
+func runEventsTail(ctx context.Context, f *Factory, o tailOptions) error {
+	nc, err := f.Conn()
+	if err != nil {
+		return err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	st, err := js.Stream(ctx, events.LogStream)
+	if err != nil {
+		return fmt.Errorf("log stream (is lore serving on this NATS?): %w", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return err
+	}
+	start := o.fromSeq
+	if start == 0 {
+		start = 1
+		if last := info.State.LastSeq; last > uint64(o.last) {
+			start = last - uint64(o.last) + 1
+		}
+	}
+	end := info.State.LastSeq
+	if end < start && !o.follow {
+		return nil
+	}
+	filter := []string{events.EventsFilter}
+	if f.Project != "" {
+		filter = []string{events.EventsPrefix + "." + events.EncodeToken(f.Project) + ".>"}
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: filter,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	go func() { <-ctx.Done(); it.Stop() }()
+	want := map[string]bool{}
+	for _, t := range o.types {
+		if r, ok := events.ResolveType(t); ok {
+			want[r] = true
+		} else {
+			return fmt.Errorf("%w: --type: unknown type %q", errBadInput, t)
+		}
+	}
+	for {
+		msg, err := it.Next(jetstream.NextMaxWait(time.Second))
+		if err != nil {
+			if errors.Is(err, nats.ErrTimeout) {
+				if !o.follow {
+					return nil
+				}
+				continue
+			}
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			return err
+		}
+		meta, _ := msg.Metadata()
+		ev, derr := events.Decode(msg.Data())
+		if derr == nil && (len(want) == 0 || want[ev.Type]) {
+			printEvent(f, meta.Sequence.Stream, ev)
+		} else if derr != nil {
+			fmt.Fprintf(f.Err, "seq %d: undecodable: %v\n", meta.Sequence.Stream, derr)
+		}
+		if !o.follow && meta.Sequence.Stream >= end {
+			return nil
+		}
+	}
+}
+
+func printEvent(f *Factory, seq uint64, ev *events.Event) {
+	if f.JSON {
+		line, _ := json.Marshal(struct {
+			Seq uint64 `json:"seq"`
+			*events.Event
+		}{seq, ev})
+		fmt.Fprintln(f.Out, string(line))
+		return
+	}
+	fmt.Fprintf(f.Out, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", seq, ev.Time.UTC().Format(time.RFC3339),
+		ev.Type, ev.Project, ev.Subject, ev.Source, compact(ev.Data, 100))
+}
+
+func compact(raw json.RawMessage, max int) string {
+	s := strings.ReplaceAll(string(raw), "\n", " ")
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+func newCmdEventsTypes(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "types",
+		Short: "List the event catalogue (types, aggregates, meaning)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var out []app.TypeInfo
+			for _, k := range events.Kinds() {
+				out = append(out, app.TypeInfo{Type: k.Type, Aggregate: k.Aggregate, Derived: k.Derived, Doc: k.Doc})
+			}
+			if f.JSON {
+				return f.PrintJSON(out)
+			}
+			for _, t := range out {
+				d := ""
+				if t.Derived {
+					d = " (announced by lore)"
+				}
+				fmt.Fprintf(f.Out, "%-34s %-10s %s%s\n", t.Type, t.Aggregate, t.Doc, d)
+			}
+			return nil
+		},
+	}
+}
+
+func newCmdStats(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats",
+		Short: "Events folded into the read models, by type and project",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var out struct {
+				eventlog.Stats
+				Seq uint64 `json:"seq"`
+			}
+			if err := f.Call(cmd.Context(), "audit", "stats", nil, &out); err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(out)
+			}
+			fmt.Fprintf(f.Out, "read model at seq %d\n%s", out.Seq, eventlog.Format(out.Stats))
+			return nil
+		},
+	}
+}
+
+// isTerminal reports whether w is a terminal (progress and colour only there).
+func isTerminal(w any) bool {
+	file, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := file.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/node"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+type serveOptions struct {
+	host, fsync, replica, user, password, nkeyFile, credsFile, tlsCA, tlsCert, tlsKey string
+	port, replicas                                                                    int
+	tick                                                                              time.Duration
+	syncCommits, verbose                                                              bool
+}
+
+func init() { addCommand(newCmdServe) }
+
+func newCmdServe(f *Factory) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run lore: embedded NATS with JetStream, the projectors and the API in one process",
+		Long: `Run lore on a local data folder: an embedded NATS server with JetStream
+(listening on 127.0.0.1), the projectors folding the log into Pebble read models,
+and the query API (NATS request–reply, service "lore").
+
+With --nats URL, lore uses an existing NATS/JetStream (a cluster) instead of
+embedding one: each process is then a projector replica with its own read model.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.fsync != "interval" && o.fsync != "always" {
+				return fmt.Errorf("%w: --fsync must be interval or always, got %q", errBadInput, o.fsync)
+			}
+			return runServe(cmd.Context(), f, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.host, "host", "127.0.0.1", "embedded NATS listen address")
+	fl.IntVar(&o.port, "port", 4222, "embedded NATS client port (-1: any free port)")
+	fl.StringVar(&o.fsync, "fsync", "interval", "embedded JetStream durability: interval (fsync every 2 min; a process crash loses nothing) or always (fsync per event; survives power loss, ~10x slower appends)")
+	fl.StringVar(&o.replica, "replica", envOr("LORE_REPLICA", ""), "replica name: the projector's durable consumer (each replica of a cluster needs its own)")
+	fl.IntVar(&o.replicas, "stream-replicas", 0, "replicas of lore's streams (default 1 embedded, 3 with --nats)")
+	fl.DurationVar(&o.tick, "tick", time.Minute, "append a clock tick this often so decay-driven transitions are announced (0 disables)")
+	fl.BoolVar(&o.syncCommits, "sync-commits", false, "fsync Pebble on every projector commit")
+	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
+	fl.StringVar(&o.user, "user", os.Getenv("LORE_NATS_USER"), "NATS user (with --nats)")
+	fl.StringVar(&o.password, "password", os.Getenv("LORE_NATS_PASSWORD"), "NATS password (with --nats)")
+	fl.StringVar(&o.nkeyFile, "nkey", "", "NATS nkey seed file (with --nats)")
+	fl.StringVar(&o.credsFile, "creds", "", "NATS credentials file (with --nats)")
+	fl.StringVar(&o.tlsCA, "tls-ca", "", "CA certificate to verify the NATS server")
+	fl.StringVar(&o.tlsCert, "tls-cert", "", "client certificate for NATS mutual TLS")
+	fl.StringVar(&o.tlsKey, "tls-key", "", "client key for NATS mutual TLS")
+	return cmd
+}
+
+// natsAuthOptions turns auth flags into nats options.
+func natsAuthOptions(o serveOptions) ([]nats.Option, error) {
+	var opts []nats.Option
+	if o.user != "" {
+		opts = append(opts, nats.UserInfo(o.user, o.password))
+	}
+	if o.nkeyFile != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.nkeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --nkey: %v", errBadInput, err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.credsFile != "" {
+		opts = append(opts, nats.UserCredentials(o.credsFile))
+	}
+	if o.tlsCA != "" {
+		opts = append(opts, nats.RootCAs(o.tlsCA))
+	}
+	if o.tlsCert != "" || o.tlsKey != "" {
+		opts = append(opts, nats.ClientCert(o.tlsCert, o.tlsKey))
+	}
+	return opts, nil
+}
+
+func runServe(ctx context.Context, f *Factory, o serveOptions) error {
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(f.Err, nil))
+	}
+	auth, err := natsAuthOptions(o)
+	if err != nil {
+		return err
+	}
+	cfg := node.Config{
+		DataDir: f.DataDir, NatsURL: f.NatsURL, NatsOptions: auth, Replica: o.replica,
+		TickInterval: o.tick, SyncCommits: o.syncCommits, Logger: logger,
+		Embedded: node.EmbeddedOptions{Host: o.host, Port: o.port, SyncAlways: o.fsync == "always"},
+	}
+	if o.tick == 0 {
+		cfg.TickInterval = -1
+	}
+	cfg.Streams.Replicas = o.replicas
+	if cfg.Streams.Replicas == 0 && f.NatsURL != "" {
+		cfg.Streams.Replicas = 3
+	}
+	n, err := node.Start(ctx, cfg)
+	if err != nil && f.NatsURL != "" && cfg.Streams.Replicas == 3 && o.replicas == 0 && strings.Contains(err.Error(), "insufficient resources") {
+		cfg.Streams.Replicas = 1 // a single-server NATS: R1
+		n, err = node.Start(ctx, cfg)
+	}
+	if err != nil {
+		return err
+	}
+	defer n.Close()
+	svc, err := n.Serve(api.Options{Version: version, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer svc.Stop()
+	url := n.ClientURL()
+	if n.Server != nil {
+		_ = os.WriteFile(filepath.Join(f.DataDir, urlFile), []byte(url+"\n"), 0o644)
+		defer os.Remove(filepath.Join(f.DataDir, urlFile))
+	}
+	fmt.Fprintf(f.Err, "lore serving on %s (data %s, read model at seq %d); Ctrl-C to stop\n", url, f.DataDir, n.Runtime.Seq())
+	err = n.Run(ctx)
+	fmt.Fprintf(f.Err, "lore stopped at seq %d\n", n.Runtime.Seq())
+	return err
+}

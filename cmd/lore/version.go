@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	addCommand(newCmdVersion)
+	addCommand(newCmdExitCodes)
+}
+
+func newCmdVersion(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print lore's version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if f.JSON {
+				return f.PrintJSON(map[string]string{"version": version, "go": runtime.Version()})
+			}
+			fmt.Fprintf(f.Out, "lore %s (%s)\n", version, runtime.Version())
+			return nil
+		},
+	}
+}
+
+// newCmdExitCodes is a help topic: `lore help exit-codes`.
+func newCmdExitCodes(*Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "Exit codes lore returns (help topic)",
+		Long: `lore exits with:
+  0  success (an empty result is a success)
+  1  failure: lore or NATS unreachable, storage error, a refused conflict
+  2  bad input: unknown command or flag, an invalid event (the message names the field),
+     an invalid argument`,
+		Run: func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
+	}
+}

@@ -1,0 +1,90 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream names. NB: must not change: they hold the log.
+const (
+	// LogStream is the event log, the only source of truth.
+	LogStream = "LORE"
+	// DerivedStream holds announcements of state transitions.
+	DerivedStream = "LORE_DERIVED"
+	// DLQStream holds events a projector could not fold, with the reason.
+	DLQStream = "LORE_DLQ"
+	// DLQPrefix is the dead-letter subject prefix: lore.dlq.<stream seq>.
+	DLQPrefix = "lore.dlq"
+)
+
+// StreamOptions configure the streams lore creates.
+type StreamOptions struct {
+	// Replicas is 1 on an embedded server and 3 on a cluster.
+	Replicas int
+	// Duplicates is the dedup window of Nats-Msg-Id (default 2 minutes).
+	Duplicates time.Duration
+	// DerivedDuplicates is the dedup window of announcements (default 24 h):
+	// replicas announce with deterministic ids and the server keeps one.
+	DerivedDuplicates time.Duration
+	// MaxBytes caps the log (0 = unlimited). With a cap, appends are refused
+	// when it is full (discard new), never dropping old events.
+	MaxBytes int64
+}
+
+func (o *StreamOptions) setDefaults() {
+	if o.Replicas <= 0 {
+		o.Replicas = 1
+	}
+	if o.Duplicates <= 0 {
+		o.Duplicates = 2 * time.Minute
+	}
+	if o.DerivedDuplicates <= 0 {
+		o.DerivedDuplicates = 24 * time.Hour
+	}
+}
+
+// StreamConfigs returns the configurations of lore's three streams: file
+// storage, limits retention (never interest or work-queue, which delete
+// acknowledged messages), deletes and purges denied, discard new.
+func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
+	o.setDefaults()
+	maxBytes := o.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = -1
+	}
+	base := func(name, subj, desc string, dup time.Duration) jetstream.StreamConfig {
+		return jetstream.StreamConfig{
+			Name: name, Description: desc, Subjects: []string{subj},
+			Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+			Discard: jetstream.DiscardNew, MaxMsgs: -1, MaxBytes: maxBytes, MaxAge: 0,
+			MaxMsgsPerSubject: -1, Replicas: o.Replicas, Duplicates: dup,
+			DenyDelete: true, DenyPurge: true, AllowDirect: true,
+		}
+	}
+	return []jetstream.StreamConfig{
+		base(LogStream, EventsFilter, "lore event log: the only source of truth", o.Duplicates),
+		base(DerivedStream, DerivedFilter, "lore announcements: promotions, inversions, deprecations, archives", o.DerivedDuplicates),
+		base(DLQStream, DLQPrefix+".>", "lore dead letters: events a projector could not fold, with the reason", o.Duplicates),
+	}
+}
+
+// EnsureStreams creates lore's streams or updates them to the current
+// configuration. It is idempotent and safe from several processes.
+func EnsureStreams(ctx context.Context, js jetstream.JetStream, o StreamOptions) error {
+	for _, cfg := range StreamConfigs(o) {
+		_, err := js.CreateOrUpdateStream(ctx, cfg)
+		if err != nil {
+			// A stream created with other replicas cannot change them here;
+			// keep the existing one if it exists.
+			if _, ierr := js.Stream(ctx, cfg.Name); ierr == nil && !errors.Is(err, context.Canceled) {
+				continue
+			}
+			return fmt.Errorf("ensure stream %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// storeView is an app.View over a store.
+type storeView struct {
+	st  *projector.Store
+	seq func() uint64
+}
+
+func (v storeView) Model(name string) projector.Reader { return v.st.Model(name) }
+func (v storeView) Seq() uint64                        { return v.seq() }
+
+var _ api.Backend = (*Node)(nil)
+
+// Live is the view of the live read models.
+func (n *Node) Live() app.View { return storeView{st: n.Store, seq: n.Runtime.Seq} }
+
+// At folds the log into an in-memory store up to asOf (event time) and/or
+// atSeq, for audits. Nothing is announced.
+func (n *Node) At(ctx context.Context, asOf *time.Time, atSeq uint64) (app.View, func(), error) {
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: 32 << 20})
+	if err != nil {
+		return nil, nil, err
+	}
+	o := projector.ReplayOptions{UntilSeq: atSeq}
+	if asOf != nil {
+		o.UntilTime = *asOf
+	}
+	stats, err := projector.Replay(ctx, n.JS, st, n.models, o)
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("audit replay: %w", err)
+	}
+	return storeView{st: st, seq: func() uint64 { return stats.Seq }}, func() { st.Close() }, nil
+}
+
+// Append stores events: one (optionally conditional) or a batch.
+func (n *Node) Append(ctx context.Context, evs []*events.Event, expect *uint64) ([]events.Result, error) {
+	if len(evs) == 1 {
+		var opts []events.AppendOption
+		if expect != nil {
+			opts = append(opts, events.ExpectLastSeq(*expect))
+		}
+		r, err := n.Appender.Append(ctx, evs[0], opts...)
+		if err != nil {
+			return nil, err
+		}
+		return []events.Result{r}, nil
+	}
+	if expect != nil {
+		return nil, fmt.Errorf("%w: expect_last_seq needs exactly one event, got %d", app.ErrBadRequest, len(evs))
+	}
+	return n.Appender.AppendBatch(ctx, evs)
+}
+
+// WaitFor blocks until the live read models include seq.
+func (n *Node) WaitFor(ctx context.Context, seq uint64) error { return n.Runtime.WaitFor(ctx, seq) }
+
+// Serve starts the API service on the node's connection.
+func (n *Node) Serve(o api.Options) (micro.Service, error) {
+	if o.Logger == nil {
+		o.Logger = n.log
+	}
+	return api.Serve(n.NC, n, o)
+}

@@ -1,0 +1,204 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// Config configures a lore process.
+type Config struct {
+	// DataDir holds the Pebble read models (DataDir/pebble) and, when
+	// embedded, JetStream's files (DataDir/nats).
+	DataDir string
+	// NatsURL, when set, connects to an existing NATS with JetStream instead
+	// of embedding one.
+	NatsURL string
+	// NatsOptions are passed to nats.Connect (auth: user/password, nkeys, TLS).
+	NatsOptions []nats.Option
+	// Embedded configures the embedded server (ignored with NatsURL).
+	Embedded EmbeddedOptions
+	// Streams configure lore's streams (replicas: 3 on a cluster).
+	Streams events.StreamOptions
+	// Replica names this process's projector consumer: each replica of a
+	// group has its own (default: "lore-projector").
+	Replica string
+	// TickInterval appends a clock tick this often so decay-driven
+	// transitions are announced (0: every minute; negative: never).
+	TickInterval time.Duration
+	// SyncCommits fsyncs Pebble on each projector commit.
+	SyncCommits bool
+	Logger      *slog.Logger
+	// Models to fold (default: app.Models()).
+	Models []projector.Model
+}
+
+// Node is one running lore process.
+type Node struct {
+	cfg      Config
+	Server   *server.Server // nil when connected to an external NATS
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Store    *projector.Store
+	Runtime  *projector.Runtime
+	Appender *events.Appender
+	models   []projector.Model
+	log      *slog.Logger
+
+	closeOnce sync.Once
+}
+
+// Start brings up NATS (embedded or remote), the streams and the store. Run
+// then projects and serves until its context ends.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("node: data folder is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Models == nil {
+		cfg.Models = app.Models()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data folder: %w", err)
+	}
+	n := &Node{cfg: cfg, models: cfg.Models, log: cfg.Logger}
+	url := cfg.NatsURL
+	if url == "" {
+		eo := cfg.Embedded
+		if eo.StoreDir == "" {
+			eo.StoreDir = filepath.Join(cfg.DataDir, "nats")
+		}
+		s, err := StartEmbedded(eo)
+		if err != nil {
+			return nil, err
+		}
+		n.Server = s
+		url = s.ClientURL()
+	}
+	opts := append([]nats.Option{nats.Name("lore-serve"), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond)}, cfg.NatsOptions...)
+	// TCP loopback even when embedded: the in-process pipe stalled under
+	// per-message acks and drains half as fast.
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("connect %s: %w", url, err)
+	}
+	n.NC = nc
+	n.JS, err = jetstream.New(nc)
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := events.EnsureStreams(sctx, n.JS, cfg.Streams); err != nil {
+		n.Close()
+		return nil, err
+	}
+	n.Store, err = projector.OpenStore(filepath.Join(cfg.DataDir, "pebble"), projector.StoreOptions{Sync: cfg.SyncCommits})
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	durable := cfg.Replica
+	if durable == "" {
+		durable = "lore-projector"
+	}
+	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, projector.RuntimeOptions{
+		Durable: durable, Logger: cfg.Logger})
+	n.Appender = events.NewAppender(n.JS)
+	return n, nil
+}
+
+// ClientURL is the URL clients use to reach this node's NATS.
+func (n *Node) ClientURL() string { return n.NC.ConnectedUrl() }
+
+// Models are the read models this node folds.
+func (n *Node) Models() []projector.Model { return n.models }
+
+// Run projects and ticks until ctx ends, then returns after the projector
+// committed what it folded.
+func (n *Node) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := n.Runtime.Run(ctx); err != nil {
+			errc <- fmt.Errorf("projector: %w", err)
+		}
+	}()
+	tick := n.cfg.TickInterval
+	if tick == 0 {
+		tick = time.Minute
+	}
+	if tick > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.tickLoop(ctx, tick) }()
+	}
+	wg.Wait()
+	close(errc)
+	return <-errc
+}
+
+// tickLoop appends clock ticks; a tick id is deterministic per interval so
+// replicas ticking together append one.
+func (n *Node) tickLoop(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if err := n.Tick(ctx, now); err != nil && ctx.Err() == nil {
+				n.log.Warn("clock tick", "err", err)
+			}
+		}
+	}
+}
+
+// Tick appends one clock tick at now (truncated to the second).
+func (n *Node) Tick(ctx context.Context, now time.Time) error {
+	now = now.UTC().Truncate(time.Second)
+	ev, err := events.New("clock.ticked/v1", events.DefaultProject, "lore", now, &events.ClockTicked{})
+	if err != nil {
+		return err
+	}
+	ev.ID = "tick-" + now.Format("20060102T150405Z")
+	_, err = n.Appender.Append(ctx, ev)
+	return err
+}
+
+// Close stops everything the node started. Safe to call twice.
+func (n *Node) Close() {
+	n.closeOnce.Do(func() {
+		if n.NC != nil {
+			_ = n.NC.Drain()
+			n.NC.Close()
+		}
+		if n.Store != nil {
+			_ = n.Store.Close()
+		}
+		if n.Server != nil {
+			n.Server.Shutdown()
+			n.Server.WaitForShutdown()
+		}
+	})
+}

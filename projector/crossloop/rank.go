@@ -1,0 +1,269 @@
+package crossloop
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	json "github.com/goccy/go-json"
+)
+
+// Embedder scores documents against a query: relevance in [0,1] for each
+// document, in order. The lexical default needs none (BM25 over the
+// index); an OpenAI-compatible embeddings endpoint is one (embed_openai.go).
+type Embedder interface {
+	Relevance(ctx context.Context, query string, docs []string) ([]float64, error)
+}
+
+// BM25 parameters.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+	// CategoryBonus is added to the relevance of a pattern of the task's
+	// category (capped at 1).
+	CategoryBonus = 0.2
+)
+
+// InjectRequest asks for the patterns to inject into a loop.
+type InjectRequest struct {
+	Task     string
+	Category string
+	TopK     int      // 0: config top-k
+	MinRate  *float64 // nil: config min_success_rate
+	Types    []string // empty: config include, else all
+}
+
+// Ranked is one injected pattern with its scores.
+type Ranked struct {
+	Pattern       *Pattern `json:"pattern"`
+	Relevance     float64  `json:"relevance"`
+	Effectiveness float64  `json:"effectiveness"`
+	Score         float64  `json:"score"`
+	Maturity      string   `json:"maturity"`
+}
+
+// BM25Norm normalises a BM25 score by the score of an average-length
+// document holding every matched query term once (Σ idf), capped at 1.
+func BM25Norm(score, idfSum float64) float64 {
+	if idfSum <= 0 {
+		return 0
+	}
+	return math.Min(1, score/idfSum)
+}
+
+// LexicalRelevance blends the normalised BM25 score (0.8) and the word
+// bigram similarity of task and pattern text (0.2).
+func LexicalRelevance(bm25norm, bigram float64) float64 { return 0.8*bm25norm + 0.2*bigram }
+
+// Relevance adds the category bonus and caps at 1.
+func Relevance(lexical float64, categoryMatch bool) float64 {
+	if categoryMatch {
+		lexical += CategoryBonus
+	}
+	return math.Min(1, lexical)
+}
+
+// Score = relevance × effectiveness.
+func Score(relevance, effectiveness float64) float64 { return relevance * effectiveness }
+
+// Keep reports whether a pattern may be injected: not archived, of a wanted
+// type, and its rate (success, or failure for anti-patterns) ≥ min.
+func Keep(p *Pattern, minRate float64, types map[string]bool) bool {
+	if p.Archived || (len(types) > 0 && !types[p.Type]) {
+		return false
+	}
+	return KeepRate(p) >= minRate
+}
+
+// Rank answers an injection from the index: candidates come from the
+// postings of the task's terms (never a scan of the registry; terms found
+// in more than half of a large registry are skipped), the best
+// CandidatePool by BM25 are loaded, filtered, scored and the top k
+// returned, best first (ties by id). emb, when not nil, replaces the lexical
+// relevance of the candidates.
+func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embedder) ([]Ranked, error) {
+	cfg.setDefaults()
+	st, err := LoadStats(r)
+	if err != nil {
+		return nil, err
+	}
+	minRate := cfg.MinSuccessRate
+	if req.MinRate != nil {
+		minRate = *req.MinRate
+	}
+	types := map[string]bool{}
+	for _, t := range req.Types {
+		types[t] = true
+	}
+	if len(types) == 0 {
+		for _, t := range cfg.Include {
+			types[t] = true
+		}
+	}
+	limit := cfg.Limit(req.TopK)
+	if limit == 0 || st.IndexDocs == 0 {
+		return nil, nil
+	}
+	qtf, _ := Terms(req.Task + " " + req.Category)
+	terms := make([]string, 0, len(qtf))
+	for t := range qtf {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	N := float64(st.IndexDocs)
+	avgdl := float64(st.IndexLen) / N
+	if avgdl <= 0 {
+		avgdl = 1
+	}
+	scores := map[string]float64{}
+	idfSum := 0.0
+	for _, t := range terms {
+		df, err := getDF(r, t)
+		if err != nil {
+			return nil, err
+		}
+		if df == 0 || (st.IndexDocs > 1000 && df*2 > st.IndexDocs) {
+			continue
+		}
+		idf := math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
+		idfSum += idf
+		pref := []byte(prefPosting + t + "\x00")
+		err = r.Scan(pref, func(k, v []byte) error {
+			if len(v) != 8 {
+				return nil
+			}
+			tf := float64(binary.BigEndian.Uint32(v))
+			dl := float64(binary.BigEndian.Uint32(v[4:]))
+			scores[string(k[len(pref):])] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	type cand struct {
+		id string
+		s  float64
+	}
+	cands := make([]cand, 0, len(scores))
+	for id, s := range scores {
+		cands = append(cands, cand{id, s})
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].s != cands[j].s {
+			return cands[i].s > cands[j].s
+		}
+		return cands[i].id < cands[j].id
+	})
+	if len(cands) > cfg.CandidatePool {
+		cands = cands[:cfg.CandidatePool]
+	}
+	var out []Ranked
+	var pats []*Pattern
+	var bm []float64
+	for _, c := range cands {
+		p, ok, err := LoadPattern(r, c.id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !Keep(p, minRate, types) {
+			continue
+		}
+		pats = append(pats, p)
+		bm = append(bm, c.s)
+	}
+	var embRel []float64
+	if emb != nil && len(pats) > 0 {
+		docs := make([]string, len(pats))
+		for i, p := range pats {
+			docs[i] = p.SearchText()
+		}
+		embRel, err = emb.Relevance(ctx, req.Task, docs)
+		if err != nil {
+			return nil, fmt.Errorf("embedder: %w", err)
+		}
+		if len(embRel) != len(docs) {
+			return nil, fmt.Errorf("embedder: %d scores for %d documents", len(embRel), len(docs))
+		}
+	}
+	taskBigrams := Bigrams(req.Task)
+	for i, p := range pats {
+		var lex float64
+		if embRel != nil {
+			lex = math.Max(0, math.Min(1, embRel[i]))
+		} else {
+			lex = LexicalRelevance(BM25Norm(bm[i], idfSum), Jaccard(taskBigrams, Bigrams(p.SearchText())))
+		}
+		rel := Relevance(lex, req.Category != "" && strings.EqualFold(p.Category, req.Category))
+		state, _ := Maturity(p)
+		eff := Effectiveness(p)
+		out = append(out, Ranked{Pattern: p, Relevance: rel, Effectiveness: eff, Score: Score(rel, eff), Maturity: state})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Pattern.ID < out[j].Pattern.ID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// LoadStats reads the running totals (empty when none).
+func LoadStats(r interface {
+	Get([]byte) ([]byte, bool, error)
+}) (*Stats, error) {
+	st := NewStats()
+	v, ok, err := r.Get([]byte(keyStats))
+	if err != nil || !ok {
+		return st, err
+	}
+	if err := json.Unmarshal(v, st); err != nil {
+		return nil, fmt.Errorf("decode stats: %w", err)
+	}
+	if st.ByType == nil {
+		st.ByType = map[string]int{}
+	}
+	if st.Counters == nil {
+		st.Counters = map[string]int{}
+	}
+	if st.Categories == nil {
+		st.Categories = map[string]*Cat{}
+	}
+	return st, nil
+}
+
+// LoadPattern reads one pattern.
+func LoadPattern(r interface {
+	Get([]byte) ([]byte, bool, error)
+}, id string) (*Pattern, bool, error) {
+	v, ok, err := r.Get(patternKey(id))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var p Pattern
+	if err := json.Unmarshal(v, &p); err != nil {
+		return nil, false, fmt.Errorf("decode pattern %s: %w", id, err)
+	}
+	return &p, true, nil
+}
+
+// LoadLoop reads one loop.
+func LoadLoop(r interface {
+	Get([]byte) ([]byte, bool, error)
+}, id string) (*Loop, bool, error) {
+	v, ok, err := r.Get(loopKey(id))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var l Loop
+	if err := json.Unmarshal(v, &l); err != nil {
+		return nil, false, fmt.Errorf("decode loop %s: %w", id, err)
+	}
+	return &l, true, nil
+}

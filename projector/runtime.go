@@ -1,0 +1,411 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/loredev/lore/events"
+)
+
+// Headers lore sets on derived and dead-lettered messages.
+// NB: must not change: subscribers read them.
+const (
+	HeaderCauseSeq = "Lore-Cause-Seq" // stream sequence of the event that caused it
+	HeaderReason   = "Lore-Reason"    // why an event was dead-lettered
+	HeaderSubject  = "Lore-Subject"   // original subject of a dead letter
+)
+
+// RuntimeOptions configure a Runtime.
+type RuntimeOptions struct {
+	// Durable is the name of the projector's durable consumer; each replica
+	// needs its own. NB: must not change for a replica.
+	Durable string
+	// BatchSize commits after this many events (default 1000).
+	BatchSize int
+	// FlushInterval commits a partial batch after this idle time (20 ms).
+	FlushInterval time.Duration
+	Logger        *slog.Logger
+	// OnCommit, when set, is called after each commit with the checkpoint.
+	OnCommit func(seq uint64)
+	// OnPoison, when set, is called for each dead-lettered event.
+	OnPoison func(seq uint64, reason string)
+}
+
+func (o *RuntimeOptions) setDefaults() {
+	if o.Durable == "" {
+		o.Durable = "lore-projector"
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 1000
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 20 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Runtime drives a durable pull consumer of the log, folds each event into
+// the store's models, and commits every batch together with the stream
+// sequence reached; then it acknowledges (AckAll) and publishes the batch's
+// announcements from the outbox.
+//
+// INVARIANT: after a crash the runtime resumes at checkpoint+1 whatever the
+// consumer's state (the consumer is recreated there), so the read model is
+// what one clean run produces.
+type Runtime struct {
+	js     jetstream.JetStream
+	store  *Store
+	models []Model
+	opts   RuntimeOptions
+
+	seq      atomic.Uint64 // committed checkpoint
+	poisoned atomic.Uint64 // events dead-lettered by this runtime
+	mu       sync.Mutex
+	waiters  []waiter
+}
+
+type waiter struct {
+	seq uint64
+	ch  chan struct{}
+}
+
+// NewRuntime returns a runtime folding the log into store's models.
+func NewRuntime(js jetstream.JetStream, store *Store, models []Model, o RuntimeOptions) *Runtime {
+	o.setDefaults()
+	r := &Runtime{js: js, store: store, models: models, opts: o}
+	if cp, err := store.Checkpoint(); err == nil {
+		r.seq.Store(cp)
+	}
+	return r
+}
+
+// Seq is the last committed stream sequence.
+func (r *Runtime) Seq() uint64 { return r.seq.Load() }
+
+// Poisoned is the number of events this runtime dead-lettered.
+func (r *Runtime) Poisoned() uint64 { return r.poisoned.Load() }
+
+// WaitFor blocks until the checkpoint reaches seq or ctx ends.
+func (r *Runtime) WaitFor(ctx context.Context, seq uint64) error {
+	r.mu.Lock()
+	if r.seq.Load() >= seq {
+		r.mu.Unlock()
+		return nil
+	}
+	w := waiter{seq: seq, ch: make(chan struct{})}
+	r.waiters = append(r.waiters, w)
+	r.mu.Unlock()
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for projection of seq %d (at %d): %w", seq, r.seq.Load(), ctx.Err())
+	}
+}
+
+func (r *Runtime) committed(seq uint64) {
+	r.mu.Lock()
+	r.seq.Store(seq)
+	kept := r.waiters[:0]
+	for _, w := range r.waiters {
+		if w.seq <= seq {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	r.waiters = kept
+	r.mu.Unlock()
+	if r.opts.OnCommit != nil {
+		r.opts.OnCommit(seq)
+	}
+}
+
+// Prepare checks the store's format against the models; a store of another
+// format (or a new one) is reset for a rebuild that announces nothing the
+// group already announced.
+func (r *Runtime) Prepare(ctx context.Context) error {
+	want := FormatVersion(r.models)
+	have, err := r.store.StoredVersion()
+	if err != nil {
+		return err
+	}
+	if have == want {
+		return nil
+	}
+	live, err := LastAnnouncedCause(ctx, r.js)
+	if err != nil {
+		return err
+	}
+	if have != "" {
+		r.opts.Logger.Info("read-model format changed: rebuilding from the log", "was", have, "now", want)
+	}
+	if err := r.store.Reset(want, live); err != nil {
+		return err
+	}
+	r.seq.Store(0)
+	return nil
+}
+
+// LastAnnouncedCause returns the cause sequence of the newest announcement in
+// the derived stream (0 when none): a rebuilt read model announces only
+// transitions caused after it.
+func LastAnnouncedCause(ctx context.Context, js jetstream.JetStream) (uint64, error) {
+	st, err := js.Stream(ctx, events.DerivedStream)
+	if err != nil {
+		return 0, fmt.Errorf("derived stream: %w", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("derived stream info: %w", err)
+	}
+	if info.State.Msgs == 0 {
+		return 0, nil
+	}
+	m, err := st.GetMsg(ctx, info.State.LastSeq)
+	if err != nil {
+		return 0, fmt.Errorf("last announcement: %w", err)
+	}
+	return strconv.ParseUint(m.Header.Get(HeaderCauseSeq), 10, 64)
+}
+
+// Run projects until ctx ends. Transient NATS failures restart the consumer
+// from the committed checkpoint with backoff; storage failures end Run.
+func (r *Runtime) Run(ctx context.Context) error {
+	if err := r.Prepare(ctx); err != nil {
+		return err
+	}
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 100 * time.Millisecond
+	b.MaxInterval = 5 * time.Second
+	b.MaxElapsedTime = 0 // retry until ctx ends
+	op := func() error {
+		err := r.runOnce(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return backoff.Permanent(ctx.Err())
+		case errors.Is(err, ErrStorage):
+			return backoff.Permanent(err)
+		case err != nil:
+			r.opts.Logger.Warn("projector restarting after a NATS error", "err", err)
+		}
+		return err
+	}
+	err := backoff.Retry(op, backoff.WithContext(b, ctx))
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// runOnce recreates the consumer at checkpoint+1 and folds until an error.
+func (r *Runtime) runOnce(ctx context.Context) error {
+	folder, err := NewFolder(r.store, r.models, true)
+	if err != nil {
+		return err
+	}
+	// Announce what a crash left in the outbox.
+	if err := r.publishOutbox(ctx); err != nil {
+		return err
+	}
+	cons, err := r.resetConsumer(ctx, folder.Seq())
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(r.opts.BatchSize),
+		jetstream.WithMessagesErrOnMissingHeartbeat(false))
+	if err != nil {
+		return fmt.Errorf("consume: %w", err)
+	}
+	defer it.Stop()
+	go func() { <-ctx.Done(); it.Stop() }()
+
+	var last jetstream.Msg
+	commit := func() error {
+		n, err := folder.Commit()
+		if err != nil {
+			return err
+		}
+		if last != nil {
+			if err := last.Ack(); err != nil && ctx.Err() == nil {
+				r.opts.Logger.Debug("ack", "err", err) // the checkpoint is the truth; the consumer is recreated on restart
+			}
+			last = nil
+		}
+		r.committed(folder.Seq())
+		if n > 0 {
+			return r.publishOutbox(ctx)
+		}
+		return nil
+	}
+	for {
+		msg, err := it.Next(jetstream.NextMaxWait(r.opts.FlushInterval))
+		if err != nil {
+			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+				if folder.Pending() > 0 {
+					if err := commit(); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if ctx.Err() != nil {
+				if folder.Pending() > 0 {
+					return commit()
+				}
+				return nil
+			}
+			return fmt.Errorf("next message: %w", err)
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			return fmt.Errorf("message metadata: %w", err)
+		}
+		last = msg
+		if err := r.fold(ctx, folder, msg, meta); err != nil {
+			return err
+		}
+		if folder.Pending() >= r.opts.BatchSize {
+			if err := commit(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// fold folds one message; a poison event is dead-lettered before the batch
+// that passes it commits, so it is never silently skipped.
+func (r *Runtime) fold(ctx context.Context, f *Folder, msg jetstream.Msg, meta *jetstream.MsgMetadata) error {
+	seq := meta.Sequence.Stream
+	ev, err := events.Decode(msg.Data())
+	if err == nil {
+		ev.Seq, ev.Received = seq, meta.Timestamp
+		_, err = f.Fold(ev)
+		if err == nil || !errors.Is(err, ErrPoison) {
+			return err
+		}
+	} else {
+		if seq <= f.Seq() {
+			return nil
+		}
+		f.Skip(seq)
+		err = fmt.Errorf("%w: seq %d: %v", ErrPoison, seq, err)
+	}
+	return r.deadLetter(ctx, msg.Subject(), msg.Data(), seq, err)
+}
+
+func (r *Runtime) deadLetter(ctx context.Context, subject string, data []byte, seq uint64, reason error) error {
+	m := nats.NewMsg(fmt.Sprintf("%s.%d", events.DLQPrefix, seq))
+	m.Data = data
+	m.Header.Set(jetstream.MsgIDHeader, "dlq:"+strconv.FormatUint(seq, 10))
+	m.Header.Set(HeaderReason, reason.Error())
+	m.Header.Set(HeaderSubject, subject)
+	m.Header.Set(HeaderCauseSeq, strconv.FormatUint(seq, 10))
+	if err := publishRetry(ctx, r.js, m); err != nil {
+		return fmt.Errorf("dead-letter seq %d: %w", seq, err)
+	}
+	r.poisoned.Add(1)
+	r.opts.Logger.Warn("event dead-lettered", "seq", seq, "reason", reason)
+	if r.opts.OnPoison != nil {
+		r.opts.OnPoison(seq, reason.Error())
+	}
+	return nil
+}
+
+// publishOutbox publishes pending announcements in order, each with its
+// deterministic message id, and removes it from the outbox after the ack.
+func (r *Runtime) publishOutbox(ctx context.Context) error {
+	keys, entries, err := r.store.outbox()
+	if err != nil {
+		return err
+	}
+	for i, e := range entries {
+		m, err := derivedMsg(e)
+		if err != nil {
+			return err
+		}
+		if err := publishRetry(ctx, r.js, m); err != nil {
+			return fmt.Errorf("announce %s: %w", e.MsgID, err)
+		}
+		if err := r.store.deleteKey(keys[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func derivedMsg(e outboxEntry) (*nats.Msg, error) {
+	t, _ := time.Parse(time.RFC3339Nano, e.Time)
+	ev := &events.Event{ID: e.MsgID, Type: e.Type, Source: "lore", Subject: e.Subject,
+		Time: t, Project: e.Project, Data: e.Data}
+	subj, err := events.SubjectFor(ev)
+	if err != nil {
+		return nil, fmt.Errorf("announce %s: %w", e.MsgID, err)
+	}
+	body, err := events.Encode(ev)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(subj)
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, e.MsgID)
+	m.Header.Set(events.TypeHeader, e.Type)
+	m.Header.Set(HeaderCauseSeq, strconv.FormatUint(e.Cause, 10))
+	return m, nil
+}
+
+// publishRetry publishes m with per-attempt deadlines until acked or ctx ends.
+func publishRetry(ctx context.Context, js jetstream.JetStream, m *nats.Msg) error {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 50 * time.Millisecond
+	b.MaxInterval = 2 * time.Second
+	b.MaxElapsedTime = 0
+	return backoff.Retry(func() error {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := js.PublishMsg(actx, m)
+		if err != nil && ctx.Err() != nil {
+			return backoff.Permanent(ctx.Err())
+		}
+		return err
+	}, backoff.WithContext(b, ctx))
+}
+
+// resetConsumer (re)creates the durable consumer so that it delivers from
+// seq+1, whatever it delivered before.
+func (r *Runtime) resetConsumer(ctx context.Context, seq uint64) (jetstream.Consumer, error) {
+	st, err := r.js.Stream(ctx, events.LogStream)
+	if err != nil {
+		return nil, fmt.Errorf("log stream: %w", err)
+	}
+	if err := st.DeleteConsumer(ctx, r.opts.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("reset consumer %s: %w", r.opts.Durable, err)
+	}
+	cfg := jetstream.ConsumerConfig{
+		Durable:       r.opts.Durable,
+		Description:   "lore projector: folds the log into Pebble read models",
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:   seq + 1,
+		AckPolicy:     jetstream.AckAllPolicy,
+		AckWait:       time.Minute,
+		MaxAckPending: 4 * r.opts.BatchSize, // must exceed the commit batch
+		FilterSubject: events.EventsFilter,
+	}
+	c, err := st.CreateConsumer(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create consumer %s at %d: %w", r.opts.Durable, seq+1, err)
+	}
+	return c, nil
+}
