@@ -1,5 +1,12 @@
 package events
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
 // Event types of the learning systems (implicit feedback, decay, maturity,
 // anti-patterns, error accumulator).
 
@@ -42,7 +49,163 @@ type ErrorResolved struct {
 
 func (e *ErrorResolved) AggregateID() string { return e.BeadID }
 
+// FeedbackRecorded is explicit feedback on an evaluation criterion.
+type FeedbackRecorded struct {
+	Criterion string `json:"criterion"`
+	// Type is helpful, harmful or neutral (neutral counts in neither sum).
+	Type string `json:"type"`
+	// RawValue in [0,1] is weighted by decay when the weight is evaluated.
+	RawValue float64 `json:"raw_value"`
+	BeadID   string  `json:"bead_id,omitempty"`
+	Context  string  `json:"context,omitempty"`
+}
+
+func (f *FeedbackRecorded) AggregateID() string { return f.Criterion }
+
+// PatternObserved reports that a decomposition pattern was used, and
+// whether it worked. The pattern is named by id, or by content (its id is
+// then derived from the content, see PatternIDFor).
+type PatternObserved struct {
+	PatternID string   `json:"pattern_id,omitempty"`
+	Content   string   `json:"content,omitempty"`
+	Success   bool     `json:"success"`
+	BeadID    string   `json:"bead_id,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+}
+
+func (p *PatternObserved) AggregateID() string {
+	if p.PatternID != "" {
+		return p.PatternID
+	}
+	return PatternIDFor(p.Content)
+}
+
+// Check requires a pattern id or a content.
+func (p *PatternObserved) Check() error {
+	if p.PatternID == "" && strings.TrimSpace(p.Content) == "" {
+		return fmt.Errorf("field \"data.pattern_id\": a pattern_id or a content is required")
+	}
+	return nil
+}
+
+// PatternPromoted promotes a pattern to proven by hand. The manual state
+// holds until the next manual event or a reset.
+type PatternPromoted struct {
+	PatternID string `json:"pattern_id"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+func (p *PatternPromoted) AggregateID() string { return p.PatternID }
+
+// PatternDeprecated deprecates a pattern by hand, with a reason (kept).
+type PatternDeprecated struct {
+	PatternID string `json:"pattern_id"`
+	Reason    string `json:"reason"`
+}
+
+func (p *PatternDeprecated) AggregateID() string { return p.PatternID }
+
+// PatternReset starts a pattern over: manual state, feedback, observation
+// counts and its anti-pattern are cleared (the log keeps everything).
+type PatternReset struct {
+	PatternID string `json:"pattern_id"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+func (p *PatternReset) AggregateID() string { return p.PatternID }
+
+// PatternMaturityChanged (derived) announces a maturity transition.
+type PatternMaturityChanged struct {
+	PatternID string `json:"pattern_id"`
+	Content   string `json:"content,omitempty"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Reason    string `json:"reason"`
+	Manual    bool   `json:"manual,omitempty"`
+}
+
+func (p *PatternMaturityChanged) AggregateID() string { return p.PatternID }
+
+// PatternInverted (derived) announces that a pattern became an anti-pattern.
+type PatternInverted struct {
+	PatternID     string `json:"pattern_id"`
+	AntiPatternID string `json:"anti_pattern_id"`
+	Content       string `json:"content"`
+	Reason        string `json:"reason"`
+	SuccessCount  int    `json:"success_count"`
+	FailureCount  int    `json:"failure_count"`
+}
+
+func (p *PatternInverted) AggregateID() string { return p.PatternID }
+
+// CriterionDeprecated (derived) announces that a criterion's raw harmful
+// ratio passed the deprecation threshold.
+type CriterionDeprecated struct {
+	Criterion    string  `json:"criterion"`
+	HelpfulCount int     `json:"helpful_count"`
+	HarmfulCount int     `json:"harmful_count"`
+	HarmfulRatio float64 `json:"harmful_ratio"`
+	Weight       float64 `json:"weight"`
+}
+
+func (c *CriterionDeprecated) AggregateID() string { return c.Criterion }
+
+// PatternIDFor derives a pattern's stable id from its content: a slug of
+// the normalised content (lower case, whitespace collapsed; ASCII letters
+// and digits kept, other runs as "-", at most 48 characters) and the first
+// 8 hex digits of the SHA-256 of the normalised content, for instance
+// "split-by-file-type-1a2b3c4d". NB: must not change: ids are stored.
+func PatternIDFor(content string) string {
+	n := strings.Join(strings.Fields(strings.ToLower(content)), " ")
+	sum := sha256.Sum256([]byte(n))
+	h := hex.EncodeToString(sum[:4])
+	var b strings.Builder
+	dash := false
+	for _, r := range n {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			if b.Len() >= 48 {
+				break
+			}
+			continue
+		}
+		dash = true
+	}
+	if b.Len() == 0 {
+		return "p-" + h
+	}
+	return b.String() + "-" + h
+}
+
 func init() {
+	Register(Kind{Type: "feedback.recorded/v1", Aggregate: "criterion",
+		Doc: "explicit feedback (helpful, harmful, neutral) with a raw value on an evaluation criterion",
+		New: func() Payload { return new(FeedbackRecorded) }})
+	Register(Kind{Type: "pattern.observed/v1", Aggregate: "pattern",
+		Doc: "a decomposition pattern was used and worked or not",
+		New: func() Payload { return new(PatternObserved) }})
+	Register(Kind{Type: "pattern.promoted/v1", Aggregate: "pattern",
+		Doc: "a pattern promoted to proven by hand (holds until the next manual event or a reset)",
+		New: func() Payload { return new(PatternPromoted) }})
+	Register(Kind{Type: "pattern.deprecated/v1", Aggregate: "pattern",
+		Doc: "a pattern deprecated by hand, with its reason",
+		New: func() Payload { return new(PatternDeprecated) }})
+	Register(Kind{Type: "pattern.reset/v1", Aggregate: "pattern",
+		Doc: "a pattern starts over as a candidate (manual state, feedback, counts, anti-pattern cleared)",
+		New: func() Payload { return new(PatternReset) }})
+	Register(Kind{Type: "pattern.maturity_changed/v1", Aggregate: "pattern", Derived: true,
+		Doc: "a pattern's maturity state changed (candidate, established, proven, deprecated)",
+		New: func() Payload { return new(PatternMaturityChanged) }})
+	Register(Kind{Type: "pattern.inverted/v1", Aggregate: "pattern", Derived: true,
+		Doc: "a pattern failed often enough to become an anti-pattern (AVOID: ...)",
+		New: func() Payload { return new(PatternInverted) }})
+	Register(Kind{Type: "criterion.deprecated/v1", Aggregate: "criterion", Derived: true,
+		Doc: "an evaluation criterion's harmful ratio passed the deprecation threshold",
+		New: func() Payload { return new(CriterionDeprecated) }})
 	Register(Kind{Type: "outcome.recorded/v1", Aggregate: "bead",
 		Doc: "a subtask ended: duration, errors, retries, success, criteria and strategy it used",
 		New: func() Payload { return new(OutcomeRecorded) }})

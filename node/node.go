@@ -39,9 +39,11 @@ type Config struct {
 	// TickInterval appends a clock tick this often so decay-driven
 	// transitions are announced (0: every minute; negative: never).
 	TickInterval time.Duration
-	// SyncCommits fsyncs Pebble on each projector commit.
-	SyncCommits bool
-	Logger      *slog.Logger
+	// NoSyncCommits skips Pebble's fsync on projector commits. Faster, but a
+	// process crash then loses every commit since the last memtable flush
+	// (the read model stays consistent and the lost tail is re-folded).
+	NoSyncCommits bool
+	Logger        *slog.Logger
 	// Models to fold (default: app.Models()).
 	Models []projector.Model
 }
@@ -111,7 +113,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	n.Store, err = projector.OpenStore(filepath.Join(cfg.DataDir, "pebble"), projector.StoreOptions{Sync: cfg.SyncCommits})
+	n.Store, err = projector.OpenStore(filepath.Join(cfg.DataDir, "pebble"), projector.StoreOptions{Sync: !cfg.NoSyncCommits})
 	if err != nil {
 		n.Close()
 		return nil, err

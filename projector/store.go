@@ -2,7 +2,9 @@ package projector
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -253,4 +255,29 @@ func (s *Store) deleteKey(k []byte) error {
 		return fmt.Errorf("%w: delete: %v", ErrStorage, err)
 	}
 	return nil
+}
+
+// Digest is a SHA-256 over every read-model key and value in key order:
+// two stores that folded the same log have the same digest.
+func (s *Store) Digest() (string, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(modelPrefix), UpperBound: prefixEnd([]byte(modelPrefix))})
+	if err != nil {
+		return "", fmt.Errorf("%w: digest: %v", ErrStorage, err)
+	}
+	defer it.Close()
+	h := sha256.New()
+	var n [8]byte
+	for it.First(); it.Valid(); it.Next() {
+		binary.BigEndian.PutUint64(n[:], uint64(len(it.Key())))
+		h.Write(n[:])
+		h.Write(it.Key())
+		v := it.Value()
+		binary.BigEndian.PutUint64(n[:], uint64(len(v)))
+		h.Write(n[:])
+		h.Write(v)
+	}
+	if err := it.Error(); err != nil {
+		return "", fmt.Errorf("%w: digest: %v", ErrStorage, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -151,4 +151,3 @@ func runRecord(cmd *cobra.Command, f *Factory, typ string, o recordOptions) erro
 	}
 	return nil
 }
-

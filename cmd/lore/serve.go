@@ -23,7 +23,7 @@ type serveOptions struct {
 	host, fsync, replica, user, password, nkeyFile, credsFile, tlsCA, tlsCert, tlsKey string
 	port, replicas                                                                    int
 	tick                                                                              time.Duration
-	syncCommits, verbose                                                              bool
+	noSyncCommits, verbose                                                            bool
 }
 
 func init() { addCommand(newCmdServe) }
@@ -54,7 +54,7 @@ embedding one: each process is then a projector replica with its own read model.
 	fl.StringVar(&o.replica, "replica", envOr("LORE_REPLICA", ""), "replica name: the projector's durable consumer (each replica of a cluster needs its own)")
 	fl.IntVar(&o.replicas, "stream-replicas", 0, "replicas of lore's streams (default 1 embedded, 3 with --nats)")
 	fl.DurationVar(&o.tick, "tick", time.Minute, "append a clock tick this often so decay-driven transitions are announced (0 disables)")
-	fl.BoolVar(&o.syncCommits, "sync-commits", false, "fsync Pebble on every projector commit")
+	fl.BoolVar(&o.noSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits (faster; a crash re-folds the lost tail)")
 	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
 	fl.StringVar(&o.user, "user", os.Getenv("LORE_NATS_USER"), "NATS user (with --nats)")
 	fl.StringVar(&o.password, "password", os.Getenv("LORE_NATS_PASSWORD"), "NATS password (with --nats)")
@@ -102,7 +102,7 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	}
 	cfg := node.Config{
 		DataDir: f.DataDir, NatsURL: f.NatsURL, NatsOptions: auth, Replica: o.replica,
-		TickInterval: o.tick, SyncCommits: o.syncCommits, Logger: logger,
+		TickInterval: o.tick, NoSyncCommits: o.noSyncCommits, Logger: logger,
 		Embedded: node.EmbeddedOptions{Host: o.host, Port: o.port, SyncAlways: o.fsync == "always"},
 	}
 	if o.tick == 0 {

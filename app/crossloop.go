@@ -1,0 +1,367 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector/crossloop"
+)
+
+// Cross-loop learning (SPEC §6): loop commands, the pattern registry's
+// queries, injection, extraction, prune, export and import.
+
+// crossloopModel is the registered model; its config is read from the
+// environment at start (LORE_EMBEDDINGS_URL enables the embeddings
+// endpoint for injection relevance).
+var crossloopModel = crossloop.New(crossloop.Config{})
+
+func crossloopEmbedder() crossloop.Embedder {
+	u := os.Getenv("LORE_EMBEDDINGS_URL")
+	if u == "" {
+		return nil
+	}
+	return &crossloop.OpenAIEmbedder{BaseURL: u, Model: os.Getenv("LORE_EMBEDDINGS_MODEL"), APIKey: os.Getenv("LORE_EMBEDDINGS_API_KEY")}
+}
+
+func init() {
+	RegisterModel(crossloopModel)
+	cl := func(name, doc string, q QueryFunc) { Register(Endpoint{Group: "patterns", Name: name, Doc: doc, Query: q}) }
+	cc := func(group, name, doc string, c CommandFunc) {
+		Register(Endpoint{Group: group, Name: name, Doc: doc, Command: c})
+	}
+	cl("list", "list registry patterns (type, success-rate bounds, source loop, tag)", patternsList)
+	cl("show", "one pattern with its effectiveness and lineage", patternsShow)
+	cl("metrics", "cross-loop effectiveness metrics and per-loop impact", patternsMetrics)
+	cl("export", "the registry as a shared-patterns document", patternsExport)
+	cc("patterns", "inject", "rank patterns for a task or loop; records the injection on the loop", patternsInject)
+	cc("patterns", "prune", "archive low-success or unused patterns under the month (dry_run: plan only)", patternsPrune)
+	cc("patterns", "import", "import a shared-patterns document", patternsImport)
+	cc("patterns", "extract", "extract patterns from a completed loop or all completed loops", patternsExtract)
+	cc("loop", "start", "start a loop (generates its id when absent)", loopStart)
+	cc("loop", "iterate", "record one loop iteration", loopIterate)
+	cc("loop", "complete", "complete a loop; patterns are extracted", loopComplete)
+	cc("loop", "apply", "record that a loop applied a pattern", loopApply)
+}
+
+func clReader(v View) crossloop.Reader { return v.Model(crossloop.ModelName) }
+
+func badField(field string, err error) error {
+	return fmt.Errorf("%w: field %q: %v", ErrBadRequest, field, err)
+}
+
+func patternsList(_ context.Context, v View, req Request) (any, error) {
+	var f crossloop.ListFilter
+	if err := req.Bind(&f); err != nil {
+		return nil, err
+	}
+	if f.Type != "" && !crossloop.ValidType(f.Type) {
+		return nil, badField("type", fmt.Errorf("%q is not error, success, anti or template", f.Type))
+	}
+	ps, err := crossloop.List(clReader(v), f)
+	if ps == nil {
+		ps = []*crossloop.Pattern{}
+	}
+	return ps, err
+}
+
+// ShowResult is patterns.show's answer.
+type ShowResult struct {
+	Pattern       *crossloop.Pattern `json:"pattern"`
+	AverageImpact *float64           `json:"average_impact,omitempty"`
+	Maturity      string             `json:"maturity"`
+	Text          string             `json:"text"`
+}
+
+func patternsShow(_ context.Context, v View, req Request) (any, error) {
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	p, ok, err := crossloop.LoadPattern(clReader(v), a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: pattern %q", ErrNotFound, a.ID)
+	}
+	imp, err := crossloop.AverageImpact(clReader(v), p)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := crossloop.Maturity(p)
+	return ShowResult{Pattern: p, AverageImpact: imp, Maturity: m, Text: crossloop.FormatShow(p, imp)}, nil
+}
+
+func patternsMetrics(_ context.Context, v View, _ Request) (any, error) {
+	m, err := crossloop.ReadMetrics(clReader(v))
+	if err != nil {
+		return nil, err
+	}
+	loops, err := crossloop.LoopImpacts(clReader(v))
+	return map[string]any{"effectiveness_metrics": m, "loops": loops}, err
+}
+
+func patternsExport(_ context.Context, v View, _ Request) (any, error) {
+	return crossloop.Export(clReader(v))
+}
+
+// InjectArgs are patterns.inject's arguments.
+type InjectArgs struct {
+	LoopID         string   `json:"loop_id,omitempty"`
+	Task           string   `json:"task,omitempty"`
+	Category       string   `json:"category,omitempty"`
+	TopK           int      `json:"top_k,omitempty"`
+	MinSuccessRate *float64 `json:"min_success_rate,omitempty"`
+	Types          []string `json:"types,omitempty"`
+}
+
+// InjectResult is patterns.inject's answer.
+type InjectResult struct {
+	LoopID   string             `json:"loop_id,omitempty"`
+	Patterns []crossloop.Ranked `json:"patterns"`
+	Text     string             `json:"text"`
+}
+
+func patternsInject(ctx context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a InjectArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if a.LoopID != "" {
+		l, ok, err := crossloop.LoadLoop(clReader(v), a.LoopID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: loop %q", ErrNotFound, a.LoopID)
+		}
+		if a.Task == "" {
+			a.Task = l.Task
+		}
+		if a.Category == "" {
+			a.Category = l.Category
+		}
+	}
+	if strings.TrimSpace(a.Task) == "" && a.Category == "" {
+		return nil, nil, badField("task", errors.New("give a task, a category or a loop id"))
+	}
+	if a.TopK < 0 {
+		return nil, nil, badField("top_k", errors.New("must be >= 0"))
+	}
+	if a.MinSuccessRate != nil && (*a.MinSuccessRate < 0 || *a.MinSuccessRate > 1) {
+		return nil, nil, badField("min_success_rate", errors.New("must be in [0,1]"))
+	}
+	for _, t := range a.Types {
+		if !crossloop.ValidType(t) {
+			return nil, nil, badField("types", fmt.Errorf("unknown type %q", t))
+		}
+	}
+	rs, err := crossloop.Rank(ctx, clReader(v), crossloopModel.Config(), crossloop.InjectRequest{Task: a.Task,
+		Category: a.Category, TopK: a.TopK, MinRate: a.MinSuccessRate, Types: a.Types}, crossloopEmbedder())
+	if err != nil {
+		return nil, nil, err
+	}
+	res := InjectResult{LoopID: a.LoopID, Patterns: rs, Text: crossloop.FormatInjection(rs)}
+	if res.Patterns == nil {
+		res.Patterns = []crossloop.Ranked{}
+	}
+	if a.LoopID == "" || len(rs) == 0 {
+		return nil, res, nil
+	}
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Pattern.ID
+	}
+	ev, err := events.New("loop.injected/v1", req.Project, req.Source, req.Now, &events.LoopInjected{LoopID: a.LoopID, PatternIDs: ids})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, res, nil
+}
+
+// PruneArgs are patterns.prune's arguments.
+type PruneArgs struct {
+	DryRun         bool     `json:"dry_run,omitempty"`
+	MinSuccessRate *float64 `json:"min_success_rate,omitempty"`
+	MinUsageCount  *int     `json:"min_usage_count,omitempty"`
+	MaxAgeDays     *float64 `json:"max_age_days,omitempty"`
+}
+
+func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a PruneArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	pol := crossloopModel.Config().Prune
+	if a.MinSuccessRate != nil {
+		if *a.MinSuccessRate < 0 || *a.MinSuccessRate > 1 {
+			return nil, nil, badField("min_success_rate", errors.New("must be in [0,1]"))
+		}
+		pol.MinSuccessRate = *a.MinSuccessRate
+	}
+	if a.MinUsageCount != nil {
+		if *a.MinUsageCount < 0 {
+			return nil, nil, badField("min_usage_count", errors.New("must be >= 0"))
+		}
+		pol.MinUsageCount = *a.MinUsageCount
+	}
+	if a.MaxAgeDays != nil {
+		if *a.MaxAgeDays < 0 {
+			return nil, nil, badField("max_age_days", errors.New("must be >= 0"))
+		}
+		pol.MaxAgeDays = *a.MaxAgeDays
+	}
+	plan, month, err := crossloop.PrunePlan(clReader(v), pol, req.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if plan == nil {
+		plan = []crossloop.PruneCandidate{}
+	}
+	res := map[string]any{"month": month, "archive_file": crossloop.ArchiveFile(month), "dry_run": a.DryRun, "patterns": plan}
+	if a.DryRun || len(plan) == 0 {
+		return nil, res, nil
+	}
+	d := &events.RegistryPruned{Month: month}
+	for _, c := range plan {
+		d.Patterns = append(d.Patterns, events.PrunedPattern{PatternID: c.PatternID, Reason: c.Reason})
+	}
+	ev, err := events.New("registry.pruned/v1", req.Project, req.Source, req.Now, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, res, nil
+}
+
+// importChunk bounds the patterns of one registry.imported event.
+const importChunk = 200
+
+func patternsImport(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a struct {
+		Document json.RawMessage `json:"document"`
+		Type     string          `json:"type,omitempty"` // for a per-type file
+		Source   string          `json:"source,omitempty"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	ps, err := crossloop.ParseRegistry(a.Document, a.Type)
+	if err != nil {
+		return nil, nil, badField("document", err)
+	}
+	var evs []*events.Event
+	for i := 0; i < len(ps); i += importChunk {
+		d := &events.RegistryImported{Source: a.Source}
+		for _, p := range ps[i:min(i+importChunk, len(ps))] {
+			raw, err := json.Marshal(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			d.Patterns = append(d.Patterns, raw)
+		}
+		ev, err := events.New("registry.imported/v1", req.Project, req.Source, req.Now, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, map[string]any{"patterns": len(ps), "events": len(evs)}, nil
+}
+
+func patternsExtract(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a events.ExtractRequested
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if !a.All {
+		l, ok, err := crossloop.LoadLoop(clReader(v), a.LoopID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: loop %q", ErrNotFound, a.LoopID)
+		}
+		if l.Outcome == "" {
+			return nil, nil, fmt.Errorf("%w: loop %q has not completed", ErrConflict, a.LoopID)
+		}
+	}
+	ev, err := events.New("registry.extract_requested/v1", req.Project, req.Source, req.Now, &a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]any{"requested": true, "loop_id": a.LoopID, "all": a.All}, nil
+}
+
+func loopStart(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a events.LoopStarted
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if strings.TrimSpace(a.Task) == "" {
+		return nil, nil, badField("task", errors.New("is required"))
+	}
+	if a.LoopID == "" {
+		id, err := crossloop.NewLoopID(a.Task)
+		if err != nil {
+			return nil, nil, err
+		}
+		a.LoopID = id
+	}
+	if a.Agent == "" {
+		a.Agent = req.Source
+	}
+	ev, err := events.New("loop.started/v1", req.Project, req.Source, req.Now, &a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID}, nil
+}
+
+func loopIterate(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a events.LoopIteration
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	ev, err := events.New("loop.iteration/v1", req.Project, req.Source, req.Now, &a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "iteration": a.Iteration}, nil
+}
+
+func loopComplete(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a events.LoopCompleted
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	ev, err := events.New("loop.completed/v1", req.Project, req.Source, req.Now, &a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "outcome": a.Outcome}, nil
+}
+
+func loopApply(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a events.PatternApplied
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if _, ok, err := crossloop.LoadPattern(clReader(v), a.PatternID); err != nil {
+		return nil, nil, err
+	} else if !ok {
+		return nil, nil, fmt.Errorf("%w: pattern %q", ErrNotFound, a.PatternID)
+	}
+	ev, err := events.New("pattern.applied/v1", req.Project, req.Source, req.Now, &a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "pattern_id": a.PatternID, "success": a.Success}, nil
+}

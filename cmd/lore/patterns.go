@@ -1,0 +1,378 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loredev/lore/projector/crossloop"
+)
+
+func init() {
+	addCommand(newCmdPatterns)
+	addCommand(newCmdExtract)
+}
+
+func newCmdPatterns(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "patterns", Short: "The cross-loop pattern registry: list, show, prune, export, import, metrics"}
+	cmd.AddCommand(newCmdPatternsList(f), newCmdPatternsShow(f), newCmdPatternsPrune(f),
+		newCmdPatternsExport(f), newCmdPatternsImport(f), newCmdPatternsMetrics(f))
+	return cmd
+}
+
+func newCmdPatternsList(f *Factory) *cobra.Command {
+	var flt crossloop.ListFilter
+	var minR, maxR float64
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List patterns (rates: success rate, failure rate for anti-patterns)",
+		Example: `  lore patterns list --type error
+  lore patterns list --min-success-rate 0.0 --max-success-rate 0.6
+  lore patterns list --from-loop ralph-fix-auth-a1b2c3d4`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if flt.Type != "" && !crossloop.ValidType(flt.Type) {
+				return fmt.Errorf("%w: --type: %q is not error, success, anti or template", errBadInput, flt.Type)
+			}
+			if cmd.Flags().Changed("min-success-rate") {
+				flt.MinSuccessRate = &minR
+			}
+			if cmd.Flags().Changed("max-success-rate") {
+				flt.MaxSuccessRate = &maxR
+			}
+			var ps []*crossloop.Pattern
+			if err := f.Call(cmd.Context(), "patterns", "list", flt, &ps); err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(ps)
+			}
+			names := map[string]string{crossloop.TypeError: "Error Patterns", crossloop.TypeSuccess: "Success Patterns",
+				crossloop.TypeAnti: "Anti-Patterns", crossloop.TypeTemplate: "Code Templates"}
+			for _, t := range crossloop.Types {
+				var group []*crossloop.Pattern
+				for _, p := range ps {
+					if p.Type == t {
+						group = append(group, p)
+					}
+				}
+				if len(group) == 0 {
+					continue
+				}
+				fmt.Fprintf(f.Out, "%s (%d total):\n", names[t], len(group))
+				for i, p := range group {
+					line := crossloop.FormatListLine(p)
+					if p.Archived {
+						line += " [archived " + p.ArchiveMonth + "]"
+					}
+					fmt.Fprintf(f.Out, "  %d. %s\n", i+1, line)
+				}
+				fmt.Fprintln(f.Out)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&flt.Type, "type", "", "error, success, anti or template")
+	fl.Float64Var(&minR, "min-success-rate", 0, "lowest rate shown")
+	fl.Float64Var(&maxR, "max-success-rate", 1, "highest rate shown")
+	fl.StringVar(&flt.FromLoop, "from-loop", "", "only patterns with this loop in their lineage")
+	fl.StringVar(&flt.Tag, "tag", "", "only patterns with this tag")
+	fl.BoolVar(&flt.Archived, "archived", false, "include archived patterns")
+	return cmd
+}
+
+func newCmdPatternsShow(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show PATTERN_ID",
+		Short: "Show one pattern: effectiveness, lineage, signature",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var out struct {
+				Text string `json:"text"`
+			}
+			var raw json.RawMessage
+			if err := f.Call(cmd.Context(), "patterns", "show", map[string]string{"id": args[0]}, &raw); err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(raw)
+			}
+			if err := json.Unmarshal(raw, &out); err != nil {
+				return err
+			}
+			fmt.Fprint(f.Out, out.Text)
+			return nil
+		},
+	}
+}
+
+func newCmdPatternsPrune(f *Factory) *cobra.Command {
+	var dry bool
+	var minR, maxAge float64
+	var minUse int
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Archive patterns below the success rate (after enough uses) or unused too long",
+		Example: `  lore patterns prune --dry-run
+  lore patterns prune --min-success-rate 0.5
+  lore patterns prune --max-age-days 90`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			args := map[string]any{"dry_run": dry}
+			if cmd.Flags().Changed("min-success-rate") {
+				args["min_success_rate"] = minR
+			}
+			if cmd.Flags().Changed("max-age-days") {
+				args["max_age_days"] = maxAge
+			}
+			if cmd.Flags().Changed("min-usage-count") {
+				args["min_usage_count"] = minUse
+			}
+			var res struct {
+				Month    string                     `json:"month"`
+				File     string                     `json:"archive_file"`
+				DryRun   bool                       `json:"dry_run"`
+				Patterns []crossloop.PruneCandidate `json:"patterns"`
+			}
+			if err := f.Call(cmd.Context(), "patterns", "prune", args, &res); err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(res)
+			}
+			verb := "Archived"
+			if res.DryRun {
+				verb = "Would archive"
+			}
+			fmt.Fprintf(f.Out, "%s %d pattern(s) under %s (archive/%s)\n", verb, len(res.Patterns), res.Month, res.File)
+			for _, c := range res.Patterns {
+				fmt.Fprintf(f.Out, "  - %s (%s, rate %d%%, %d uses)\n", c.PatternID, c.Reason, crossloop.Pct(c.SuccessRate), c.UsageCount)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&dry, "dry-run", false, "show what would be archived")
+	fl.Float64Var(&minR, "min-success-rate", 0.5, "archive below this rate (after --min-usage-count uses)")
+	fl.IntVar(&minUse, "min-usage-count", 3, "uses before the rate is judged")
+	fl.Float64Var(&maxAge, "max-age-days", 90, "archive patterns unused for more than this many days")
+	return cmd
+}
+
+func newCmdPatternsExport(f *Factory) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "export --output FILE|DIR",
+		Short: "Export the registry: one shared-patterns document (FILE.json) or the folder layout (DIR)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var doc crossloop.RegistryDoc
+			if err := f.Call(cmd.Context(), "patterns", "export", nil, &doc); err != nil {
+				return err
+			}
+			if output == "" || output == "-" {
+				return f.PrintJSON(doc)
+			}
+			n := len(doc.Registry.Error) + len(doc.Registry.Success) + len(doc.Registry.Anti) + len(doc.Registry.Template)
+			if strings.HasSuffix(output, ".json") {
+				if err := writeJSONFile(output, doc); err != nil {
+					return err
+				}
+			} else if err := exportDir(output, &doc); err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(map[string]any{"output": output, "patterns": n, "archive_months": len(doc.Archive)})
+			}
+			fmt.Fprintf(f.Out, "Exported %d active pattern(s) and %d archive month(s) to %s\n", n, len(doc.Archive), output)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "", "FILE.json (one document) or a folder (patterns/, archive/, effectiveness-metrics.json)")
+	return cmd
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func exportDir(dir string, doc *crossloop.RegistryDoc) error {
+	for _, t := range crossloop.Types {
+		list := doc.Registry.ByType(t)
+		if list == nil {
+			list = []json.RawMessage{}
+		}
+		fd := crossloop.FileDoc{Version: doc.Version, Patterns: list}
+		if err := writeJSONFile(filepath.Join(dir, "patterns", crossloop.TypeFile[t]), fd); err != nil {
+			return err
+		}
+	}
+	for _, a := range doc.Archive {
+		if err := writeJSONFile(filepath.Join(dir, "archive", crossloop.ArchiveFile(a.Month)), a); err != nil {
+			return err
+		}
+	}
+	if doc.Metrics != nil {
+		return writeJSONFile(filepath.Join(dir, crossloop.MetricsFile), doc.Metrics)
+	}
+	return nil
+}
+
+func newCmdPatternsImport(f *Factory) *cobra.Command {
+	var input string
+	cmd := &cobra.Command{
+		Use:   "import --input FILE|DIR",
+		Short: "Import patterns from a shared-patterns document, a per-type file or a folder",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if input == "" {
+				return fmt.Errorf("%w: --input is required", errBadInput)
+			}
+			files, err := importFiles(input)
+			if err != nil {
+				return fmt.Errorf("%w: --input: %v", errBadInput, err)
+			}
+			total := 0
+			for _, fi := range files {
+				raw, err := os.ReadFile(fi.path)
+				if err != nil {
+					return fmt.Errorf("%w: %v", errBadInput, err)
+				}
+				var res struct {
+					Patterns int `json:"patterns"`
+				}
+				args := map[string]any{"document": json.RawMessage(raw), "type": fi.typ, "source": fi.path}
+				if err := f.Call(cmd.Context(), "patterns", "import", args, &res); err != nil {
+					return fmt.Errorf("%s: %w", fi.path, err)
+				}
+				total += res.Patterns
+			}
+			if f.JSON {
+				return f.PrintJSON(map[string]any{"input": input, "patterns": total, "files": len(files)})
+			}
+			fmt.Fprintf(f.Out, "Imported %d pattern(s) from %d file(s)\n", total, len(files))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&input, "input", "", "FILE (document or per-type file) or folder")
+	return cmd
+}
+
+type importFile struct{ path, typ string }
+
+// importFiles resolves --input: a file (its type from its name when it is
+// a per-type file) or the folder layout.
+func importFiles(input string) ([]importFile, error) {
+	typeOf := func(name string) string {
+		for t, n := range crossloop.TypeFile {
+			if filepath.Base(name) == n {
+				return t
+			}
+		}
+		return ""
+	}
+	st, err := os.Stat(input)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []importFile{{input, typeOf(input)}}, nil
+	}
+	var out []importFile
+	for _, t := range crossloop.Types {
+		p := filepath.Join(input, "patterns", crossloop.TypeFile[t])
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, importFile{p, t})
+		}
+	}
+	arch, _ := filepath.Glob(filepath.Join(input, "archive", "*-patterns.json"))
+	for _, a := range arch {
+		out = append(out, importFile{a, ""})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no patterns/*.json or archive/*-patterns.json", input)
+	}
+	return out, nil
+}
+
+func newCmdPatternsMetrics(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "metrics",
+		Short: "Cross-loop effectiveness: patterns by type, applications, improvement with injection",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var res struct {
+				M     crossloop.Metrics      `json:"effectiveness_metrics"`
+				Loops []crossloop.LoopImpact `json:"loops"`
+			}
+			if err := f.Call(cmd.Context(), "patterns", "metrics", nil, &res); err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(res)
+			}
+			m := res.M
+			fmt.Fprintf(f.Out, "Patterns: %d (error %d, success %d, anti %d, templates %d; archived %d)\n", m.TotalPatterns,
+				m.PatternsByType.Error, m.PatternsByType.Success, m.PatternsByType.Anti, m.PatternsByType.Template, m.ArchivedPatterns)
+			fmt.Fprintf(f.Out, "Applications: %d (%d successful, %d failed, %d%% success)\n", m.Usage.Total, m.Usage.Successful,
+				m.Usage.Failed, crossloop.Pct(m.Usage.OverallSuccessRate))
+			fmt.Fprintf(f.Out, "Loops with injection: %d (avg %.1f iterations); without: %d (avg %.1f); improvement %.1f%%\n",
+				m.Benefit.With, m.Benefit.AvgWith, m.Benefit.Without, m.Benefit.AvgWithout, m.Benefit.Improvement)
+			return nil
+		},
+	}
+}
+
+func newCmdExtract(f *Factory) *cobra.Command {
+	var all bool
+	var types string
+	cmd := &cobra.Command{
+		Use:   "extract [LOOP_ID] [--all] [--types error,success]",
+		Short: "Extract patterns from a completed loop (or all completed loops) again",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == all {
+				return fmt.Errorf("%w: give LOOP_ID or --all", errBadInput)
+			}
+			req := map[string]any{"all": all}
+			if len(args) == 1 {
+				req["loop_id"] = args[0]
+			}
+			if types != "" {
+				var ts []string
+				for _, t := range strings.Split(types, ",") {
+					t = strings.TrimSpace(t)
+					if !crossloop.ValidType(t) {
+						return fmt.Errorf("%w: --types: %q is not error, success, anti or template", errBadInput, t)
+					}
+					ts = append(ts, t)
+				}
+				req["types"] = ts
+			}
+			var res map[string]any
+			if err := f.Call(cmd.Context(), "patterns", "extract", req, &res); err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(res)
+			}
+			fmt.Fprintln(f.Out, "Extraction requested")
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "every completed loop")
+	cmd.Flags().StringVar(&types, "types", "", "comma-separated types: error,success,anti,template")
+	return cmd
+}
