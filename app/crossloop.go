@@ -31,7 +31,9 @@ func crossloopEmbedder() crossloop.Embedder {
 
 func init() {
 	RegisterModel(crossloopModel)
-	cl := func(name, doc string, q QueryFunc) { Register(Endpoint{Group: "patterns", Name: name, Doc: doc, Query: q}) }
+	cl := func(name, doc string, q QueryFunc) {
+		Register(Endpoint{Group: "patterns", Name: name, Doc: doc, Query: q})
+	}
 	cc := func(group, name, doc string, c CommandFunc) {
 		Register(Endpoint{Group: group, Name: name, Doc: doc, Command: c})
 	}

@@ -106,11 +106,19 @@ func (a *Appender) Prepare(ev *Event) (*nats.Msg, error) {
 	msg.Data = body
 	msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
 	msg.Header.Set(TypeHeader, ev.Type)
+	msg.Header.Set(CheckedHeader, ev.Type)
 	return msg, nil
 }
 
-// TypeHeader carries the event type so tools can read it without decoding.
-const TypeHeader = "Lore-Type"
+// Headers of appended events. NB: must not change.
+const (
+	// TypeHeader carries the event type so tools can read it without decoding.
+	TypeHeader = "Lore-Type"
+	// CheckedHeader says the appender validated the event against the schema
+	// of the type it names; the projector then skips re-validating it. Raw
+	// clients leave it out and their events are validated when folded.
+	CheckedHeader = "Lore-Checked"
+)
 
 func (a *Appender) now() time.Time {
 	if a.Now != nil {

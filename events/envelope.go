@@ -38,6 +38,10 @@ type Event struct {
 	Seq uint64 `json:"-"`
 	// Received is the stream's receive time (zero before append).
 	Received time.Time `json:"-"`
+	// Checked is true when the appender validated the event against its
+	// schema before it reached the log (header Lore-Checked); the projector
+	// validates every other event (foreign clients) before folding it.
+	Checked bool `json:"-"`
 }
 
 // DefaultProject is the project of events whose writer names none.

@@ -100,7 +100,7 @@ func (f *Folder) Fold(ev *events.Event) (skipped bool, err error) {
 	f.curEmits = f.curEmits[:0]
 
 	data, derr := events.DecodeData(ev)
-	if derr == nil {
+	if derr == nil && !ev.Checked {
 		derr = events.ValidateData(ev.Type, ev.Data)
 	}
 	if derr != nil {

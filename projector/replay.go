@@ -113,6 +113,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			stats.Skipped++
 		default:
 			ev.Seq, ev.Received = seq, meta.Timestamp
+			ev.Checked = msg.Headers().Get(events.CheckedHeader) == ev.Type
 			if _, err := f.Fold(ev); err != nil {
 				if !errors.Is(err, ErrPoison) {
 					return stats, err

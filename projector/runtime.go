@@ -292,6 +292,7 @@ func (r *Runtime) fold(ctx context.Context, f *Folder, msg jetstream.Msg, meta *
 	ev, err := events.Decode(msg.Data())
 	if err == nil {
 		ev.Seq, ev.Received = seq, meta.Timestamp
+		ev.Checked = msg.Headers().Get(events.CheckedHeader) == ev.Type
 		_, err = f.Fold(ev)
 		if err == nil || !errors.Is(err, ErrPoison) {
 			return err

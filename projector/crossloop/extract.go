@@ -304,6 +304,9 @@ func errorPattern(l *Loop, errIt, fixIt *Iteration) Pattern {
 	if p.FixDescription == "" {
 		p.FixDescription = strings.ReplaceAll(p.FixCategory, "_", " ")
 	}
+	if len(p.FixDescription) < 20 { // the shared schema's minLength
+		p.FixDescription = "Fix " + p.ErrorType + ": " + p.FixDescription
+	}
 	p.Title = p.ErrorType + ": " + humanCategory(p.FixCategory, errIt.ErrorMessage)
 	p.Tags = tagsFor(l, p.Language, p.FixCategory)
 	return p
@@ -405,9 +408,9 @@ func antiPatterns(l *Loop) []Candidate {
 		}
 		it := &l.Iterations[first[s]]
 		p := Pattern{Type: TypeAnti, Category: l.Category, FailureMode: "repeated_same_error",
-			Approach: "Retrying the same fix while " + it.ErrorType + " \"" + GeneralizeMessage(it.ErrorMessage) + "\" keeps recurring",
-			Symptoms:   []string{"same error in " + itoa(count[s]) + " iterations"},
-			WhyItFails: "the fix does not address the root cause; the loop repeats without progress",
+			Approach:          "Retrying the same fix while " + it.ErrorType + " \"" + GeneralizeMessage(it.ErrorMessage) + "\" keeps recurring",
+			Symptoms:          []string{"same error in " + itoa(count[s]) + " iterations"},
+			WhyItFails:        "the fix does not address the root cause; the loop repeats without progress",
 			BetterAlternative: "stop after two identical failures and analyse the root cause before the next change"}
 		p.Title = "Repeated " + it.ErrorType + " without progress"
 		p.Tags = tagsFor(l, LanguageOf(it.Location), "")
@@ -415,9 +418,9 @@ func antiPatterns(l *Loop) []Candidate {
 	}
 	if l.Outcome != OutcomeSuccess && scopeCreep(l) {
 		p := Pattern{Type: TypeAnti, Category: l.Category, FailureMode: "scope_creep",
-			Approach:   "Widening the change to more and more files during a " + orDefault(l.Category, "task") + " task",
-			Symptoms:   []string{"files changed grew across iterations"},
-			WhyItFails: "the change outgrows the task; each iteration adds risk",
+			Approach:          "Widening the change to more and more files during a " + orDefault(l.Category, "task") + " task",
+			Symptoms:          []string{"files changed grew across iterations"},
+			WhyItFails:        "the change outgrows the task; each iteration adds risk",
 			BetterAlternative: "keep to the files the task names; finish the primary goal first"}
 		p.Title = "Scope creep"
 		p.Tags = tagsFor(l, "", "")
@@ -442,7 +445,7 @@ func antiPatterns(l *Loop) []Candidate {
 			approach = "Approach that failed: " + l.Task
 		}
 		p := Pattern{Type: TypeAnti, Category: l.Category, FailureMode: mode, Approach: approach,
-			Symptoms: []string{"loop ended in failure after " + itoa(l.IterationCount()) + " iterations"},
+			Symptoms:   []string{"loop ended in failure after " + itoa(l.IterationCount()) + " iterations"},
 			WhyItFails: "the loop failed with this approach"}
 		p.Title = titleCase(firstN(approach, 60))
 		p.Tags = tagsFor(l, "", "")

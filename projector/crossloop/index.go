@@ -50,10 +50,10 @@ func postingKey(term, id string) []byte {
 
 // docInfo records what a pattern put in the index, so it can be removed.
 type docInfo struct {
-	Terms  map[string]int `json:"terms"`
-	Len    int            `json:"len"`
-	Merge  []string       `json:"merge"`
-	Type   string         `json:"type"`
+	Terms map[string]int `json:"terms"`
+	Len   int            `json:"len"`
+	Merge []string       `json:"merge"`
+	Type  string         `json:"type"`
 }
 
 // Terms of a text for BM25: normalised words without stop words, with counts.

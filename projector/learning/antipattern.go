@@ -1,11 +1,11 @@
 package learning
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/loredev/lore/events"
 )
 
 // Pattern kinds. NB: must not change: stored and on the wire.
@@ -120,33 +120,6 @@ func NormalizeContent(content string) string {
 	return strings.Join(strings.Fields(strings.ToLower(content)), " ")
 }
 
-// PatternID derives a stable id from a pattern's content: a slug of the
-// normalised content (ASCII letters and digits, runs of anything else as
-// "-", at most 48 characters) and the first 8 hex digits of the SHA-256 of
-// the normalised content: "split-by-file-type-1a2b3c4d".
-// NB: must not change: ids are stored in events and read models.
-func PatternID(content string) string {
-	n := NormalizeContent(content)
-	sum := sha256.Sum256([]byte(n))
-	h := hex.EncodeToString(sum[:4])
-	var b strings.Builder
-	dash := false
-	for _, r := range n {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			if b.Len() >= 48 {
-				break
-			}
-			continue
-		}
-		dash = true
-	}
-	if b.Len() == 0 {
-		return "p-" + h
-	}
-	return b.String() + "-" + h
-}
+// PatternID derives a stable id from a pattern's content (see
+// events.PatternIDFor): "split-by-file-type-1a2b3c4d".
+func PatternID(content string) string { return events.PatternIDFor(content) }

@@ -2,6 +2,8 @@ package learning
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -211,4 +213,35 @@ func Deprecate(m Maturity, reason, source string, now time.Time) Maturity {
 	m.LastValidated = now
 	m.Manual = &Manual{State: Deprecated, Reason: reason, At: now, Source: source}
 	return m
+}
+
+// ExplainState says why decayed sums give their state, with the numbers the
+// rule compared ("Debugging Pattern Issues").
+func ExplainState(helpful, harmful float64, cfg MaturityConfig) string {
+	total := helpful + harmful
+	ratio := 0.0
+	if total > floatEpsilon {
+		ratio = harmful / total
+	}
+	minTotal, minHelpful := cfg.MinFeedback-floatEpsilon, cfg.MinHelpful-floatEpsilon
+	switch StateFromDecayed(helpful, harmful, cfg) {
+	case Deprecated:
+		return fmt.Sprintf("deprecated: decayed harmful ratio %.3f > %.2f with decayed total %.3f >= %.2f",
+			ratio, cfg.DeprecationThreshold, total, minTotal)
+	case Candidate:
+		return fmt.Sprintf("candidate: decayed total %.3f < %.2f (helpful %.3f + harmful %.3f): not enough recent feedback",
+			total, minTotal, helpful, harmful)
+	case Proven:
+		return fmt.Sprintf("proven: decayed helpful %.3f >= %.2f and harmful ratio %.3f < %.2f",
+			helpful, minHelpful, ratio, cfg.MaxHarmful)
+	}
+	var why []string
+	if helpful < minHelpful {
+		why = append(why, fmt.Sprintf("decayed helpful %.3f < %.2f", helpful, minHelpful))
+	}
+	if ratio >= cfg.MaxHarmful {
+		why = append(why, fmt.Sprintf("harmful ratio %.3f >= %.2f", ratio, cfg.MaxHarmful))
+	}
+	return fmt.Sprintf("established: decayed total %.3f >= %.2f and harmful ratio %.3f <= %.2f, not proven: %s",
+		total, minTotal, ratio, cfg.DeprecationThreshold, strings.Join(why, " and "))
 }

@@ -1,0 +1,72 @@
+package crossloop_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/crossloop"
+)
+
+// BenchmarkInject100k: one injection query among 100k patterns. The query
+// reads the postings of its terms and at most candidate_pool patterns.
+func BenchmarkInject100k(b *testing.B) {
+	const n, chunk = 100_000, 500
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	f, err := projector.NewFolder(st, []projector.Model{crossloop.New(crossloop.Config{})}, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	words := make([]string, 5000)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%04d", i)
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	seq := uint64(0)
+	for i := 0; i < n; i += chunk {
+		d := &events.RegistryImported{}
+		for j := i; j < i+chunk; j++ {
+			msg := fmt.Sprintf("%s %s %s %s %s", words[j%5000], words[(j*7)%5000], words[(j*13)%5000], words[(j*31)%5000], words[j/20%5000])
+			p := crossloop.Pattern{ID: fmt.Sprintf("pat-error-gen-%06d", j), Type: crossloop.TypeError, Title: "generated",
+				ErrorType: "TypeError", ErrorPattern: msg, FixDescription: "fix " + msg, Category: "debugging",
+				Successful: 4, UsageCount: 4, SuccessRate: 1, FirstDiscovered: at, LastUsed: at}
+			raw, _ := json.Marshal(p)
+			d.Patterns = append(d.Patterns, raw)
+		}
+		ev, err := events.New("registry.imported/v1", "default", "bench", at, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq++
+		ev.Seq = seq
+		if _, err := f.Fold(ev); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := st.Model(crossloop.ModelName)
+	cfg := crossloop.DefaultConfig()
+	req := crossloop.InjectRequest{Task: "fix TypeError w0042 w0294 in the w0546 handler", Category: "debugging"}
+	rs, err := crossloop.Rank(context.Background(), r, cfg, req, nil)
+	if err != nil || len(rs) == 0 {
+		b.Fatalf("rank: %v %v", rs, err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := crossloop.Rank(context.Background(), r, cfg, req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

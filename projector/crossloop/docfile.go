@@ -1,0 +1,466 @@
+package crossloop
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// Registry file shapes (the seed's .aiwg/ralph/shared layout):
+//
+//	one file:   the shared-patterns root document {version, pattern_registry
+//	            {error_patterns, success_patterns, anti_patterns,
+//	            code_templates}, effectiveness_metrics, archive}
+//	a folder:   patterns/{error-patterns,success-patterns,anti-patterns,
+//	            code-templates}.json, each {version, patterns: [...]};
+//	            archive/YYYY-MM-patterns.json, each {version, month,
+//	            pattern_registry}; effectiveness-metrics.json
+//
+// Every exported pattern document satisfies its $defs schema and carries
+// lore's full pattern under "lore", so an export imports back unchanged;
+// documents without it (written by other tools) are converted field by
+// field.
+
+// RegistryVersion is the version written in exported documents.
+const RegistryVersion = "1.0.0"
+
+// RegistryDoc is the root document.
+type RegistryDoc struct {
+	Version  string       `json:"version"`
+	Registry Lists        `json:"pattern_registry"`
+	Metrics  *Metrics     `json:"effectiveness_metrics,omitempty"`
+	Archive  []ArchiveDoc `json:"archive,omitempty"`
+}
+
+// Lists holds pattern documents by type.
+type Lists struct {
+	Error    []json.RawMessage `json:"error_patterns,omitempty"`
+	Success  []json.RawMessage `json:"success_patterns,omitempty"`
+	Anti     []json.RawMessage `json:"anti_patterns,omitempty"`
+	Template []json.RawMessage `json:"code_templates,omitempty"`
+}
+
+// ArchiveDoc is one month of the archive.
+type ArchiveDoc struct {
+	Version  string `json:"version"`
+	Month    string `json:"month"`
+	Registry Lists  `json:"pattern_registry"`
+}
+
+// FileDoc is one per-type patterns file.
+type FileDoc struct {
+	Version  string            `json:"version"`
+	Patterns []json.RawMessage `json:"patterns"`
+}
+
+// File names of the folder layout. NB: the shared layout; must not change.
+var TypeFile = map[string]string{TypeError: "error-patterns.json", TypeSuccess: "success-patterns.json",
+	TypeAnti: "anti-patterns.json", TypeTemplate: "code-templates.json"}
+
+// MetricsFile is the metrics file of the folder layout.
+const MetricsFile = "effectiveness-metrics.json"
+
+func (l *Lists) add(typ string, raw json.RawMessage) {
+	switch typ {
+	case TypeError:
+		l.Error = append(l.Error, raw)
+	case TypeSuccess:
+		l.Success = append(l.Success, raw)
+	case TypeAnti:
+		l.Anti = append(l.Anti, raw)
+	case TypeTemplate:
+		l.Template = append(l.Template, raw)
+	}
+}
+
+// ByType returns the list of a type.
+func (l *Lists) ByType(typ string) []json.RawMessage {
+	switch typ {
+	case TypeError:
+		return l.Error
+	case TypeSuccess:
+		return l.Success
+	case TypeAnti:
+		return l.Anti
+	}
+	return l.Template
+}
+
+// BuildExport builds the root document: active patterns in the registry
+// lists, archived ones under their month, patterns sorted by id.
+func BuildExport(ps []*Pattern, m *Metrics) (*RegistryDoc, error) {
+	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
+	doc := &RegistryDoc{Version: RegistryVersion, Metrics: m}
+	months := map[string]*ArchiveDoc{}
+	for _, p := range ps {
+		raw, err := PatternDoc(p)
+		if err != nil {
+			return nil, err
+		}
+		if !p.Archived {
+			doc.Registry.add(p.Type, raw)
+			continue
+		}
+		a := months[p.ArchiveMonth]
+		if a == nil {
+			a = &ArchiveDoc{Version: RegistryVersion, Month: p.ArchiveMonth}
+			months[p.ArchiveMonth] = a
+		}
+		a.Registry.add(p.Type, raw)
+	}
+	keys := make([]string, 0, len(months))
+	for k := range months {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		doc.Archive = append(doc.Archive, *months[k])
+	}
+	return doc, nil
+}
+
+var errorTypes = map[string]bool{"TypeError": true, "ReferenceError": true, "AssertionError": true,
+	"SyntaxError": true, "RuntimeError": true, "TimeoutError": true, "ValidationError": true, "Other": true}
+
+var taskCategories = map[string]bool{"implementation": true, "debugging": true, "refactoring": true, "testing": true,
+	"documentation": true, "architecture": true, "migration": true, "optimization": true}
+
+var languages = map[string]bool{"typescript": true, "javascript": true, "python": true, "go": true,
+	"rust": true, "java": true, "other": true}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// PatternDoc is a pattern in the shared registry's shape for its type, with
+// lore's full pattern under "lore".
+func PatternDoc(p *Pattern) (json.RawMessage, error) {
+	d := map[string]any{"lore": p, "tags": nonNil(p.Tags)}
+	switch p.Type {
+	case TypeError:
+		et := p.ErrorType
+		if !errorTypes[et] {
+			et = "Other"
+		}
+		fix := map[string]any{"description": p.FixDescription, "fix_category": p.FixCategory}
+		if p.CodeTemplate != "" {
+			fix["code_template"], fix["code_template_language"] = p.CodeTemplate, p.Language
+		}
+		if p.DiffPattern != "" {
+			fix["diff_pattern"] = p.DiffPattern
+		}
+		d["pattern_id"] = p.ID
+		d["type"] = "error_pattern"
+		d["error_signature"] = map[string]any{"error_type": et, "error_pattern": p.ErrorPattern,
+			"error_location_hints": nonNil(p.LocationHints)}
+		d["fix_approach"] = fix
+		d["source_loops"] = loopsDoc(p, false)
+		d["success_rate"], d["usage_count"] = p.SuccessRate, p.UsageCount
+		d["successful_applications"], d["failed_applications"] = p.Successful, p.Failed
+		d["first_discovered"], d["last_used"] = ts(p.FirstDiscovered), ts(p.LastUsed)
+		d["effectiveness_trend"] = trendDoc(p)
+	case TypeSuccess:
+		cat := p.Category
+		if !taskCategories[cat] {
+			cat = "implementation"
+		}
+		d["pattern_id"], d["task_category"] = p.ID, cat
+		if p.TaskPattern != "" {
+			d["task_description_pattern"] = p.TaskPattern
+		}
+		d["approach"] = map[string]any{"description": p.Approach, "steps": nonNil(p.Steps), "tools_used": nonNil(p.ToolsUsed),
+			"typical_iterations": map[string]any{"average": p.AverageIterations(), "minimum": p.IterationsMin, "maximum": p.IterationsMax}}
+		var sl []map[string]any
+		for _, s := range p.SourceLoops {
+			out := s.Outcome
+			if out == "" {
+				out = map[bool]string{true: OutcomeSuccess, false: OutcomeFailure}[s.Success]
+			}
+			sl = append(sl, map[string]any{"loop_id": s.LoopID, "outcome": out, "iterations_required": s.Iterations, "timestamp": ts(s.Timestamp)})
+		}
+		d["source_loops"] = nonNilMaps(sl)
+		d["success_rate"], d["usage_count"], d["average_iterations"] = p.SuccessRate, p.UsageCount, p.AverageIterations()
+	case TypeAnti:
+		d["pattern_id"], d["approach_description"], d["failure_mode"] = p.ID, p.Approach, p.FailureMode
+		d["failure_symptoms"], d["why_it_fails"] = nonNil(p.Symptoms), p.WhyItFails
+		if p.BetterAlternative != "" || p.BetterPatternID != "" {
+			d["better_alternative"] = map[string]any{"description": p.BetterAlternative, "success_pattern_id": p.BetterPatternID}
+		}
+		var sl []map[string]any
+		for _, s := range p.SourceLoops {
+			sl = append(sl, map[string]any{"loop_id": s.LoopID, "failure_iteration": s.FailureIteration, "timestamp": ts(s.Timestamp)})
+		}
+		d["source_loops"] = nonNilMaps(sl)
+		d["failure_rate"], d["occurrence_count"] = p.FailureRate(), p.OccurrenceCount
+	case TypeTemplate:
+		lang := p.Language
+		if !languages[lang] {
+			lang = "other"
+		}
+		ids := []string{}
+		for _, s := range p.SourceLoops {
+			ids = append(ids, s.LoopID)
+		}
+		d["template_id"], d["language"], d["template_code"] = p.ID, lang, p.CodeTemplate
+		d["description"], d["use_case"], d["placeholders"] = p.Title, p.UseCase, p.Placeholders
+		d["source_loops"], d["usage_count"], d["success_rate"] = ids, p.UsageCount, p.SuccessRate
+	default:
+		return nil, fmt.Errorf("pattern %s: unknown type %q", p.ID, p.Type)
+	}
+	return json.Marshal(d)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilMaps(s []map[string]any) []map[string]any {
+	if s == nil {
+		return []map[string]any{}
+	}
+	return s
+}
+
+func loopsDoc(p *Pattern, _ bool) []map[string]any {
+	out := []map[string]any{}
+	for _, s := range p.SourceLoops {
+		out = append(out, map[string]any{"loop_id": s.LoopID, "timestamp": ts(s.Timestamp), "contributed_by": s.ContributedBy})
+	}
+	return out
+}
+
+func trendDoc(p *Pattern) []map[string]any {
+	out := []map[string]any{}
+	for _, t := range p.Trend {
+		out = append(out, map[string]any{"timestamp": ts(t.Timestamp), "success_rate_snapshot": t.SuccessRate, "sample_size": t.SampleSize})
+	}
+	return out
+}
+
+// defOf is the $defs name of a type.
+var defOf = map[string]string{TypeError: "ErrorPattern", TypeSuccess: "SuccessPattern", TypeAnti: "AntiPattern", TypeTemplate: "CodeTemplate"}
+
+// ParsePatternDoc reads one pattern document of a type: it must satisfy its
+// schema definition; lore's own "lore" object, when present, is taken as is.
+func ParsePatternDoc(typ string, raw json.RawMessage, archiveMonth string) (*Pattern, error) {
+	errs, err := ValidateDoc(defOf[typ], raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s pattern: %s", typ, errs[0])
+	}
+	var w struct {
+		Lore *Pattern `json:"lore"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, err
+	}
+	if w.Lore != nil {
+		if w.Lore.Type != typ {
+			return nil, fmt.Errorf("pattern %s: type %q in a %s list", w.Lore.ID, w.Lore.Type, typ)
+		}
+		return w.Lore, nil
+	}
+	return convertForeign(typ, raw, archiveMonth)
+}
+
+// foreign is the union of the shared schema's fields.
+type foreign struct {
+	PatternID      string `json:"pattern_id"`
+	TemplateID     string `json:"template_id"`
+	ErrorSignature struct {
+		ErrorType    string   `json:"error_type"`
+		ErrorPattern string   `json:"error_pattern"`
+		Hints        []string `json:"error_location_hints"`
+	} `json:"error_signature"`
+	FixApproach struct {
+		Description  string `json:"description"`
+		FixCategory  string `json:"fix_category"`
+		CodeTemplate string `json:"code_template"`
+		Language     string `json:"code_template_language"`
+		DiffPattern  string `json:"diff_pattern"`
+	} `json:"fix_approach"`
+	TaskCategory string `json:"task_category"`
+	TaskPattern  string `json:"task_description_pattern"`
+	Approach     struct {
+		Description string                                      `json:"description"`
+		Steps       []string                                    `json:"steps"`
+		Tools       []string                                    `json:"tools_used"`
+		Typical     struct{ Average, Minimum, Maximum float64 } `json:"typical_iterations"`
+	} `json:"approach"`
+	ApproachDescription string   `json:"approach_description"`
+	FailureMode         string   `json:"failure_mode"`
+	Symptoms            []string `json:"failure_symptoms"`
+	Why                 string   `json:"why_it_fails"`
+	Better              struct {
+		Description string `json:"description"`
+		ID          string `json:"success_pattern_id"`
+	} `json:"better_alternative"`
+	FailureRate     float64           `json:"failure_rate"`
+	Occurrences     int               `json:"occurrence_count"`
+	Language        string            `json:"language"`
+	TemplateCode    string            `json:"template_code"`
+	Description     string            `json:"description"`
+	UseCase         string            `json:"use_case"`
+	Placeholders    map[string]string `json:"placeholders"`
+	SourceLoops     json.RawMessage   `json:"source_loops"`
+	SuccessRate     float64           `json:"success_rate"`
+	UsageCount      int               `json:"usage_count"`
+	Successful      *int              `json:"successful_applications"`
+	Failed          *int              `json:"failed_applications"`
+	AvgIter         float64           `json:"average_iterations"`
+	FirstDiscovered time.Time         `json:"first_discovered"`
+	LastUsed        time.Time         `json:"last_used"`
+	Tags            []string          `json:"tags"`
+}
+
+func convertForeign(typ string, raw json.RawMessage, month string) (*Pattern, error) {
+	var f foreign
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, err
+	}
+	p := &Pattern{ID: f.PatternID, Type: typ, Tags: f.Tags, UsageCount: f.UsageCount,
+		FirstDiscovered: f.FirstDiscovered, LastUsed: f.LastUsed}
+	switch typ {
+	case TypeError:
+		p.ErrorType, p.ErrorPattern, p.LocationHints = f.ErrorSignature.ErrorType, f.ErrorSignature.ErrorPattern, f.ErrorSignature.Hints
+		p.FixDescription, p.FixCategory = f.FixApproach.Description, f.FixApproach.FixCategory
+		p.CodeTemplate, p.Language, p.DiffPattern = f.FixApproach.CodeTemplate, f.FixApproach.Language, f.FixApproach.DiffPattern
+		p.Title = p.ErrorType + ": " + humanCategory(p.FixCategory, p.ErrorPattern)
+	case TypeSuccess:
+		p.Category, p.TaskPattern = f.TaskCategory, f.TaskPattern
+		p.Approach, p.Steps, p.ToolsUsed = f.Approach.Description, f.Approach.Steps, f.Approach.Tools
+		avg := f.AvgIter
+		if avg == 0 {
+			avg = f.Approach.Typical.Average
+		}
+		p.IterationsN = 1
+		p.IterationsSum = int(avg + 0.5)
+		p.IterationsMin, p.IterationsMax = int(f.Approach.Typical.Minimum), int(f.Approach.Typical.Maximum)
+		p.Title = titleCase(firstN(p.Approach, 60))
+	case TypeAnti:
+		p.ID = f.PatternID
+		p.Approach, p.FailureMode, p.Symptoms, p.WhyItFails = f.ApproachDescription, f.FailureMode, f.Symptoms, f.Why
+		p.BetterAlternative, p.BetterPatternID = f.Better.Description, f.Better.ID
+		p.Title = titleCase(firstN(p.Approach, 60))
+	case TypeTemplate:
+		p.ID = f.TemplateID
+		p.Language, p.CodeTemplate, p.UseCase, p.Placeholders = f.Language, f.TemplateCode, f.UseCase, f.Placeholders
+		p.Title = f.Description
+		if p.Title == "" {
+			p.Title = "Template " + p.ID
+		}
+	}
+	// counts: explicit counters, else usage × rate rounded
+	switch {
+	case f.Successful != nil && f.Failed != nil:
+		p.Successful, p.Failed = *f.Successful, *f.Failed
+	case typ == TypeAnti:
+		p.Failed = int(float64(f.Occurrences)*f.FailureRate + 0.5)
+		p.Successful = f.Occurrences - p.Failed
+		p.UsageCount = f.Occurrences
+	default:
+		p.Successful = int(float64(f.UsageCount)*f.SuccessRate + 0.5)
+		p.Failed = f.UsageCount - p.Successful
+	}
+	p.SuccessRate = SuccessRate(p.Successful, p.Failed)
+	p.OccurrenceCount = f.Occurrences
+	p.SourceLoops = foreignLoops(f.SourceLoops)
+	if month != "" {
+		p.Archived, p.ArchiveMonth, p.ArchiveReason = true, month, "imported"
+	}
+	return p, nil
+}
+
+func foreignLoops(raw json.RawMessage) []SourceLoop {
+	var ids []string
+	if json.Unmarshal(raw, &ids) == nil {
+		var out []SourceLoop
+		for _, id := range ids {
+			out = append(out, SourceLoop{LoopID: id, Role: RoleImported, Success: true})
+		}
+		return out
+	}
+	var objs []SourceLoop
+	_ = json.Unmarshal(raw, &objs)
+	for i := range objs {
+		objs[i].Role = RoleImported
+	}
+	return objs
+}
+
+// ParseRegistry reads a root document (or a per-type file, given its type,
+// or an archive month file) into patterns. Each pattern is validated
+// against its schema; the first error refuses the whole file.
+func ParseRegistry(raw []byte, fileType string) ([]*Pattern, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		var arr []json.RawMessage
+		if fileType == "" || json.Unmarshal(raw, &arr) != nil {
+			return nil, fmt.Errorf("not a registry document: %w", err)
+		}
+		return parseList(fileType, arr, "")
+	}
+	if _, ok := probe["pattern_registry"]; ok {
+		if errs, err := ValidateDoc("", raw); err != nil {
+			return nil, err
+		} else if len(errs) > 0 {
+			return nil, fmt.Errorf("registry document: %s", errs[0])
+		}
+		var doc struct {
+			RegistryDoc
+			Month string `json:"month"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return nil, err
+		}
+		out, err := parseLists(&doc.Registry, doc.Month)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range doc.Archive {
+			ps, err := parseLists(&a.Registry, a.Month)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ps...)
+		}
+		return out, nil
+	}
+	if pr, ok := probe["patterns"]; ok && fileType != "" {
+		var arr []json.RawMessage
+		if err := json.Unmarshal(pr, &arr); err != nil {
+			return nil, fmt.Errorf("patterns: %w", err)
+		}
+		return parseList(fileType, arr, "")
+	}
+	return nil, fmt.Errorf("not a registry document: no pattern_registry or patterns")
+}
+
+func parseLists(l *Lists, month string) ([]*Pattern, error) {
+	var out []*Pattern
+	for _, t := range Types {
+		ps, err := parseList(t, l.ByType(t), month)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+func parseList(typ string, arr []json.RawMessage, month string) ([]*Pattern, error) {
+	var out []*Pattern
+	for i, raw := range arr {
+		p, err := ParsePatternDoc(typ, raw, month)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", TypeFile[typ], i, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,490 @@
+package crossloop
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// ModelName is the read model's name and key prefix. NB: must not change.
+const ModelName = "crossloop"
+
+// Model folds loop and registry events into the pattern registry.
+type Model struct {
+	cfg Config
+}
+
+// New returns the model with cfg (zero values take the defaults).
+func New(cfg Config) *Model {
+	cfg.setDefaults()
+	return &Model{cfg: cfg}
+}
+
+// Config is the model's configuration (defaults filled in).
+func (m *Model) Config() Config { return m.cfg }
+
+func (m *Model) Name() string { return ModelName }
+func (m *Model) Version() int { return 1 }
+
+// errPoison marks fold errors caused by the event itself.
+var errPoison = errors.New("crossloop")
+
+// Fold implements projector.Model. Deterministic: ids are allocated from
+// per-type counters in fold order; the only clock is ev.Time.
+func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	f := &folder{m: m, tx: tx, ev: ev, t: ev.Time.UTC()}
+	var err error
+	switch d := data.(type) {
+	case *events.LoopStarted:
+		err = f.started(d)
+	case *events.LoopIteration:
+		err = f.iteration(d)
+	case *events.LoopCompleted:
+		err = f.completed(d)
+	case *events.PatternApplied:
+		err = f.applied(d)
+	case *events.LoopInjected:
+		err = f.injected(d)
+	case *events.ExtractRequested:
+		err = f.extractRequested(d)
+	case *events.RegistryPruned:
+		err = f.pruned(d)
+	case *events.RegistryImported:
+		err = f.imported(d)
+	default:
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if f.st != nil {
+		if f.t.After(f.st.Updated) {
+			f.st.Updated = f.t
+		}
+		return f.putJSON([]byte(keyStats), f.st)
+	}
+	return nil
+}
+
+type folder struct {
+	m  *Model
+	tx projector.Tx
+	ev *events.Event
+	t  time.Time
+	st *Stats // loaded lazily; written back when loaded
+}
+
+func (f *folder) stats() (*Stats, error) {
+	if f.st == nil {
+		st, err := LoadStats(f.tx)
+		if err != nil {
+			return nil, err
+		}
+		f.st = st
+	}
+	return f.st, nil
+}
+
+func (f *folder) putJSON(k []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", k, err)
+	}
+	return f.tx.Set(k, raw)
+}
+
+func (f *folder) loop(id string) (*Loop, error) {
+	l, ok, err := LoadLoop(f.tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		l = &Loop{ID: id, Started: f.t}
+	}
+	return l, nil
+}
+
+func (f *folder) started(d *events.LoopStarted) error {
+	l, err := f.loop(d.LoopID)
+	if err != nil {
+		return err
+	}
+	l.Task, l.Category, l.Agent, l.Started = d.Task, d.Category, d.Agent, f.t
+	if l.Agent == "" {
+		l.Agent = f.ev.Source
+	}
+	return f.putJSON(loopKey(l.ID), l)
+}
+
+func (f *folder) iteration(d *events.LoopIteration) error {
+	l, err := f.loop(d.LoopID)
+	if err != nil {
+		return err
+	}
+	it := Iteration{N: d.Iteration, ErrorType: d.ErrorType, ErrorMessage: d.ErrorMessage, Location: d.Location,
+		FixDescription: d.FixDescription, FixDiff: d.FixDiff, TestsPassed: d.TestsPassed, TestsFailed: d.TestsFailed,
+		Tools: d.ToolsUsed, FilesChanged: d.FilesChanged, Agent: d.Agent, Time: f.t}
+	replaced := false
+	for i := range l.Iterations {
+		if l.Iterations[i].N == it.N {
+			l.Iterations[i], replaced = it, true
+		}
+	}
+	if !replaced {
+		l.Iterations = append(l.Iterations, it)
+		sort.SliceStable(l.Iterations, func(i, j int) bool { return l.Iterations[i].N < l.Iterations[j].N })
+	}
+	return f.putJSON(loopKey(l.ID), l)
+}
+
+func (f *folder) completed(d *events.LoopCompleted) error {
+	l, err := f.loop(d.LoopID)
+	if err != nil {
+		return err
+	}
+	l.Outcome, l.Completed, l.NIterations = d.Outcome, f.t, d.Iterations
+	l.FailureMode, l.Approach = d.FailureMode, d.Approach
+	st, err := f.stats()
+	if err != nil {
+		return err
+	}
+	if !l.Counted {
+		l.Counted = true
+		c := st.Categories[l.Category]
+		if c == nil {
+			c = &Cat{}
+			st.Categories[l.Category] = c
+		}
+		if len(l.Injected) > 0 {
+			c.With++
+			c.WithIter += l.IterationCount()
+		} else {
+			c.Without++
+			c.WithoutIter += l.IterationCount()
+		}
+	}
+	if err := f.extract(l, nil); err != nil {
+		return err
+	}
+	return f.putJSON(loopKey(l.ID), l)
+}
+
+func (f *folder) extract(l *Loop, types map[string]bool) error {
+	for _, c := range Extract(l, ExtractOptions{Types: types, Templates: f.m.cfg.templates()}) {
+		if err := f.upsert(l, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *folder) agentOf(l *Loop) string {
+	if l.Agent != "" {
+		return l.Agent
+	}
+	for i := len(l.Iterations) - 1; i >= 0; i-- {
+		if l.Iterations[i].Agent != "" {
+			return l.Iterations[i].Agent
+		}
+	}
+	return f.ev.Source
+}
+
+// upsert merges a candidate into the most similar active pattern of its
+// type (similarity > threshold), or adds it with a new id.
+func (f *folder) upsert(l *Loop, c Candidate) error {
+	st, err := f.stats()
+	if err != nil {
+		return err
+	}
+	th := f.m.cfg.SimilarityThreshold
+	sig := c.Pattern.Signature()
+	ids, err := MergeCandidates(f.tx, c.Pattern.Type, sig, th)
+	if err != nil {
+		return err
+	}
+	var best *Pattern
+	bestSim := 0.0
+	sb := Bigrams(sig)
+	for _, id := range ids {
+		p, ok, err := LoadPattern(f.tx, id)
+		if err != nil {
+			return err
+		}
+		if !ok || p.Archived {
+			continue
+		}
+		s := Jaccard(sb, Bigrams(p.Signature()))
+		if ShouldMerge(s, th) && (best == nil || s > bestSim || (s == bestSim && p.ID < best.ID)) {
+			best, bestSim = p, s
+		}
+	}
+	agent := f.agentOf(l)
+	if best != nil {
+		if best.HasLoop(l.ID) {
+			return nil // this loop already counted here (re-extraction)
+		}
+		Merge(best, l.ID, agent, f.t)
+		annotate(best, l, &c.Pattern)
+		tags := MergeTags(best.Tags, c.Pattern.Tags)
+		reindex := len(tags) != len(best.Tags)
+		best.Tags = tags
+		if reindex {
+			if err := IndexPattern(f.tx, st, best, th); err != nil {
+				return err
+			}
+		}
+		l.Extracted = append(l.Extracted, Extracted{PatternID: best.ID})
+		f.emitExtracted(best, l.ID, false)
+		return f.putJSON(patternKey(best.ID), best)
+	}
+	p := c.Pattern
+	st.Counters[p.Type]++
+	p.ID = PatternID(p.Type, c.Slug, st.Counters[p.Type])
+	sort.Strings(p.Tags)
+	Discover(&p, l.ID, agent, f.t)
+	annotate(&p, l, &c.Pattern)
+	st.ByType[p.Type]++
+	if err := IndexPattern(f.tx, st, &p, th); err != nil {
+		return err
+	}
+	l.Extracted = append(l.Extracted, Extracted{PatternID: p.ID, New: true})
+	f.emitExtracted(&p, l.ID, true)
+	return f.putJSON(patternKey(p.ID), &p)
+}
+
+// annotate completes the newest lineage entry with the loop's details and
+// aggregates a success pattern's iteration counts.
+func annotate(p *Pattern, l *Loop, c *Pattern) {
+	if n := len(p.SourceLoops); n > 0 && p.SourceLoops[n-1].LoopID == l.ID {
+		s := &p.SourceLoops[n-1]
+		s.Outcome, s.Iterations = l.Outcome, l.IterationCount()
+		if p.Type == TypeAnti && l.Outcome != OutcomeSuccess {
+			s.FailureIteration = l.IterationCount()
+		}
+	}
+	if p.Type == TypeSuccess && p.IterationsN > 0 && c.IterationsN > 0 && p != c {
+		if p.SourceLoops[len(p.SourceLoops)-1].Role == RoleMerged {
+			p.IterationsSum += c.IterationsSum
+			p.IterationsN += c.IterationsN
+			if c.IterationsMin < p.IterationsMin {
+				p.IterationsMin = c.IterationsMin
+			}
+			if c.IterationsMax > p.IterationsMax {
+				p.IterationsMax = c.IterationsMax
+			}
+		}
+	}
+}
+
+func (f *folder) emitExtracted(p *Pattern, loopID string, isNew bool) {
+	f.tx.Emit(projector.Derived{Type: "registry.pattern_extracted/v1", Project: f.ev.Project, Subject: p.ID,
+		Key: p.ID, Data: events.PatternExtracted{PatternID: p.ID, Type: p.Type, LoopID: loopID, New: isNew}})
+}
+
+func (f *folder) applied(d *events.PatternApplied) error {
+	p, ok, err := LoadPattern(f.tx, d.PatternID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: field \"data.pattern_id\": unknown pattern %q", errPoison, d.PatternID)
+	}
+	l, err := f.loop(d.LoopID)
+	if err != nil {
+		return err
+	}
+	agent := d.Agent
+	if agent == "" {
+		agent = f.agentOf(l)
+	}
+	Apply(p, d.LoopID, agent, d.Success, f.t)
+	l.Applied = append(l.Applied, Application{PatternID: d.PatternID, Success: d.Success, Iteration: d.Iteration})
+	st, err := f.stats()
+	if err != nil {
+		return err
+	}
+	if d.Success {
+		st.Successful++
+	} else {
+		st.Failed++
+	}
+	if err := f.putJSON(loopKey(l.ID), l); err != nil {
+		return err
+	}
+	return f.putJSON(patternKey(p.ID), p)
+}
+
+func (f *folder) injected(d *events.LoopInjected) error {
+	l, err := f.loop(d.LoopID)
+	if err != nil {
+		return err
+	}
+	l.Injected = uniq(append(l.Injected, d.PatternIDs...))
+	return f.putJSON(loopKey(l.ID), l)
+}
+
+func (f *folder) extractRequested(d *events.ExtractRequested) error {
+	var types map[string]bool
+	if len(d.Types) > 0 {
+		types = map[string]bool{}
+		for _, t := range d.Types {
+			types[t] = true
+		}
+	}
+	if !d.All {
+		l, ok, err := LoadLoop(f.tx, d.LoopID)
+		if err != nil || !ok || l.Outcome == "" {
+			return err // unknown or running loop: nothing to extract
+		}
+		if err := f.extract(l, types); err != nil {
+			return err
+		}
+		return f.putJSON(loopKey(l.ID), l)
+	}
+	var loops []*Loop
+	err := f.tx.Scan([]byte(prefLoop), func(_, v []byte) error {
+		var l Loop
+		if err := json.Unmarshal(v, &l); err != nil {
+			return fmt.Errorf("decode loop: %w", err)
+		}
+		if l.Outcome != "" {
+			loops = append(loops, &l)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(loops, func(i, j int) bool {
+		if !loops[i].Completed.Equal(loops[j].Completed) {
+			return loops[i].Completed.Before(loops[j].Completed)
+		}
+		return loops[i].ID < loops[j].ID
+	})
+	for _, l := range loops {
+		if err := f.extract(l, types); err != nil {
+			return err
+		}
+		if err := f.putJSON(loopKey(l.ID), l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *folder) pruned(d *events.RegistryPruned) error {
+	st, err := f.stats()
+	if err != nil {
+		return err
+	}
+	for _, pp := range d.Patterns {
+		p, ok, err := LoadPattern(f.tx, pp.PatternID)
+		if err != nil {
+			return err
+		}
+		if !ok || p.Archived {
+			continue
+		}
+		p.Archived, p.ArchiveMonth, p.ArchiveReason = true, d.Month, pp.Reason
+		if err := UnindexPattern(f.tx, st, p.ID); err != nil {
+			return err
+		}
+		st.ByType[p.Type]--
+		st.Archived++
+		f.tx.Emit(projector.Derived{Type: "registry.pattern_archived/v1", Project: f.ev.Project, Subject: p.ID,
+			Key: p.ID, Data: events.PatternArchived{PatternID: p.ID, Month: d.Month, Reason: pp.Reason}})
+		if err := f.putJSON(patternKey(p.ID), p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *folder) imported(d *events.RegistryImported) error {
+	st, err := f.stats()
+	if err != nil {
+		return err
+	}
+	th := f.m.cfg.SimilarityThreshold
+	for i, raw := range d.Patterns {
+		var p Pattern
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return fmt.Errorf("%w: field \"data.patterns.%d\": %v", errPoison, i, err)
+		}
+		typ, n, ok := ParsePatternID(p.ID)
+		if !ok || typ != p.Type {
+			return fmt.Errorf("%w: field \"data.patterns.%d.pattern_id\": %q is not a %s pattern id", errPoison, i, p.ID, p.Type)
+		}
+		if n > st.Counters[typ] {
+			st.Counters[typ] = n
+		}
+		if _, exists, err := LoadPattern(f.tx, p.ID); err != nil {
+			return err
+		} else if exists {
+			continue // same id: the registry already holds it
+		}
+		if !p.Archived {
+			if merged, err := f.mergeImported(st, &p); err != nil || merged {
+				return err
+			}
+		}
+		if p.Archived {
+			st.Archived++
+		} else {
+			st.ByType[p.Type]++
+			if err := IndexPattern(f.tx, st, &p, th); err != nil {
+				return err
+			}
+		}
+		if err := f.putJSON(patternKey(p.ID), &p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeImported aggregates an imported pattern into a similar active one
+// (counts add, lineage unions); it reports whether it did.
+func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
+	th := f.m.cfg.SimilarityThreshold
+	ids, err := MergeCandidates(f.tx, p.Type, p.Signature(), th)
+	if err != nil {
+		return false, err
+	}
+	sb := Bigrams(p.Signature())
+	for _, id := range ids {
+		q, ok, err := LoadPattern(f.tx, id)
+		if err != nil {
+			return false, err
+		}
+		if !ok || q.Archived || !ShouldMerge(Jaccard(sb, Bigrams(q.Signature())), th) {
+			continue
+		}
+		q.Successful += p.Successful
+		q.Failed += p.Failed
+		q.UsageCount += p.UsageCount
+		q.SuccessRate = SuccessRate(q.Successful, q.Failed)
+		for _, s := range p.SourceLoops {
+			if !q.HasLoop(s.LoopID) {
+				q.SourceLoops = append(q.SourceLoops, s)
+			}
+		}
+		if p.LastUsed.After(q.LastUsed) {
+			q.LastUsed = p.LastUsed
+		}
+		q.Trend = append(q.Trend, TrendPoint{Timestamp: f.t, SuccessRate: q.SuccessRate, SampleSize: q.Successful + q.Failed})
+		q.Tags = MergeTags(q.Tags, p.Tags)
+		if err := IndexPattern(f.tx, st, q, th); err != nil {
+			return false, err
+		}
+		return true, f.putJSON(patternKey(q.ID), q)
+	}
+	return false, nil
+}

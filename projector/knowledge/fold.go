@@ -1,0 +1,638 @@
+package knowledge
+
+import (
+	"fmt"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// ModelName is the read model's name and key prefix. NB: must not change.
+const ModelName = "knowledge"
+
+// Model folds the knowledge events. The fold is the single decider of every
+// transition (validation, reinforcement, promotion, archive): replaying the
+// log gives the same entries, ids and announcements, and a promotion
+// happens once however many submissions race for it.
+type Model struct {
+	// Base is the configuration used until a knowledge.configured/v1 event.
+	Base Config
+}
+
+// New returns the model with the default configuration.
+func New() *Model { return &Model{Base: DefaultConfig()} }
+
+var _ projector.Model = (*Model)(nil)
+
+func (*Model) Name() string { return ModelName }
+func (*Model) Version() int { return 1 }
+
+// fold is the state of folding one event.
+type fold struct {
+	tx  projector.Tx
+	ev  *events.Event
+	cfg Config
+	t   time.Time
+}
+
+// Fold applies one event. Unknown entries, repeated events and no-op
+// commands change nothing; only a malformed configuration is poison.
+func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	switch data.(type) {
+	case *events.KnowledgeSubmitted, *events.KnowledgeQuarantined, *events.KnowledgeRestored,
+		*events.KnowledgeOutcome, *events.KnowledgeInjected, *events.KnowledgePromoted,
+		*events.KnowledgeCurated, *events.KnowledgeConfigured, *events.PhaseCompleted:
+	default:
+		return nil
+	}
+	seen := pfxSeen + ev.ID
+	if ok, err := has(tx, seen); err != nil || ok {
+		return err
+	}
+	if err := tx.Set([]byte(seen), nil); err != nil {
+		return err
+	}
+	cfg, err := LoadConfig(tx, m.Base)
+	if err != nil {
+		return err
+	}
+	f := &fold{tx: tx, ev: ev, cfg: cfg, t: ev.Time.UTC()}
+	switch d := data.(type) {
+	case *events.KnowledgeSubmitted:
+		return f.submitted(d)
+	case *events.KnowledgeQuarantined:
+		return f.quarantined(d)
+	case *events.KnowledgeRestored:
+		return f.restored(d)
+	case *events.KnowledgeOutcome:
+		return f.outcome(d)
+	case *events.KnowledgeInjected:
+		return f.injected(d)
+	case *events.KnowledgePromoted:
+		return f.promoted(d)
+	case *events.KnowledgeCurated:
+		return f.curated(orProject(d.Project, ev.Project))
+	case *events.KnowledgeConfigured:
+		c, err := ParseConfig(d.Config)
+		if err != nil {
+			return err
+		}
+		return putJSON(tx, keyConfig, c)
+	case *events.PhaseCompleted:
+		return f.phaseCompleted(orProject(d.Project, ev.Project), d.Phase)
+	}
+	return nil
+}
+
+func orProject(p, env string) string {
+	if p != "" {
+		return p
+	}
+	if env != "" {
+		return env
+	}
+	return events.DefaultProject
+}
+
+func (f *fold) emit(typ, project, subject, key string, data any) {
+	f.tx.Emit(projector.Derived{Type: typ, Project: project, Subject: subject, Key: key, Data: data})
+}
+
+// SubmissionID is the id an entry created by a submission gets: the
+// original id of an imported entry, else derived from the import's content
+// or from the event id.
+func SubmissionID(evID, project string, d *events.KnowledgeSubmitted) string {
+	if d.Import != nil {
+		if d.Import.OriginalID != "" {
+			return d.Import.OriginalID
+		}
+		return DeriveID("import", d.Import.Format, project, d.Import.Digest)
+	}
+	return DeriveID("knowledge", evID)
+}
+
+// HiveIDFor is the id of the hive entry promoted from a swarm entry: one
+// swarm entry can only ever make one hive entry.
+func HiveIDFor(swarmID string) string { return DeriveID("hive", swarmID) }
+
+func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
+	project := orProject(d.Project, f.ev.Project)
+	id := SubmissionID(f.ev.ID, project, d)
+	tier := d.Tier
+	if tier == "" {
+		tier = TierSwarm
+	}
+	for _, k := range []string{pfxIndex + id, pfxReject + id} {
+		if ok, err := has(f.tx, k); err != nil || ok {
+			return err // imported or submitted before: idempotent
+		}
+	}
+	if imp := d.Import; imp != nil && (imp.Format == FormatSwarmRejected || imp.Format == FormatHiveRejected) {
+		at := f.t
+		if imp.CreatedAt != nil {
+			at = imp.CreatedAt.UTC()
+		}
+		return putJSON(f.tx, pfxReject+id, &Rejected{ID: id, Tier: tier, Project: project, Lesson: d.Lesson,
+			Category: d.Category, Tags: d.Tags, Reason: imp.RejectionReason, Layer: imp.RejectionLayer,
+			Kind: RejectedImport, Source: d.Source, EventID: f.ev.ID, At: at})
+	}
+	scope := d.Scope
+	if scope == "" {
+		scope = "global"
+	}
+	conf := 0.5
+	if d.Confidence != nil {
+		conf = *d.Confidence
+	}
+	phase := max(d.Phase, 1)
+
+	var pool []*Entry
+	var err error
+	if tier == TierHive {
+		pool, err = HiveEntries(f.tx)
+	} else {
+		pool, err = SwarmEntries(f.tx, project)
+	}
+	if err != nil {
+		return err
+	}
+	existing, refs := existingOf(pool, "")
+	res := Result{Valid: true}
+	if f.cfg.ValidationEnabled {
+		res = Validate(d.Lesson, existing, Meta{Category: d.Category, Scope: scope, Confidence: conf,
+			Tags: d.Tags, AllowSeedCategories: d.Import != nil})
+	}
+	if !res.Valid {
+		return f.reject(&Rejected{ID: id, Tier: tier, Project: project, Lesson: d.Lesson, Category: d.Category,
+			Tags: d.Tags, Reason: res.Reason, Layer: res.Layer, Kind: RejectedValidation, Source: d.Source})
+	}
+
+	// Near-duplicates reinforce (or, for imports, are dropped).
+	if dup := nearest(d.Lesson, pool, f.cfg.DedupThreshold); dup != nil {
+		return f.duplicate(dup, d, id, project, phase, tier)
+	}
+
+	e := &Entry{ID: id, Tier: tier, Lesson: d.Lesson, Category: d.Category, Tags: append([]string{}, d.Tags...),
+		Scope: scope, Confidence: conf, Status: StatusCandidate, ConfirmedBy: []Confirmation{},
+		AutoGenerated: d.AutoGenerated, Warnings: res.Warnings, Source: d.Source, EventID: f.ev.ID,
+		CreatedSeq: f.tx.Seq(), CreatedAt: f.t, UpdatedAt: f.t, Imported: d.Import != nil}
+	if d.HiveEligible != nil {
+		e.HiveEligible = *d.HiveEligible
+	}
+	if tier == TierHive {
+		e.SourceProject, e.EncounterScore = project, f.cfg.InitialEncounterScore
+		e.ConfirmedBy = []Confirmation{{Project: project, At: f.t}}
+	} else {
+		e.Project = project
+		e.ConfirmedBy = []Confirmation{{Project: project, Phase: phase, At: f.t}}
+	}
+	if d.Import != nil {
+		applyImport(e, d.Import, tier)
+	}
+	for _, i := range res.Conflicts {
+		other := refs[i]
+		e.Conflicts = append(e.Conflicts, other.ID)
+		other.Conflicts = appendOnce(other.Conflicts, e.ID)
+		if err := saveEntry(f.tx, other); err != nil {
+			return err
+		}
+	}
+	if err := saveEntry(f.tx, e); err != nil {
+		return err
+	}
+	pool = append(pool, e)
+	if tier == TierHive {
+		return f.enforceCap(pool, TierHive, project, f.cfg.HiveMaxEntries)
+	}
+	if err := f.enforceCap(pool, TierSwarm, project, f.cfg.SwarmMaxEntries); err != nil {
+		return err
+	}
+	if !e.Active() {
+		return nil
+	}
+	if err := f.encounters(e); err != nil {
+		return err
+	}
+	return f.lifecycle(e)
+}
+
+func appendOnce(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// nearest returns the near-duplicate of lesson in pool: the first active one
+// (creation order), else the first inactive one, else nil. Entries removed
+// from view (todo past TTL) are ignored.
+func nearest(lesson string, pool []*Entry, threshold float64) *Entry {
+	bg := WordBigrams(lesson)
+	var inactive *Entry
+	for _, e := range pool {
+		if Removed(e) || Jaccard(bg, WordBigrams(e.Lesson)) < threshold {
+			continue
+		}
+		if e.Active() {
+			return e
+		}
+		if inactive == nil {
+			inactive = e
+		}
+	}
+	return inactive
+}
+
+func (f *fold) duplicate(dup *Entry, d *events.KnowledgeSubmitted, id, project string, phase int, tier string) error {
+	if d.Import != nil {
+		return nil // as the reference's migrator: near-duplicates are dropped
+	}
+	switch {
+	case dup.Status == StatusQuarantined:
+		return f.reject(&Rejected{ID: id, Tier: tier, Project: project, Lesson: d.Lesson, Category: d.Category,
+			Tags: d.Tags, Reason: "near-duplicate of quarantined entry " + dup.ID, Layer: LayerSemantic,
+			Kind: RejectedDuplicate, Source: d.Source})
+	case dup.Status == StatusArchived:
+		// Learned again: the archived lesson comes back as a candidate.
+		dup.Status, dup.ArchiveReason, dup.PhasesAlive, dup.UpdatedAt = StatusCandidate, "", 0, f.t
+	}
+	if tier == TierHive {
+		counted, advanced := Encounter(dup, project, f.t, f.cfg)
+		if !counted {
+			return saveEntry(f.tx, dup)
+		}
+		if advanced {
+			f.emit("knowledge.advanced/v1", project, dup.ID, "advanced:"+dup.ID, &events.KnowledgeAdvanced{
+				EntryID: dup.ID, Tier: TierHive, From: StatusCandidate, To: StatusEstablished})
+		}
+		return saveEntry(f.tx, dup)
+	}
+	Reinforce(dup, project, phase, f.t)
+	if err := saveEntry(f.tx, dup); err != nil {
+		return err
+	}
+	if err := f.encounters(dup); err != nil {
+		return err
+	}
+	return f.lifecycle(dup)
+}
+
+func (f *fold) reject(r *Rejected) error {
+	r.EventID, r.At = f.ev.ID, f.t
+	if err := putJSON(f.tx, pfxReject+r.ID, r); err != nil {
+		return err
+	}
+	f.emit("knowledge.rejected/v1", r.Project, r.ID, "rejected:"+r.ID, &events.KnowledgeRejected{
+		ID: r.ID, Tier: r.Tier, Project: r.Project, Layer: r.Layer, Reason: r.Reason, Lesson: r.Lesson})
+	return nil
+}
+
+// applyImport carries the state an entry had in its file.
+func applyImport(e *Entry, imp *events.KnowledgeImport, tier string) {
+	switch imp.Status {
+	case StatusCandidate, StatusEstablished, StatusPromoted, StatusArchived:
+		e.Status = imp.Status
+	case StatusQuarantined, "quarantined_unactionable":
+		e.Status, e.OriginalStatus = StatusQuarantined, StatusCandidate
+		e.QuarantineReason = "imported quarantined"
+	}
+	if imp.CreatedAt != nil {
+		e.CreatedAt = imp.CreatedAt.UTC()
+	}
+	if len(imp.ConfirmedBy) > 0 {
+		e.ConfirmedBy = e.ConfirmedBy[:0]
+		for _, c := range imp.ConfirmedBy {
+			at := e.CreatedAt
+			if c.At != nil {
+				at = c.At.UTC()
+			}
+			p := c.Project
+			if p == "" && tier == TierSwarm {
+				p = e.Project
+			}
+			e.ConfirmedBy = append(e.ConfirmedBy, Confirmation{Project: p, Phase: c.Phase, At: at})
+		}
+	} else if imp.Format == FormatContextMD || imp.Format == FormatSwarm || imp.Format == FormatHive {
+		e.ConfirmedBy = []Confirmation{} // the file recorded no confirmation
+	}
+	e.PhasesAlive, e.MaxPhases = imp.PhasesAlive, imp.MaxPhases
+	e.Outcomes = Outcomes{Shown: imp.Shown, Applied: imp.Applied, Helpful: imp.Helpful, Harmful: imp.Harmful}
+	if tier == TierHive {
+		if imp.SourceProject != "" {
+			e.SourceProject = imp.SourceProject
+		}
+		if imp.EncounterScore != nil {
+			e.EncounterScore = *imp.EncounterScore
+		}
+	}
+}
+
+// enforceCap archives the lowest-value active entries over max (K4).
+func (f *fold) enforceCap(pool []*Entry, tier, project string, max int) error {
+	for _, v := range CapVictims(pool, max) {
+		Archive(v, ArchiveCap, f.t)
+		if err := saveEntry(f.tx, v); err != nil {
+			return err
+		}
+		f.emit("knowledge.archived/v1", project, v.ID, "archived:"+v.ID, &events.KnowledgeArchived{
+			EntryID: v.ID, Tier: tier, Project: v.Project, Reason: ArchiveCap})
+	}
+	return nil
+}
+
+// encounters counts a confirmation by e's project of every active hive
+// entry e near-duplicates.
+func (f *fold) encounters(e *Entry) error {
+	if !f.cfg.HiveEnabled {
+		return nil
+	}
+	hive, err := HiveEntries(f.tx)
+	if err != nil {
+		return err
+	}
+	bg := WordBigrams(e.Lesson)
+	for _, h := range hive {
+		if !h.Active() || Jaccard(bg, WordBigrams(h.Lesson)) < f.cfg.DedupThreshold {
+			continue
+		}
+		counted, advanced := Encounter(h, e.Project, f.t, f.cfg)
+		if !counted {
+			continue
+		}
+		if err := saveEntry(f.tx, h); err != nil {
+			return err
+		}
+		if advanced {
+			f.emit("knowledge.advanced/v1", e.Project, h.ID, "advanced:"+h.ID, &events.KnowledgeAdvanced{
+				EntryID: h.ID, Tier: TierHive, From: StatusCandidate, To: StatusEstablished})
+		}
+	}
+	return nil
+}
+
+// lifecycle runs one lifecycle step of a swarm entry, then its hive check.
+func (f *fold) lifecycle(e *Entry) error {
+	if from, to, moved := AutoPromote(e, f.t, f.cfg); moved {
+		if err := saveEntry(f.tx, e); err != nil {
+			return err
+		}
+		f.emit("knowledge.advanced/v1", e.Project, e.ID, "advanced:"+e.ID+":"+to, &events.KnowledgeAdvanced{
+			EntryID: e.ID, Tier: TierSwarm, From: from, To: to})
+	}
+	return f.promote(e, HiveRoute(e, f.t, f.cfg))
+}
+
+// promote makes the hive entry of swarm entry e by route ("" does nothing).
+// INVARIANT: a swarm entry makes at most one hive entry (id HiveIDFor), so
+// replays and racing submissions give one promotion and one announcement.
+func (f *fold) promote(e *Entry, route string) error {
+	if route == "" || e.PromotedTo != "" || !f.cfg.HiveEnabled {
+		return nil
+	}
+	hid := HiveIDFor(e.ID)
+	for _, k := range []string{pfxIndex + hid, pfxReject + hid} {
+		if ok, err := has(f.tx, k); err != nil || ok {
+			return err
+		}
+	}
+	hive, err := HiveEntries(f.tx)
+	if err != nil {
+		return err
+	}
+	bg := WordBigrams(e.Lesson)
+	for _, h := range hive {
+		if Jaccard(bg, WordBigrams(h.Lesson)) >= f.cfg.DedupThreshold {
+			return nil // already in the hive: encounters count it
+		}
+	}
+	if f.cfg.ValidationEnabled {
+		existing, _ := existingOf(hive, "")
+		conf := 0.5
+		if route == RouteManual {
+			conf = 1
+		}
+		res := Validate(e.Lesson, existing, Meta{Category: e.Category, Scope: e.Scope, Confidence: conf,
+			Tags: e.Tags, AllowSeedCategories: e.Imported})
+		if !res.Valid {
+			return f.reject(&Rejected{ID: hid, Tier: TierHive, Project: e.Project, Lesson: e.Lesson,
+				Category: e.Category, Tags: e.Tags, Reason: res.Reason, Layer: res.Layer, Kind: RejectedValidation})
+		}
+	}
+	h := NewHiveEntry(e, hid, route, f.t, f.cfg)
+	h.EventID, h.CreatedSeq = f.ev.ID, f.tx.Seq()
+	e.PromotedTo, e.UpdatedAt = hid, f.t
+	if err := saveEntry(f.tx, e); err != nil {
+		return err
+	}
+	if err := saveEntry(f.tx, &h); err != nil {
+		return err
+	}
+	f.emit("knowledge.hive_promoted/v1", e.Project, hid, "hive:"+hid, &events.KnowledgeHivePromoted{
+		HiveID: hid, SwarmID: e.ID, Route: route, SourceProject: e.Project, Lesson: e.Lesson})
+	return f.enforceCap(append(hive, &h), TierHive, e.Project, f.cfg.HiveMaxEntries)
+}
+
+func (f *fold) phaseCompleted(project string, phase int) error {
+	marker := fmt.Sprintf("%s%s/%d", pfxPhase, events.EncodeToken(project), phase)
+	if ok, err := has(f.tx, marker); err != nil || ok {
+		return err // one sweep per phase of a project
+	}
+	if err := f.tx.Set([]byte(marker), nil); err != nil {
+		return err
+	}
+	if f.cfg.SweepEnabled {
+		swarm, err := SwarmEntries(f.tx, project)
+		if err != nil {
+			return err
+		}
+		if err := f.sweep(swarm, TierSwarm, project); err != nil {
+			return err
+		}
+		if f.cfg.HiveEnabled {
+			hive, err := HiveEntries(f.tx)
+			if err != nil {
+				return err
+			}
+			if err := f.sweep(hive, TierHive, project); err != nil {
+				return err
+			}
+		}
+	}
+	return f.curated(project)
+}
+
+func (f *fold) sweep(entries []*Entry, tier, project string) error {
+	aged := SweepAged(entries, f.cfg.DefaultMaxPhases, f.t, f.cfg)
+	todos := SweepTodos(entries, f.cfg.TodoMaxPhases, f.t)
+	for _, e := range append(aged.Changed, todos.Changed...) {
+		if err := saveEntry(f.tx, e); err != nil {
+			return err
+		}
+	}
+	announce := func(ids []string, reason string) {
+		for _, id := range ids {
+			f.emit("knowledge.archived/v1", project, id, "archived:"+id+":"+reason, &events.KnowledgeArchived{
+				EntryID: id, Tier: tier, Project: project, Reason: reason})
+		}
+	}
+	announce(aged.ArchivedIDs, ArchiveTTL)
+	announce(todos.RemovedIDs, ArchiveTTLTodo)
+	return nil
+}
+
+// curated runs the lifecycle pass of every active swarm entry of project.
+func (f *fold) curated(project string) error {
+	swarm, err := SwarmEntries(f.tx, project)
+	if err != nil {
+		return err
+	}
+	for _, e := range swarm {
+		if !e.Active() {
+			continue
+		}
+		if err := f.lifecycle(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fold) quarantined(d *events.KnowledgeQuarantined) error {
+	e, ok, err := GetEntry(f.tx, d.EntryID)
+	if err != nil || !ok {
+		return err
+	}
+	by := d.ReportedBy
+	if by == "" {
+		by = f.ev.Source
+	}
+	rec, changed := Quarantine(e, d.Reason, by, f.t)
+	if !changed {
+		return nil
+	}
+	rec.EventID = f.ev.ID
+	if err := saveEntry(f.tx, e); err != nil {
+		return err
+	}
+	return putJSON(f.tx, pfxReject+e.ID, &rec)
+}
+
+func (f *fold) restored(d *events.KnowledgeRestored) error {
+	e, ok, err := GetEntry(f.tx, d.EntryID)
+	if err != nil || !ok || e.Status != StatusQuarantined {
+		return err
+	}
+	var pool []*Entry
+	if e.Tier == TierHive {
+		pool, err = HiveEntries(f.tx)
+	} else {
+		pool, err = SwarmEntries(f.tx, e.Project)
+	}
+	if err != nil {
+		return err
+	}
+	existing, refs := existingOf(pool, e.ID)
+	res, ok := Restore(e, existing, f.cfg, f.t)
+	if ok {
+		for _, i := range res.Conflicts {
+			e.Conflicts = appendOnce(e.Conflicts, refs[i].ID)
+			refs[i].Conflicts = appendOnce(refs[i].Conflicts, e.ID)
+			if err := saveEntry(f.tx, refs[i]); err != nil {
+				return err
+			}
+		}
+		raw, found, err := f.tx.Get([]byte(pfxReject + e.ID))
+		if err != nil {
+			return err
+		}
+		var rec Rejected
+		if found && json.Unmarshal(raw, &rec) == nil && rec.Kind == RejectedQuarantine {
+			if err := f.tx.Delete([]byte(pfxReject + e.ID)); err != nil {
+				return err
+			}
+		}
+	}
+	return saveEntry(f.tx, e)
+}
+
+func (f *fold) outcome(d *events.KnowledgeOutcome) error {
+	e, ok, err := GetEntry(f.tx, d.EntryID)
+	if err != nil || !ok {
+		return err
+	}
+	e.Outcomes = AddOutcome(e.Outcomes, d.Outcome)
+	e.UpdatedAt = f.t
+	return saveEntry(f.tx, e)
+}
+
+func (f *fold) injected(d *events.KnowledgeInjected) error {
+	for _, id := range d.EntryIDs {
+		e, ok, err := GetEntry(f.tx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		e.Outcomes.Shown++
+		e.Outcomes.LastShownAt = f.t
+		if err := saveEntry(f.tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ManualHiveID is the id of the hive entry a manual promotion of text makes.
+func ManualHiveID(evID string) string { return DeriveID("hive-manual", evID) }
+
+func (f *fold) promoted(d *events.KnowledgePromoted) error {
+	if d.EntryID != "" {
+		e, ok, err := GetEntry(f.tx, d.EntryID)
+		if err != nil || !ok || e.Tier != TierSwarm || !e.Active() {
+			return err
+		}
+		return f.promote(e, RouteManual)
+	}
+	project := orProject("", f.ev.Project)
+	src := &Entry{ID: ManualHiveID(f.ev.ID), Tier: TierSwarm, Lesson: d.Lesson, Category: d.Category,
+		Tags: append([]string{}, d.Tags...), Scope: d.Scope, Project: project, Status: StatusCandidate}
+	if src.Category == "" {
+		src.Category = "process"
+	}
+	if src.Scope == "" {
+		src.Scope = "global"
+	}
+	hive, err := HiveEntries(f.tx)
+	if err != nil {
+		return err
+	}
+	if nearest(d.Lesson, hive, f.cfg.DedupThreshold) != nil {
+		return nil // already in the hive
+	}
+	hid := src.ID
+	if ok, err := has(f.tx, pfxIndex+hid); err != nil || ok {
+		return err
+	}
+	if f.cfg.ValidationEnabled {
+		existing, _ := existingOf(hive, "")
+		res := Validate(src.Lesson, existing, Meta{Category: src.Category, Scope: src.Scope, Confidence: 1, Tags: src.Tags})
+		if !res.Valid {
+			return f.reject(&Rejected{ID: hid, Tier: TierHive, Project: project, Lesson: src.Lesson,
+				Category: src.Category, Tags: src.Tags, Reason: res.Reason, Layer: res.Layer, Kind: RejectedValidation})
+		}
+	}
+	h := NewHiveEntry(src, hid, RouteManual, f.t, f.cfg)
+	h.PromotedFrom, h.EventID, h.CreatedSeq = "", f.ev.ID, f.tx.Seq()
+	if err := saveEntry(f.tx, &h); err != nil {
+		return err
+	}
+	f.emit("knowledge.hive_promoted/v1", project, hid, "hive:"+hid, &events.KnowledgeHivePromoted{
+		HiveID: hid, Route: RouteManual, SourceProject: project, Lesson: h.Lesson})
+	return f.enforceCap(append(hive, &h), TierHive, project, f.cfg.HiveMaxEntries)
+}

@@ -1,0 +1,252 @@
+package knowledge
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// Injection (SPEC §5): a budgeted block of lessons for an agent's next task.
+// The budget comes from the caller's context headroom (fraction free):
+// > 0.6 full, 0.2–0.6 half the entries and chars, 0.05–0.2 a quarter,
+// < 0.05 nothing. Swarm and hive are merged, near-duplicates removed,
+// ranked by relevance to the task × quality (confidence, utility,
+// maturity), each lesson cut to max_lesson_display_chars with "…". Every
+// length is in UTF-16 code units.
+
+// Regime names. NB: must not change: recorded in knowledge.injected/v1.
+const (
+	RegimeFull    = "full"
+	RegimeHalf    = "half"
+	RegimeQuarter = "quarter"
+	RegimeNone    = "none"
+)
+
+// Budget is what one injection may use.
+type Budget struct {
+	Regime     string `json:"regime"`
+	MaxEntries int    `json:"max_entries"`
+	MaxChars   int    `json:"max_chars"`
+}
+
+// BudgetFor maps a headroom fraction to a budget. Boundaries: 0.6 and 0.2
+// are half, 0.05 is a quarter.
+func BudgetFor(headroom float64, cfg Config) Budget {
+	n, c := cfg.MaxInjectCount, cfg.InjectCharBudget
+	atLeastOne := func(x int) int {
+		if n > 0 && x < 1 {
+			return 1
+		}
+		return x
+	}
+	switch {
+	case headroom > 0.6:
+		return Budget{RegimeFull, n, c}
+	case headroom >= 0.2:
+		return Budget{RegimeHalf, atLeastOne(n / 2), c / 2}
+	case headroom >= 0.05:
+		return Budget{RegimeQuarter, atLeastOne(n / 4), c / 4}
+	}
+	return Budget{RegimeNone, 0, 0}
+}
+
+// InjectHeader starts a non-empty block. NB: agents may look for it.
+const InjectHeader = "Lessons from lore ([S] this project, [H] hive):"
+
+// Shown is one entry of an injection.
+type Shown struct {
+	ID            string  `json:"id"`
+	Tier          string  `json:"tier"`
+	Lesson        string  `json:"lesson"` // as displayed (truncated)
+	Line          string  `json:"line"`
+	Score         float64 `json:"score"`
+	Relevance     float64 `json:"relevance"`
+	Confidence    float64 `json:"confidence"`
+	Status        string  `json:"status"`
+	Category      string  `json:"category"`
+	SourceProject string  `json:"source_project,omitempty"`
+}
+
+// Injection is the budgeted block.
+type Injection struct {
+	Budget
+	Headroom float64 `json:"headroom"`
+	Task     string  `json:"task,omitempty"`
+	Text     string  `json:"text"`
+	Chars    int     `json:"chars"` // UTF-16 code units of Text
+	Entries  []Shown `json:"entries"`
+	// Candidates is how many active entries were considered after merging.
+	Candidates int `json:"candidates"`
+}
+
+// InjectOptions select what an injection may show.
+type InjectOptions struct {
+	Task     string
+	Headroom float64
+	Project  string
+	// Scopes are accepted besides cfg.ScopeFilter (e.g. "stack:go").
+	Scopes []string
+}
+
+// Inject builds the block from the project's swarm entries and the hive.
+// Archived and quarantined entries are never shown.
+func Inject(swarm, hive []*Entry, o InjectOptions, cfg Config, now time.Time) Injection {
+	b := BudgetFor(o.Headroom, cfg)
+	inj := Injection{Budget: b, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}
+	scopes := setOf(append(append([]string(nil), cfg.ScopeFilter...), o.Scopes...)...)
+	var pool []*Entry
+	if cfg.HiveEnabled {
+		pool = append(pool, sortedBySeq(hive)...)
+	}
+	pool = append(pool, sortedBySeq(swarm)...)
+	var kept []*Entry
+	var keptBigrams [][]string
+	for _, e := range pool {
+		if !e.Active() || !scopes[e.Scope] {
+			continue
+		}
+		bg := WordBigrams(e.Lesson)
+		dup := false
+		for _, k := range keptBigrams {
+			if Jaccard(bg, k) >= cfg.DedupThreshold {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		kept = append(kept, e)
+		keptBigrams = append(keptBigrams, bg)
+	}
+	inj.Candidates = len(kept)
+	if b.MaxEntries == 0 || len(kept) == 0 {
+		return inj
+	}
+	task := taskTerms(o.Task)
+	type scored struct {
+		e        *Entry
+		rel, val float64
+	}
+	ranked := make([]scored, 0, len(kept))
+	for _, e := range kept {
+		rel := Relevance(task, e)
+		ranked = append(ranked, scored{e, rel, Score(rel, len(task) > 0, e, cfg)})
+	}
+	sort.SliceStable(ranked, func(i, j int) bool {
+		a, c := ranked[i], ranked[j]
+		if a.val != c.val {
+			return a.val > c.val
+		}
+		if !a.e.CreatedAt.Equal(c.e.CreatedAt) {
+			return a.e.CreatedAt.After(c.e.CreatedAt)
+		}
+		return a.e.ID < c.e.ID
+	})
+	text := InjectHeader
+	for _, s := range ranked {
+		if len(inj.Entries) == b.MaxEntries {
+			break
+		}
+		shown, line := displayLine(s.e, o.Project, cfg)
+		next := text + "\n" + line
+		if UTF16Len(next) > b.MaxChars {
+			break // whole lines only: the rest does not fit either in rank order
+		}
+		text = next
+		inj.Entries = append(inj.Entries, Shown{ID: s.e.ID, Tier: s.e.Tier, Lesson: shown, Line: line,
+			Score: s.val, Relevance: s.rel, Confidence: s.e.Confidence, Status: s.e.Status,
+			Category: s.e.Category, SourceProject: s.e.SourceProject})
+	}
+	if len(inj.Entries) > 0 {
+		inj.Text = text
+		inj.Chars = UTF16Len(text)
+	}
+	return inj
+}
+
+func sortedBySeq(es []*Entry) []*Entry {
+	out := append([]*Entry(nil), es...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedSeq < out[j].CreatedSeq })
+	return out
+}
+
+// displayLine renders one entry: "- [S] lesson" or "- [H] lesson (from: p)".
+func displayLine(e *Entry, project string, cfg Config) (lesson, line string) {
+	lesson, _ = TruncateUTF16(sanitizeDisplay(e.Lesson), cfg.MaxLessonDisplayChars, "…")
+	mark := "[S]"
+	if e.Tier == TierHive {
+		mark = "[H]"
+	}
+	line = "- " + mark + " " + lesson
+	if e.Tier == TierHive && e.SourceProject != "" && e.SourceProject != project {
+		line += " (from: " + e.SourceProject + ")"
+	}
+	return lesson, line
+}
+
+var stopWords = setOf("the", "and", "for", "with", "that", "this", "from", "into", "when", "then",
+	"are", "was", "were", "will", "not", "but", "all", "any", "our", "your", "its", "you", "has",
+	"have", "had", "how", "why", "what", "which", "who", "out", "use", "using", "make", "add")
+
+// taskTerms are the distinct content words of a task (normalised, 3+ letters).
+func taskTerms(task string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range words(normalizeText(task)) {
+		if len(w) < 3 || stopWords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// Relevance is the share of the task's terms found in the entry's lesson,
+// tags or category (a term also matches a word it prefixes, e.g. "test" →
+// "tests"), in [0, 1].
+func Relevance(task []string, e *Entry) float64 {
+	if len(task) == 0 {
+		return 0
+	}
+	text := normalizeText(e.Lesson + " " + strings.Join(e.Tags, " ") + " " + e.Category)
+	ws := words(text)
+	hit := 0
+	for _, t := range task {
+		for _, w := range ws {
+			if w == t || (len(t) >= 4 && strings.HasPrefix(w, t)) || (len(w) >= 4 && strings.HasPrefix(t, w)) {
+				hit++
+				break
+			}
+		}
+	}
+	return float64(hit) / float64(len(task))
+}
+
+// Maturity weighs an entry's status: promoted 1, established 0.75,
+// candidate 0.5.
+func Maturity(e *Entry) float64 {
+	switch e.Status {
+	case StatusPromoted:
+		return 1
+	case StatusEstablished:
+		return 0.75
+	}
+	return 0.5
+}
+
+// Score ranks an entry: quality = 0.5·confidence + 0.3·utility (0.5 until
+// measured) + 0.2·maturity; with a task, score = (0.25 + 0.75·relevance) ×
+// quality, so relevance dominates and quality breaks ties.
+func Score(rel float64, hasTask bool, e *Entry, cfg Config) float64 {
+	u, ok := Utility(e.Outcomes, cfg)
+	if !ok {
+		u = 0.5
+	}
+	q := 0.5*e.Confidence + 0.3*u + 0.2*Maturity(e)
+	if !hasTask {
+		return q
+	}
+	return (0.25 + 0.75*rel) * q
+}

@@ -1,0 +1,169 @@
+package knowledge
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// Key layout of the read model. NB: must not change: it is stored.
+//
+//	cfg                         the folded Config (knowledge.configured/v1)
+//	s/<project token>/<id>      swarm entry (JSON Entry)
+//	h/<id>                      hive entry
+//	i/<id>                      index: id → entry key
+//	r/<id>                      rejected record (JSON Rejected)
+//	seen/<event id>             events already folded (idempotence)
+//	phase/<project token>/<n>   completed phases (one sweep per phase)
+const (
+	keyConfig = "cfg"
+	pfxSwarm  = "s/"
+	pfxHive   = "h/"
+	pfxIndex  = "i/"
+	pfxReject = "r/"
+	pfxSeen   = "seen/"
+	pfxPhase  = "phase/"
+)
+
+func swarmPrefix(project string) string { return pfxSwarm + events.EncodeToken(project) + "/" }
+
+func entryKey(e *Entry) string {
+	if e.Tier == TierHive {
+		return pfxHive + e.ID
+	}
+	return swarmPrefix(e.Project) + e.ID
+}
+
+// LoadConfig returns the folded configuration, or base when none was set.
+func LoadConfig(r projector.Reader, base Config) (Config, error) {
+	raw, ok, err := r.Get([]byte(keyConfig))
+	if err != nil || !ok {
+		return base, err
+	}
+	cfg := base
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return base, fmt.Errorf("knowledge: stored config: %w", err)
+	}
+	return cfg, nil
+}
+
+// GetEntry loads an entry by exact id.
+func GetEntry(r projector.Reader, id string) (*Entry, bool, error) {
+	k, ok, err := r.Get([]byte(pfxIndex + id))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	raw, ok, err := r.Get(k)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var e Entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, false, fmt.Errorf("knowledge: entry %s: %w", id, err)
+	}
+	return &e, true, nil
+}
+
+// ResolveID finds the ids starting with prefix (at most limit of them).
+func ResolveID(r projector.Reader, prefix string, limit int) ([]string, error) {
+	var out []string
+	err := r.Scan([]byte(pfxIndex+prefix), func(k, _ []byte) error {
+		out = append(out, string(k[len(pfxIndex):]))
+		if len(out) >= limit {
+			return projector.ErrStopScan
+		}
+		return nil
+	})
+	return out, err
+}
+
+func scanEntries(r projector.Reader, prefix string) ([]*Entry, error) {
+	var out []*Entry
+	err := r.Scan([]byte(prefix), func(_, v []byte) error {
+		var e Entry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("knowledge: entry: %w", err)
+		}
+		out = append(out, &e)
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedSeq < out[j].CreatedSeq })
+	return out, err
+}
+
+// SwarmEntries returns every swarm entry of a project (all statuses) in
+// creation order.
+func SwarmEntries(r projector.Reader, project string) ([]*Entry, error) {
+	return scanEntries(r, swarmPrefix(project))
+}
+
+// AllSwarmEntries returns the swarm entries of every project.
+func AllSwarmEntries(r projector.Reader) ([]*Entry, error) { return scanEntries(r, pfxSwarm) }
+
+// HiveEntries returns every hive entry in creation order.
+func HiveEntries(r projector.Reader) ([]*Entry, error) { return scanEntries(r, pfxHive) }
+
+// RejectedRecords returns the rejected read model, oldest first.
+func RejectedRecords(r projector.Reader) ([]*Rejected, error) {
+	var out []*Rejected
+	err := r.Scan([]byte(pfxReject), func(_, v []byte) error {
+		var x Rejected
+		if err := json.Unmarshal(v, &x); err != nil {
+			return fmt.Errorf("knowledge: rejected: %w", err)
+		}
+		out = append(out, &x)
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, err
+}
+
+func has(r projector.Reader, key string) (bool, error) {
+	_, ok, err := r.Get([]byte(key))
+	return ok, err
+}
+
+func putJSON(tx projector.Tx, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("knowledge: encode %s: %w", key, err)
+	}
+	return tx.Set([]byte(key), b)
+}
+
+func saveEntry(tx projector.Tx, e *Entry) error {
+	k := entryKey(e)
+	if err := putJSON(tx, k, e); err != nil {
+		return err
+	}
+	cur, ok, err := tx.Get([]byte(pfxIndex + e.ID))
+	if err != nil {
+		return err
+	}
+	if ok && bytes.Equal(cur, []byte(k)) {
+		return nil
+	}
+	return tx.Set([]byte(pfxIndex+e.ID), []byte(k))
+}
+
+func existingOf(es []*Entry, skip string) ([]Existing, []*Entry) {
+	var ex []Existing
+	var ref []*Entry
+	for _, e := range es {
+		if e.Active() && e.ID != skip {
+			ex = append(ex, Existing{Text: e.Lesson, Tags: e.Tags})
+			ref = append(ref, e)
+		}
+	}
+	return ex, ref
+}

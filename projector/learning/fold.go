@@ -1,0 +1,553 @@
+package learning
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// ModelName is the read model's name and key prefix. NB: must not change.
+const ModelName = "learning"
+
+// baseVersion is the fold's format version; the configuration is hashed in.
+const baseVersion = 1
+
+// Model folds outcomes, feedback, pattern observations, manual pattern
+// events, errors and clock ticks into criterion weights, pattern maturity,
+// anti-patterns and the error accumulator.
+//
+// INVARIANT: a fold step costs O(1) reads and writes per criterion and
+// pattern it touches (decayed sums relative to an epoch, DecaySums), except
+// a pattern.reset (deletes that pattern's terms) and a clock tick (visits
+// every pattern record once).
+type Model struct {
+	cfg Config
+}
+
+var _ projector.Model = (*Model)(nil)
+
+// New returns the model for cfg; the zero Config means DefaultConfig.
+func New(cfg Config) (*Model, error) {
+	if cfg.Learning == (LearningConfig{}) && cfg.Maturity == (MaturityConfig{}) {
+		cfg = DefaultConfig()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Model{cfg: cfg}, nil
+}
+
+// Name is the key prefix of the read model.
+func (m *Model) Name() string { return ModelName }
+
+// Version changes with the fold's format and with the configuration (a
+// changed half-life or threshold changes what the fold stores).
+func (m *Model) Version() int {
+	raw, _ := json.Marshal(m.cfg)
+	h := fnv.New32a()
+	h.Write(raw)
+	if isDefault(m.cfg) {
+		return baseVersion
+	}
+	return baseVersion*1_000_000 + int(h.Sum32()%1_000_000)
+}
+
+func isDefault(c Config) bool {
+	a, _ := json.Marshal(c)
+	b, _ := json.Marshal(DefaultConfig())
+	return string(a) == string(b)
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// criterionRec is a criterion's state. NB: stored as JSON; field names must not change.
+type criterionRec struct {
+	Criterion     string     `json:"criterion"`
+	HalfLifeDays  float64    `json:"half_life_days"`
+	Sums          DecaySums  `json:"sums"`
+	HelpfulCount  int        `json:"helpful_count"`
+	HarmfulCount  int        `json:"harmful_count"`
+	NeutralCount  int        `json:"neutral_count"`
+	LastValidated *time.Time `json:"last_validated,omitempty"`
+	FirstSeen     time.Time  `json:"first_seen"`
+	LastSeen      time.Time  `json:"last_seen"`
+	Deprecated    bool       `json:"deprecated"`
+	DeprecatedAt  *time.Time `json:"deprecated_at,omitempty"`
+}
+
+// patternRec is a pattern's state. NB: stored as JSON; field names must not change.
+type patternRec struct {
+	Pattern  Pattern  `json:"pattern"`
+	Maturity Maturity `json:"maturity"`
+	// Sums are the decayed helpful/harmful maturity feedback.
+	Sums         DecaySums `json:"sums"`
+	NeutralCount int       `json:"neutral_count"`
+	// StateReason explains the last transition of Maturity.State.
+	StateReason string    `json:"state_reason,omitempty"`
+	StateSince  time.Time `json:"state_since"`
+	// Inverted is sticky until a reset; AntiReason is refreshed while the
+	// inversion rule holds.
+	Inverted   bool       `json:"inverted"`
+	AntiReason string     `json:"anti_reason,omitempty"`
+	InvertedAt *time.Time `json:"inverted_at,omitempty"`
+	ResetAt    *time.Time `json:"reset_at,omitempty"`
+}
+
+// beadRec is a bead's error totals and last outcome. NB: stored as JSON.
+type beadRec struct {
+	Stats       ErrorStats   `json:"stats"`
+	Outcomes    int          `json:"outcomes"`
+	LastOutcome *OutcomeView `json:"last_outcome,omitempty"`
+}
+
+// OutcomeView is how an outcome was scored.
+type OutcomeView struct {
+	EventID     string       `json:"event_id"`
+	Time        time.Time    `json:"time"`
+	Success     bool         `json:"success"`
+	Type        FeedbackType `json:"type"`
+	Raw         float64      `json:"raw"`
+	Reasoning   string       `json:"reasoning"`
+	ErrorCount  int          `json:"error_count"`
+	FailureMode string       `json:"failure_mode,omitempty"`
+	Criteria    []string     `json:"criteria,omitempty"`
+	Patterns    []string     `json:"patterns,omitempty"`
+}
+
+// errStorage marks errors of the Tx (not poison).
+func get[T any](tx projector.Reader, k []byte, v *T) (bool, error) {
+	raw, ok, err := tx.Get(k)
+	if err != nil || !ok {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("decode %q: %w", k, err)
+	}
+	return true, nil
+}
+
+func put(tx projector.Tx, k []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %q: %w", k, err)
+	}
+	return tx.Set(k, raw)
+}
+
+func projectOf(ev *events.Event) string {
+	if ev.Project == "" {
+		return events.DefaultProject
+	}
+	return ev.Project
+}
+
+// Fold applies one event.
+func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	switch d := data.(type) {
+	case *events.OutcomeRecorded:
+		return m.foldOutcome(tx, ev, d)
+	case *events.FeedbackRecorded:
+		typ, err := ParseFeedbackType("data.type", d.Type)
+		if err != nil {
+			return err
+		}
+		if !finite(d.RawValue) || d.RawValue < 0 {
+			return badInput("data.raw_value", "must be a number >= 0")
+		}
+		return m.addCriterionFeedback(tx, ev, d.Criterion, typ, d.RawValue)
+	case *events.PatternObserved:
+		typ := Harmful
+		if d.Success {
+			typ = Helpful
+		}
+		return m.observePattern(tx, ev, d.AggregateID(), d.Content, d.Success, typ, d.BeadID, d.Tags)
+	case *events.PatternPromoted:
+		return m.manual(tx, ev, d.PatternID, Proven, d.Reason)
+	case *events.PatternDeprecated:
+		return m.manual(tx, ev, d.PatternID, Deprecated, d.Reason)
+	case *events.PatternReset:
+		return m.reset(tx, ev, d.PatternID, d.Reason)
+	case *events.ErrorRecorded:
+		return m.foldError(tx, ev, d)
+	case *events.ErrorResolved:
+		return m.foldResolved(tx, ev, d)
+	case *events.ClockTicked:
+		return m.foldTick(tx, ev)
+	}
+	return nil
+}
+
+func (m *Model) foldOutcome(tx projector.Tx, ev *events.Event, o *events.OutcomeRecorded) error {
+	proj := projectOf(ev)
+	var bead beadRec
+	bk := key(kBead, proj, o.BeadID)
+	if _, err := get(tx, bk, &bead); err != nil {
+		return err
+	}
+	errCount := bead.Stats.Total // SPEC §4: defaults to the bead's total
+	if o.ErrorCount != nil {
+		errCount = *o.ErrorCount
+	}
+	sig := Signals{BeadID: o.BeadID, DurationMs: float64(o.DurationMs), ErrorCount: float64(errCount),
+		RetryCount: float64(o.RetryCount), Success: o.Success, Time: ev.Time}
+	scored, err := ScoreImplicitFeedback(sig, ev.Time, m.cfg.Learning)
+	if err != nil {
+		return err
+	}
+	mode := o.FailureMode
+	if !o.Success && mode == "" {
+		mode = ClassifyFailure(o.FailureDetails)
+	}
+	view := &OutcomeView{EventID: ev.ID, Time: ev.Time, Success: o.Success, Type: scored.Type, Raw: scored.Raw,
+		Reasoning: scored.Reasoning, ErrorCount: errCount, FailureMode: mode}
+	for _, c := range o.Criteria {
+		if slices.Contains(view.Criteria, c) {
+			continue
+		}
+		view.Criteria = append(view.Criteria, c)
+		// The feedback's raw value is the outcome's score decayed to its own
+		// time, that is the raw score (outcomeToFeedback).
+		if err := m.addCriterionFeedback(tx, ev, c, scored.Type, scored.Raw); err != nil {
+			return err
+		}
+	}
+	contents := ExtractPatternsFromDescription(o.Decomposition)
+	if o.Strategy != "" {
+		contents = append([]string{o.Strategy}, contents...)
+	}
+	var ids []string
+	for _, c := range contents {
+		id := PatternID(c)
+		if slices.Contains(ids, id) {
+			continue
+		}
+		ids = append(ids, id)
+		view.Patterns = append(view.Patterns, id)
+		// The seed's workflow: an observation succeeds when the outcome
+		// scored helpful; the maturity feedback has the outcome's type.
+		if err := m.observePattern(tx, ev, id, c, scored.Type == Helpful, scored.Type, o.BeadID, nil); err != nil {
+			return err
+		}
+	}
+	bead.Outcomes++
+	bead.LastOutcome = view
+	return put(tx, bk, &bead)
+}
+
+func (m *Model) addCriterionFeedback(tx projector.Tx, ev *events.Event, criterion string, typ FeedbackType, v float64) error {
+	proj := projectOf(ev)
+	ck := key(kCriterion, proj, criterion)
+	var rec criterionRec
+	found, err := get(tx, ck, &rec)
+	if err != nil {
+		return err
+	}
+	if !found {
+		rec = criterionRec{Criterion: criterion, HalfLifeDays: m.cfg.CriterionHalfLife(criterion), FirstSeen: ev.Time}
+	}
+	switch typ {
+	case Helpful:
+		rec.HelpfulCount++
+		if rec.LastValidated == nil || ev.Time.After(*rec.LastValidated) {
+			t := ev.Time
+			rec.LastValidated = &t
+		}
+	case Harmful:
+		rec.HarmfulCount++
+	default:
+		rec.NeutralCount++
+	}
+	if ev.Time.After(rec.LastSeen) {
+		rec.LastSeen = ev.Time
+	}
+	rec.Sums.Add(ev.Time, typ, v, rec.HalfLifeDays)
+	if typ != Neutral {
+		if err := tx.Set(termKey(termsPrefix(kCriterionT, proj, criterion), ev.Time, tx.Seq()), termValue(typ, v)); err != nil {
+			return err
+		}
+	}
+	dep := ShouldDeprecateCriterion(rec.HelpfulCount, rec.HarmfulCount, m.cfg.Learning)
+	if dep && !rec.Deprecated {
+		t := ev.Time
+		rec.DeprecatedAt = &t
+		total := rec.HelpfulCount + rec.HarmfulCount
+		h, x, _ := rec.Sums.At(maxTime(ev.Time, rec.Sums), rec.HalfLifeDays)
+		tx.Emit(projector.Derived{Type: "criterion.deprecated/v1", Project: proj, Subject: criterion,
+			Key: criterion + ":deprecated", Data: &events.CriterionDeprecated{Criterion: criterion,
+				HelpfulCount: rec.HelpfulCount, HarmfulCount: rec.HarmfulCount,
+				HarmfulRatio: float64(rec.HarmfulCount) / float64(total), Weight: CriterionWeight(h, x)}})
+	}
+	rec.Deprecated = dep
+	return put(tx, ck, &rec)
+}
+
+// maxTime is the time a fold evaluates an aggregate at: the event's time,
+// or the aggregate's newest term when the event is backfilled (an
+// aggregate's clock never runs backwards; this keeps the fold O(1)).
+func maxTime(t time.Time, s DecaySums) time.Time {
+	if s.Terms > 0 && t.UnixMilli() < s.NewestMs {
+		return time.UnixMilli(s.NewestMs).UTC()
+	}
+	return t
+}
+
+func (m *Model) loadPattern(tx projector.Tx, proj, id, content string, at time.Time) (patternRec, error) {
+	var rec patternRec
+	found, err := get(tx, key(kPattern, proj, id), &rec)
+	if err != nil {
+		return rec, err
+	}
+	if !found {
+		rec = patternRec{
+			Pattern: Pattern{ID: id, Content: content, Kind: KindPattern, CreatedAt: at, UpdatedAt: at,
+				Tags: []string{}, ExampleBeads: []string{}},
+			Maturity:   NewMaturity(id, at),
+			StateSince: at, StateReason: "new pattern",
+		}
+	}
+	if rec.Pattern.Content == "" && content != "" {
+		rec.Pattern.Content = content
+	}
+	return rec, nil
+}
+
+func (m *Model) observePattern(tx projector.Tx, ev *events.Event, id, content string, success bool, typ FeedbackType, bead string, tags []string) error {
+	proj := projectOf(ev)
+	rec, err := m.loadPattern(tx, proj, id, content, ev.Time)
+	if err != nil {
+		return err
+	}
+	for _, t := range tags {
+		if !slices.Contains(rec.Pattern.Tags, t) {
+			rec.Pattern.Tags = append(rec.Pattern.Tags, t)
+		}
+	}
+	p, inv := RecordObservation(rec.Pattern, success, bead, ev.Time, m.cfg.AntiPattern)
+	rec.Pattern = p
+	if inv != nil {
+		rec.AntiReason = inv.Reason
+		if !rec.Inverted {
+			rec.Inverted = true
+			t := ev.Time
+			rec.InvertedAt = &t
+			tx.Emit(projector.Derived{Type: "pattern.inverted/v1", Project: proj, Subject: id, Key: id + ":inverted",
+				Data: &events.PatternInverted{PatternID: id, AntiPatternID: inv.Inverted.ID, Content: inv.Inverted.Content,
+					Reason: inv.Reason, SuccessCount: p.SuccessCount, FailureCount: p.FailureCount}})
+		}
+	}
+	switch typ {
+	case Helpful:
+		rec.Maturity.HelpfulCount++
+	case Harmful:
+		rec.Maturity.HarmfulCount++
+	default:
+		rec.NeutralCount++
+	}
+	const weight = 1.0 // one observation's worth of maturity feedback
+	rec.Sums.Add(ev.Time, typ, weight, m.cfg.Maturity.HalfLifeDays)
+	if typ != Neutral {
+		if err := tx.Set(termKey(termsPrefix(kPatternT, proj, id), ev.Time, tx.Seq()), termValue(typ, weight)); err != nil {
+			return err
+		}
+	}
+	if ev.Time.After(rec.Maturity.LastValidated) {
+		rec.Maturity.LastValidated = ev.Time
+	}
+	m.reevaluate(tx, proj, &rec, maxTime(ev.Time, rec.Sums), "feedback")
+	return put(tx, key(kPattern, proj, id), &rec)
+}
+
+// reevaluate recomputes the effective state at `at` and announces a change
+// (once per cause: the key names the pattern and the new state).
+func (m *Model) reevaluate(tx projector.Tx, proj string, rec *patternRec, at time.Time, cause string) bool {
+	if rec.Maturity.Manual != nil {
+		return false // a manual state holds until the next manual event or a reset
+	}
+	h, x, _ := rec.Sums.At(at, m.cfg.Maturity.HalfLifeDays)
+	s := StateFromDecayed(h, x, m.cfg.Maturity)
+	if s == rec.Maturity.State {
+		return false
+	}
+	from := rec.Maturity.State
+	rec.Maturity.enter(s, at)
+	rec.StateSince = at
+	rec.StateReason = cause + ": " + ExplainState(h, x, m.cfg.Maturity)
+	tx.Emit(projector.Derived{Type: "pattern.maturity_changed/v1", Project: proj, Subject: rec.Pattern.ID,
+		Key: rec.Pattern.ID + ":" + string(s), Data: &events.PatternMaturityChanged{PatternID: rec.Pattern.ID,
+			Content: rec.Pattern.Content, From: string(from), To: string(s), Reason: rec.StateReason}})
+	return true
+}
+
+// ErrCannotPromote is the fold's refusal of a promote of a deprecated pattern
+// (the command refuses it before append; a foreign writer's event is poison).
+var ErrCannotPromote = ErrPromoteDeprecated
+
+func (m *Model) manual(tx projector.Tx, ev *events.Event, id string, to MaturityState, reason string) error {
+	proj := projectOf(ev)
+	rec, err := m.loadPattern(tx, proj, id, "", ev.Time)
+	if err != nil {
+		return err
+	}
+	at := maxTime(ev.Time, rec.Sums)
+	m.reevaluate(tx, proj, &rec, at, "time")
+	from := rec.Maturity.State
+	switch to {
+	case Proven:
+		mt, _, err := Promote(rec.Maturity, reason, ev.Source, at)
+		if err != nil {
+			return err
+		}
+		rec.Maturity = mt
+	case Deprecated:
+		rec.Maturity = Deprecate(rec.Maturity, reason, ev.Source, at)
+	}
+	// The newest manual event wins, with its reason.
+	rec.Maturity.Manual = &Manual{State: to, Reason: reason, At: at, Source: ev.Source}
+	if rec.Maturity.State != from {
+		rec.StateSince = at
+		rec.StateReason = "manual " + string(to) + ": " + reason
+		tx.Emit(projector.Derived{Type: "pattern.maturity_changed/v1", Project: proj, Subject: id,
+			Key: id + ":" + string(to), Data: &events.PatternMaturityChanged{PatternID: id, Content: rec.Pattern.Content,
+				From: string(from), To: string(to), Reason: rec.StateReason, Manual: true}})
+	}
+	return put(tx, key(kPattern, proj, id), &rec)
+}
+
+func (m *Model) reset(tx projector.Tx, ev *events.Event, id, reason string) error {
+	proj := projectOf(ev)
+	old, err := m.loadPattern(tx, proj, id, "", ev.Time)
+	if err != nil {
+		return err
+	}
+	// Delete the terms (O(terms), once per reset).
+	prefix := termsPrefix(kPatternT, proj, id)
+	var dead [][]byte
+	if err := tx.Scan(prefix, func(k, _ []byte) error {
+		dead = append(dead, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range dead {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	t := ev.Time
+	rec := patternRec{
+		Pattern: Pattern{ID: id, Content: old.Pattern.Content, Kind: KindPattern, CreatedAt: old.Pattern.CreatedAt,
+			UpdatedAt: t, Tags: old.Pattern.Tags, ExampleBeads: []string{}},
+		Maturity:   Maturity{PatternID: id, State: Candidate, LastValidated: t, PromotedAt: old.Maturity.PromotedAt, DeprecatedAt: old.Maturity.DeprecatedAt},
+		StateSince: t, StateReason: "reset: " + reason, ResetAt: &t,
+	}
+	if old.Maturity.State != Candidate {
+		tx.Emit(projector.Derived{Type: "pattern.maturity_changed/v1", Project: proj, Subject: id,
+			Key: id + ":" + string(Candidate), Data: &events.PatternMaturityChanged{PatternID: id, Content: rec.Pattern.Content,
+				From: string(old.Maturity.State), To: string(Candidate), Reason: rec.StateReason, Manual: true}})
+	}
+	return put(tx, key(kPattern, proj, id), &rec)
+}
+
+// foldTick re-evaluates every pattern at the tick's time and announces the
+// transitions caused only by time passing.
+func (m *Model) foldTick(tx projector.Tx, ev *events.Event) error {
+	type change struct {
+		k   []byte
+		rec patternRec
+	}
+	var changes []change
+	err := tx.Scan([]byte{kPattern, 0}, func(k, v []byte) error {
+		var rec patternRec
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decode %q: %w", k, err)
+		}
+		proj := string(k[2 : len(k)-len(rec.Pattern.ID)-1])
+		if m.reevaluate(tx, proj, &rec, maxTime(ev.Time, rec.Sums), "time passed") {
+			changes = append(changes, change{append([]byte(nil), k...), rec})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if err := put(tx, c.k, &c.rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Model) foldError(tx projector.Tx, ev *events.Event, e *events.ErrorRecorded) error {
+	if !ValidErrorType(e.ErrorType) {
+		return badInput("data.error_type", "%q is not one of validation, timeout, conflict, tool_failure, unknown", e.ErrorType)
+	}
+	proj := projectOf(ev)
+	seq := string(u64(tx.Seq()))
+	entry := ErrorEntry{ID: ev.ID, BeadID: e.BeadID, ErrorType: e.ErrorType, Message: e.Message,
+		StackTrace: e.StackTrace, ToolName: e.ToolName, Context: e.Context, Time: ev.Time}
+	if err := put(tx, key(kError, proj, e.BeadID, seq), &entry); err != nil {
+		return err
+	}
+	if err := tx.Set(key(kErrorID, proj, ev.ID), []byte(e.BeadID+"\x00"+seq)); err != nil {
+		return err
+	}
+	var bead beadRec
+	bk := key(kBead, proj, e.BeadID)
+	if _, err := get(tx, bk, &bead); err != nil {
+		return err
+	}
+	bead.Stats.Total++
+	bead.Stats.Unresolved++
+	bead.Stats.ByType.Add(e.ErrorType, 1)
+	return put(tx, bk, &bead)
+}
+
+// foldResolved marks an error resolved; an unknown or already resolved id
+// changes nothing (the command refuses unknown ids before append).
+func (m *Model) foldResolved(tx projector.Tx, ev *events.Event, r *events.ErrorResolved) error {
+	proj := projectOf(ev)
+	ref, ok, err := tx.Get(key(kErrorID, proj, r.ErrorID))
+	if err != nil || !ok {
+		return err
+	}
+	bead, seq, found := cutNul(ref)
+	if !found || bead != r.BeadID {
+		return nil
+	}
+	ek := key(kError, proj, bead, seq)
+	var entry ErrorEntry
+	if ok, err := get(tx, ek, &entry); err != nil || !ok || entry.Resolved {
+		return err
+	}
+	entry.Resolved = true
+	if err := put(tx, ek, &entry); err != nil {
+		return err
+	}
+	var b beadRec
+	bk := key(kBead, proj, bead)
+	if _, err := get(tx, bk, &b); err != nil {
+		return err
+	}
+	b.Stats.Unresolved--
+	return put(tx, bk, &b)
+}
+
+func cutNul(b []byte) (string, string, bool) {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i]), string(b[i+1:]), true
+		}
+	}
+	return "", "", false
+}
+
+var _ = errors.New

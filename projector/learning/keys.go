@@ -1,0 +1,87 @@
+package learning
+
+import (
+	"encoding/binary"
+	"math"
+	"time"
+)
+
+// Key layout inside the model's prefix. NB: must not change: a change
+// orphans the stored read model (bump Model.Version instead).
+//
+//	c \0 project \0 criterion                  criterion record (JSON)
+//	C \0 project \0 criterion \0 time seq       one feedback term (type, value)
+//	p \0 project \0 pattern id                 pattern record (JSON)
+//	P \0 project \0 pattern id \0 time seq      one maturity feedback term
+//	b \0 project \0 bead                       bead record (JSON)
+//	e \0 project \0 bead \0 seq                one error entry (JSON)
+//	E \0 project \0 error id                   bead \0 seq of that error
+//
+// The kind comes first so a clock tick scans every pattern record of every
+// project without touching the (many) feedback terms.
+const (
+	kCriterion  = 'c'
+	kCriterionT = 'C'
+	kPattern    = 'p'
+	kPatternT   = 'P'
+	kBead       = 'b'
+	kError      = 'e'
+	kErrorID    = 'E'
+)
+
+func key(kind byte, project string, parts ...string) []byte {
+	n := 2 + len(project)
+	for _, p := range parts {
+		n += 1 + len(p)
+	}
+	k := make([]byte, 0, n+20)
+	k = append(k, kind, 0)
+	k = append(k, project...)
+	for _, p := range parts {
+		k = append(k, 0)
+		k = append(k, p...)
+	}
+	return k
+}
+
+// termsPrefix is the prefix of an aggregate's feedback terms.
+func termsPrefix(kind byte, project, id string) []byte {
+	return append(key(kind, project, id), 0)
+}
+
+// termKey orders terms by time then stream sequence.
+func termKey(prefix []byte, t time.Time, seq uint64) []byte {
+	k := append([]byte(nil), prefix...)
+	k = binary.BigEndian.AppendUint64(k, uint64(t.Unix())+1<<63)
+	k = binary.BigEndian.AppendUint32(k, uint32(t.Nanosecond()))
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+func termTime(k []byte) time.Time {
+	s := k[len(k)-20:]
+	sec := int64(binary.BigEndian.Uint64(s[:8]) - 1<<63)
+	return time.Unix(sec, int64(binary.BigEndian.Uint32(s[8:12]))).UTC()
+}
+
+var typeByte = map[FeedbackType]byte{Helpful: 'h', Harmful: 'x', Neutral: 'n'}
+
+func termValue(typ FeedbackType, v float64) []byte {
+	b := []byte{typeByte[typ]}
+	return binary.BigEndian.AppendUint64(b, math.Float64bits(v))
+}
+
+func parseTerm(v []byte) (FeedbackType, float64) {
+	if len(v) != 9 {
+		return "", 0
+	}
+	f := math.Float64frombits(binary.BigEndian.Uint64(v[1:]))
+	switch v[0] {
+	case 'h':
+		return Helpful, f
+	case 'x':
+		return Harmful, f
+	}
+	return Neutral, f
+}
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

@@ -1,0 +1,419 @@
+package learning
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/projector"
+)
+
+// Queries read the model through a projector.Reader and evaluate decay at
+// now. Each costs O(1) per criterion or pattern it reports, unless now
+// precedes that aggregate's newest feedback (a --now in the past of
+// backfilled or clock-skewed events): then that aggregate's terms are summed
+// directly, so that every age is clamped at 0 as the rule says.
+
+// CriterionView is a criterion's weight at now and why.
+type CriterionView struct {
+	Criterion       string     `json:"criterion"`
+	Weight          float64    `json:"weight"`
+	EffectiveWeight float64    `json:"effective_weight"`
+	DecayedHelpful  float64    `json:"decayed_helpful"`
+	DecayedHarmful  float64    `json:"decayed_harmful"`
+	HelpfulCount    int        `json:"helpful_count"`
+	HarmfulCount    int        `json:"harmful_count"`
+	NeutralCount    int        `json:"neutral_count"`
+	HarmfulRatio    float64    `json:"harmful_ratio"`
+	LastValidated   *time.Time `json:"last_validated,omitempty"`
+	HalfLifeDays    float64    `json:"half_life_days"`
+	Deprecated      bool       `json:"deprecated"`
+	DeprecatedAt    *time.Time `json:"deprecated_at,omitempty"`
+	Why             []string   `json:"why"`
+}
+
+// directSums sums an aggregate's terms at now with the direct formula.
+func directSums(r projector.Reader, prefix []byte, now time.Time, halfLife float64) (h, x float64, err error) {
+	err = r.Scan(prefix, func(k, v []byte) error {
+		typ, val := parseTerm(v)
+		d, err := DecayFactor(termTime(k), now, halfLife)
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case Helpful:
+			h += val * d
+		case Harmful:
+			x += val * d
+		}
+		return nil
+	})
+	return h, x, err
+}
+
+func sumsAt(r projector.Reader, s DecaySums, prefix []byte, now time.Time, halfLife float64) (float64, float64, error) {
+	h, x, exact := s.At(now, halfLife)
+	if exact {
+		return h, x, nil
+	}
+	return directSums(r, prefix, now, halfLife)
+}
+
+func (m *Model) criterionView(r projector.Reader, proj string, rec criterionRec, now time.Time) (CriterionView, error) {
+	h, x, err := sumsAt(r, rec.Sums, termsPrefix(kCriterionT, proj, rec.Criterion), now, rec.HalfLifeDays)
+	if err != nil {
+		return CriterionView{}, err
+	}
+	v := CriterionView{Criterion: rec.Criterion, Weight: CriterionWeight(h, x), DecayedHelpful: h, DecayedHarmful: x,
+		HelpfulCount: rec.HelpfulCount, HarmfulCount: rec.HarmfulCount, NeutralCount: rec.NeutralCount,
+		LastValidated: rec.LastValidated, HalfLifeDays: rec.HalfLifeDays, Deprecated: rec.Deprecated, DeprecatedAt: rec.DeprecatedAt}
+	v.EffectiveWeight = v.Weight
+	if total := rec.HelpfulCount + rec.HarmfulCount; total > 0 {
+		v.HarmfulRatio = float64(rec.HarmfulCount) / float64(total)
+	}
+	switch total := h + x; {
+	case !(total > 0):
+		v.Why = append(v.Why, "no decayed helpful or harmful feedback: weight 1.0")
+	case h/total < 0.1:
+		v.Why = append(v.Why, fmt.Sprintf("weight %.4f: decayed helpful %.4f / (helpful + harmful %.4f) = %.4f, floored at 0.1", v.Weight, h, x, h/total))
+	default:
+		v.Why = append(v.Why, fmt.Sprintf("weight %.4f = decayed helpful %.4f / (helpful + harmful %.4f)", v.Weight, h, x))
+	}
+	v.Why = append(v.Why, fmt.Sprintf("raw counts: %d helpful, %d harmful, %d neutral (neutral counts in neither sum); half-life %g days",
+		rec.HelpfulCount, rec.HarmfulCount, rec.NeutralCount, rec.HalfLifeDays))
+	if rec.LastValidated != nil {
+		v.Why = append(v.Why, fmt.Sprintf("last validated (newest helpful feedback) %s, %.1f days before now",
+			FormatTime(*rec.LastValidated), math.Max(0, msBetween(*rec.LastValidated, now)/msPerDay)))
+	} else {
+		v.Why = append(v.Why, "never validated: no helpful feedback")
+	}
+	lc := m.cfg.Learning
+	if rec.Deprecated {
+		v.EffectiveWeight = 0
+		v.Why = append(v.Why, fmt.Sprintf("deprecated (impact 0): raw harmful ratio %.3f > %.2f with %d >= %g raw helpful+harmful",
+			v.HarmfulRatio, lc.MaxHarmfulRatio, rec.HelpfulCount+rec.HarmfulCount, lc.MinFeedbackForAdjustment))
+	} else {
+		v.Why = append(v.Why, fmt.Sprintf("not deprecated: needs >= %g raw helpful+harmful (has %d) and raw harmful ratio > %.2f (has %.3f)",
+			lc.MinFeedbackForAdjustment, rec.HelpfulCount+rec.HarmfulCount, lc.MaxHarmfulRatio, v.HarmfulRatio))
+	}
+	return v, nil
+}
+
+// Weights lists every criterion of a project (sorted by name) at now.
+func (m *Model) Weights(r projector.Reader, proj string, now time.Time) ([]CriterionView, error) {
+	var recs []criterionRec
+	err := r.Scan(append(key(kCriterion, proj), 0), func(k, v []byte) error {
+		var rec criterionRec
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decode %q: %w", k, err)
+		}
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CriterionView, 0, len(recs))
+	for _, rec := range recs {
+		v, err := m.criterionView(r, proj, rec, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Criterion returns one criterion at now; found is false when it has no feedback.
+func (m *Model) Criterion(r projector.Reader, proj, name string, now time.Time) (CriterionView, bool, error) {
+	var rec criterionRec
+	ok, err := get(r, key(kCriterion, proj, name), &rec)
+	if err != nil || !ok {
+		return CriterionView{}, ok, err
+	}
+	v, err := m.criterionView(r, proj, rec, now)
+	return v, true, err
+}
+
+// PatternView is a pattern's maturity at now, its observations and why.
+type PatternView struct {
+	ID      string   `json:"id"`
+	Content string   `json:"content"`
+	Tags    []string `json:"tags"`
+	// State is the effective state: the manual one when set, else ComputedState.
+	State         MaturityState `json:"state"`
+	ComputedState MaturityState `json:"computed_state"`
+	Multiplier    float64       `json:"multiplier"`
+	Label         string        `json:"label"`
+	Manual        *Manual       `json:"manual,omitempty"`
+	// AnnouncedState is the last state announced by the fold (ticks and
+	// feedback); it lags State while time-only transitions wait for a tick.
+	AnnouncedState MaturityState `json:"announced_state"`
+	StateSince     time.Time     `json:"state_since"`
+	StateReason    string        `json:"state_reason,omitempty"`
+	DecayedHelpful float64       `json:"decayed_helpful"`
+	DecayedHarmful float64       `json:"decayed_harmful"`
+	HarmfulRatio   float64       `json:"harmful_ratio"`
+	HelpfulCount   int           `json:"helpful_count"`
+	HarmfulCount   int           `json:"harmful_count"`
+	NeutralCount   int           `json:"neutral_count"`
+	SuccessCount   int           `json:"success_count"`
+	FailureCount   int           `json:"failure_count"`
+	Inverted       bool          `json:"inverted"`
+	AntiPattern    string        `json:"anti_pattern,omitempty"`
+	AntiPatternID  string        `json:"anti_pattern_id,omitempty"`
+	InvertedAt     *time.Time    `json:"inverted_at,omitempty"`
+	ExampleBeads   []string      `json:"example_beads"`
+	PromotedAt     *time.Time    `json:"promoted_at,omitempty"`
+	DeprecatedAt   *time.Time    `json:"deprecated_at,omitempty"`
+	LastValidated  time.Time     `json:"last_validated"`
+	CreatedAt      time.Time     `json:"created_at"`
+	UpdatedAt      time.Time     `json:"updated_at"`
+	Why            []string      `json:"why"`
+}
+
+func (m *Model) patternView(r projector.Reader, proj string, rec patternRec, now time.Time) (PatternView, error) {
+	mc := m.cfg.Maturity
+	h, x, err := sumsAt(r, rec.Sums, termsPrefix(kPatternT, proj, rec.Pattern.ID), now, mc.HalfLifeDays)
+	if err != nil {
+		return PatternView{}, err
+	}
+	p := rec.Pattern
+	v := PatternView{ID: p.ID, Content: p.Content, Tags: p.Tags, ComputedState: StateFromDecayed(h, x, mc),
+		Manual: rec.Maturity.Manual, AnnouncedState: rec.Maturity.State, StateSince: rec.StateSince, StateReason: rec.StateReason,
+		DecayedHelpful: h, DecayedHarmful: x, HelpfulCount: rec.Maturity.HelpfulCount, HarmfulCount: rec.Maturity.HarmfulCount,
+		NeutralCount: rec.NeutralCount, SuccessCount: p.SuccessCount, FailureCount: p.FailureCount, Inverted: rec.Inverted,
+		InvertedAt: rec.InvertedAt, ExampleBeads: p.ExampleBeads, PromotedAt: rec.Maturity.PromotedAt,
+		DeprecatedAt: rec.Maturity.DeprecatedAt, LastValidated: rec.Maturity.LastValidated, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+	if h+x > floatEpsilon {
+		v.HarmfulRatio = x / (h + x)
+	}
+	v.State = v.ComputedState
+	if v.Manual != nil {
+		v.State = v.Manual.State
+	}
+	v.Multiplier, _ = Multiplier(v.State)
+	mat := rec.Maturity
+	mat.State = v.State
+	v.Label = FormatMaturityForPrompt(mat)
+	if rec.Inverted {
+		v.AntiPatternID = "anti-" + p.ID
+		v.AntiPattern = AntiPatternText(p.Content, rec.AntiReason, m.cfg.AntiPattern)
+	}
+	if v.Manual != nil {
+		v.Why = append(v.Why, fmt.Sprintf("%s by hand at %s (%s), holds until the next manual event or a reset",
+			v.Manual.State, FormatTime(v.Manual.At), orNone(v.Manual.Reason)))
+		v.Why = append(v.Why, "without it: "+ExplainState(h, x, mc))
+	} else {
+		v.Why = append(v.Why, ExplainState(h, x, mc))
+	}
+	v.Why = append(v.Why, fmt.Sprintf("raw feedback: %d helpful, %d harmful, %d neutral (neutral counts in neither sum); half-life %g days",
+		v.HelpfulCount, v.HarmfulCount, v.NeutralCount, mc.HalfLifeDays))
+	ac := m.cfg.AntiPattern
+	total := p.SuccessCount + p.FailureCount
+	fr := 0.0
+	if total > 0 {
+		fr = float64(p.FailureCount) / float64(total)
+	}
+	switch {
+	case rec.Inverted:
+		v.Why = append(v.Why, fmt.Sprintf("inverted at %s: %s (inverts when observations >= %g and failure ratio >= %.2f)",
+			FormatTime(*rec.InvertedAt), rec.AntiReason, ac.MinObservations, ac.FailureRatioThreshold))
+	case float64(total) < ac.MinObservations:
+		v.Why = append(v.Why, fmt.Sprintf("not inverted: %d observations < %g", total, ac.MinObservations))
+	default:
+		v.Why = append(v.Why, fmt.Sprintf("not inverted: failure ratio %d/%d = %.3f < %.2f", p.FailureCount, total, fr, ac.FailureRatioThreshold))
+	}
+	return v, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return "reason: " + s
+}
+
+// Patterns lists a project's patterns at now, sorted by state (proven,
+// established, candidate, deprecated) then content; state filters when set.
+func (m *Model) Patterns(r projector.Reader, proj string, now time.Time, state MaturityState) ([]PatternView, error) {
+	var recs []patternRec
+	err := r.Scan(append(key(kPattern, proj), 0), func(k, v []byte) error {
+		var rec patternRec
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decode %q: %w", k, err)
+		}
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PatternView, 0, len(recs))
+	for _, rec := range recs {
+		v, err := m.patternView(r, proj, rec, now)
+		if err != nil {
+			return nil, err
+		}
+		if state == "" || v.State == state {
+			out = append(out, v)
+		}
+	}
+	rank := map[MaturityState]int{Proven: 0, Established: 1, Candidate: 2, Deprecated: 3}
+	sort.SliceStable(out, func(i, j int) bool {
+		if rank[out[i].State] != rank[out[j].State] {
+			return rank[out[i].State] < rank[out[j].State]
+		}
+		return out[i].Content < out[j].Content
+	})
+	return out, nil
+}
+
+// Pattern returns one pattern at now, by id, or by content (its derived id).
+func (m *Model) Pattern(r projector.Reader, proj, idOrContent string, now time.Time) (PatternView, bool, error) {
+	var rec patternRec
+	ok, err := get(r, key(kPattern, proj, idOrContent), &rec)
+	if err == nil && !ok {
+		ok, err = get(r, key(kPattern, proj, PatternID(idOrContent)), &rec)
+	}
+	if err != nil || !ok {
+		return PatternView{}, ok, err
+	}
+	v, err := m.patternView(r, proj, rec, now)
+	return v, true, err
+}
+
+// AntiPatterns returns the project's anti-patterns (sorted by id) and
+// their prompt block (formatAntiPatternsForPrompt).
+func (m *Model) AntiPatterns(r projector.Reader, proj string, now time.Time) ([]Pattern, string, error) {
+	views, err := m.Patterns(r, proj, now, "")
+	if err != nil {
+		return nil, "", err
+	}
+	var anti []Pattern
+	for _, v := range views {
+		if v.Inverted {
+			anti = append(anti, Pattern{ID: v.AntiPatternID, Content: v.AntiPattern, Kind: KindAntiPattern, IsNegative: true,
+				SuccessCount: v.SuccessCount, FailureCount: v.FailureCount, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+				Tags: v.Tags, ExampleBeads: v.ExampleBeads})
+		}
+	}
+	sort.Slice(anti, func(i, j int) bool { return anti[i].ID < anti[j].ID })
+	return anti, FormatAntiPatternsForPrompt(anti), nil
+}
+
+// DecompositionPrompt is the block for a decomposition prompt: the
+// patterns that are not anti-patterns, by maturity at now
+// (formatPatternsWithMaturityForPrompt), then the anti-patterns. Proven
+// lists the proven patterns' contents; Excluded the deprecated and
+// inverted ones (multiplier 0 or AVOID).
+type DecompositionPrompt struct {
+	Text     string   `json:"text"`
+	Proven   []string `json:"proven"`
+	Excluded []string `json:"excluded"`
+}
+
+// Decomposition builds the decomposition prompt block at now.
+func (m *Model) Decomposition(r projector.Reader, proj string, now time.Time) (DecompositionPrompt, error) {
+	views, err := m.Patterns(r, proj, now, "")
+	if err != nil {
+		return DecompositionPrompt{}, err
+	}
+	out := DecompositionPrompt{Proven: []string{}, Excluded: []string{}}
+	var withMat []ContentMaturity
+	for _, v := range views {
+		if v.Inverted {
+			out.Excluded = append(out.Excluded, v.Content)
+			continue
+		}
+		switch v.State {
+		case Proven:
+			out.Proven = append(out.Proven, v.Content)
+		case Deprecated:
+			out.Excluded = append(out.Excluded, v.Content)
+		}
+		withMat = append(withMat, ContentMaturity{Content: v.Content, Maturity: Maturity{PatternID: v.ID, State: v.State,
+			HelpfulCount: v.HelpfulCount, HarmfulCount: v.HarmfulCount}})
+	}
+	_, anti, err := m.AntiPatterns(r, proj, now)
+	if err != nil {
+		return out, err
+	}
+	parts := []string{}
+	if s := FormatPatternsWithMaturityForPrompt(withMat); s != "" {
+		parts = append(parts, s+"\n")
+	}
+	if anti != "" {
+		parts = append(parts, anti)
+	}
+	for i, p := range parts {
+		if i > 0 {
+			out.Text += "\n"
+		}
+		out.Text += p
+	}
+	return out, nil
+}
+
+// BeadErrors returns a bead's errors in recording order.
+func (m *Model) BeadErrors(r projector.Reader, proj, bead string) ([]ErrorEntry, error) {
+	var out []ErrorEntry
+	err := r.Scan(append(key(kError, proj, bead), 0), func(k, v []byte) error {
+		var e ErrorEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("decode %q: %w", k, err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// ErrorContext is getErrorContext for a bead.
+func (m *Model) ErrorContext(r projector.Reader, proj, bead string, includeResolved bool) (string, error) {
+	es, err := m.BeadErrors(r, proj, bead)
+	if err != nil {
+		return "", err
+	}
+	return ErrorContext(es, includeResolved), nil
+}
+
+// ErrorStats is getErrorStats for a bead (zeros when it has no errors).
+func (m *Model) ErrorStats(r projector.Reader, proj, bead string) (ErrorStats, error) {
+	var b beadRec
+	if _, err := get(r, key(kBead, proj, bead), &b); err != nil {
+		return ErrorStats{}, err
+	}
+	if b.Stats.ByType == nil {
+		b.Stats.ByType = ByType{}
+	}
+	return b.Stats, nil
+}
+
+// LastOutcome is how the bead's newest outcome was scored (nil when none).
+func (m *Model) LastOutcome(r projector.Reader, proj, bead string) (*OutcomeView, error) {
+	var b beadRec
+	_, err := get(r, key(kBead, proj, bead), &b)
+	return b.LastOutcome, err
+}
+
+// ErrorBead returns the bead an error id belongs to and whether it is
+// resolved; found is false for an unknown id.
+func (m *Model) ErrorBead(r projector.Reader, proj, errorID string) (bead string, resolved, found bool, err error) {
+	ref, ok, err := r.Get(key(kErrorID, proj, errorID))
+	if err != nil || !ok {
+		return "", false, false, err
+	}
+	b, seq, ok := cutNul(ref)
+	if !ok {
+		return "", false, false, nil
+	}
+	var e ErrorEntry
+	if _, err := get(r, key(kError, proj, b, seq), &e); err != nil {
+		return "", false, false, err
+	}
+	return b, e.Resolved, true, nil
+}

@@ -1,0 +1,833 @@
+package conformance_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/projector/learning"
+)
+
+// Handlers for swarm_learning.json (swarm-tools learning systems). The
+// departures L1–L4 of conformance/README.md are asserted as lore's value.
+
+const learningFile = "swarm_learning"
+
+// num reads a JSON number or the strings "NaN", "Infinity", "-Infinity".
+func num(t *testing.T, raw json.RawMessage) float64 {
+	t.Helper()
+	if len(raw) == 0 || string(raw) == "null" {
+		return math.NaN() // missing, as JavaScript's undefined in arithmetic
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err == nil {
+		return f
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("not a number: %s", raw)
+	}
+	switch s {
+	case "NaN":
+		return math.NaN()
+	case "Infinity":
+		return math.Inf(1)
+	case "-Infinity":
+		return math.Inf(-1)
+	}
+	t.Fatalf("not a number: %s", raw)
+	return 0
+}
+
+func decode(t *testing.T, raw json.RawMessage, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	tm, err := learning.ParseTime("timestamp", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+// sameFloat compares bit for bit (NaN equals NaN).
+func sameFloat(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.IsNaN(got) && math.IsNaN(want) {
+		return
+	}
+	if math.Float64bits(got) != math.Float64bits(want) && got != want {
+		t.Errorf("%s = %v (%b), want %v", what, got, math.Float64bits(got), want)
+	}
+}
+
+// wantBadInput asserts lore refuses the input with an error naming field.
+func wantBadInput(t *testing.T, err error, field string) {
+	t.Helper()
+	if !errors.Is(err, learning.ErrBadInput) {
+		t.Fatalf("want a bad-input error naming %q, got %v", field, err)
+	}
+	if !strings.Contains(err.Error(), `"`+field+`"`) {
+		t.Errorf("error %q does not name field %q", err, field)
+	}
+}
+
+func learningConfig(t *testing.T, raw json.RawMessage) learning.LearningConfig {
+	cfg := learning.DefaultLearningConfig()
+	if len(raw) > 0 && raw[0] == '{' {
+		decode(t, raw, &cfg)
+	}
+	return cfg
+}
+
+func antiConfig(t *testing.T, raw json.RawMessage) learning.AntiPatternConfig {
+	cfg := learning.DefaultAntiPatternConfig()
+	if len(raw) > 0 && raw[0] == '{' {
+		decode(t, raw, &cfg)
+	}
+	return cfg
+}
+
+func maturityConfig(t *testing.T, raw json.RawMessage) learning.MaturityConfig {
+	cfg := learning.DefaultMaturityConfig()
+	if len(raw) > 0 && raw[0] == '{' {
+		decode(t, raw, &cfg)
+	}
+	return cfg
+}
+
+type refSignals struct {
+	BeadID     string          `json:"bead_id"`
+	DurationMs json.RawMessage `json:"duration_ms"`
+	ErrorCount json.RawMessage `json:"error_count"`
+	RetryCount json.RawMessage `json:"retry_count"`
+	Success    bool            `json:"success"`
+	Timestamp  string          `json:"timestamp"`
+}
+
+func (r refSignals) toSignals(t *testing.T) (learning.Signals, error) {
+	s := learning.Signals{BeadID: r.BeadID, DurationMs: num(t, r.DurationMs), ErrorCount: num(t, r.ErrorCount),
+		RetryCount: num(t, r.RetryCount), Success: r.Success}
+	tm, err := learning.ParseTime("timestamp", r.Timestamp)
+	s.Time = tm
+	return s, err
+}
+
+type refMaturity struct {
+	PatternID     string  `json:"pattern_id"`
+	State         string  `json:"state"`
+	HelpfulCount  int     `json:"helpful_count"`
+	HarmfulCount  int     `json:"harmful_count"`
+	LastValidated string  `json:"last_validated"`
+	PromotedAt    *string `json:"promoted_at"`
+	DeprecatedAt  *string `json:"deprecated_at"`
+}
+
+func (r refMaturity) toMaturity(t *testing.T) learning.Maturity {
+	m := learning.Maturity{PatternID: r.PatternID, State: learning.MaturityState(r.State),
+		HelpfulCount: r.HelpfulCount, HarmfulCount: r.HarmfulCount, LastValidated: mustTime(t, r.LastValidated)}
+	if r.PromotedAt != nil {
+		tm := mustTime(t, *r.PromotedAt)
+		m.PromotedAt = &tm
+	}
+	if r.DeprecatedAt != nil {
+		tm := mustTime(t, *r.DeprecatedAt)
+		m.DeprecatedAt = &tm
+	}
+	return m
+}
+
+func sameTimePtr(t *testing.T, what string, got *time.Time, want *string) {
+	t.Helper()
+	switch {
+	case got == nil && want == nil:
+	case got == nil || want == nil:
+		t.Errorf("%s = %v, want %v", what, got, want)
+	case !got.Equal(mustTime(t, *want)):
+		t.Errorf("%s = %s, want %s", what, got, *want)
+	}
+}
+
+func checkMaturity(t *testing.T, got learning.Maturity, want refMaturity) {
+	t.Helper()
+	if got.PatternID != want.PatternID || string(got.State) != want.State ||
+		got.HelpfulCount != want.HelpfulCount || got.HarmfulCount != want.HarmfulCount {
+		t.Errorf("maturity = %+v, want %+v", got, want)
+	}
+	if !got.LastValidated.Equal(mustTime(t, want.LastValidated)) {
+		t.Errorf("last_validated = %s, want %s", got.LastValidated, want.LastValidated)
+	}
+	sameTimePtr(t, "promoted_at", got.PromotedAt, want.PromotedAt)
+	sameTimePtr(t, "deprecated_at", got.DeprecatedAt, want.DeprecatedAt)
+}
+
+type refMaturityFeedback struct {
+	PatternID string          `json:"pattern_id"`
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	Weight    json.RawMessage `json:"weight"`
+}
+
+func maturityEvents(t *testing.T, in []refMaturityFeedback) []learning.MaturityFeedback {
+	out := make([]learning.MaturityFeedback, len(in))
+	for i, e := range in {
+		out[i] = learning.MaturityFeedback{PatternID: e.PatternID, Type: learning.FeedbackType(e.Type),
+			Time: mustTime(t, e.Timestamp), Weight: num(t, e.Weight)}
+	}
+	return out
+}
+
+type refPattern struct {
+	ID           string   `json:"id"`
+	Content      string   `json:"content"`
+	Kind         string   `json:"kind"`
+	IsNegative   bool     `json:"is_negative"`
+	SuccessCount int      `json:"success_count"`
+	FailureCount int      `json:"failure_count"`
+	CreatedAt    string   `json:"created_at"`
+	UpdatedAt    string   `json:"updated_at"`
+	Reason       string   `json:"reason"`
+	Tags         []string `json:"tags"`
+	ExampleBeads []string `json:"example_beads"`
+}
+
+func (r refPattern) toPattern(t *testing.T) learning.Pattern {
+	return learning.Pattern{ID: r.ID, Content: r.Content, Kind: r.Kind, IsNegative: r.IsNegative,
+		SuccessCount: r.SuccessCount, FailureCount: r.FailureCount, CreatedAt: mustTime(t, r.CreatedAt),
+		UpdatedAt: mustTime(t, r.UpdatedAt), Reason: r.Reason, Tags: nonNil(r.Tags), ExampleBeads: nonNil(r.ExampleBeads)}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func checkPattern(t *testing.T, what string, got learning.Pattern, want refPattern) {
+	t.Helper()
+	w := want.toPattern(t)
+	if !got.CreatedAt.Equal(w.CreatedAt) || !got.UpdatedAt.Equal(w.UpdatedAt) {
+		t.Errorf("%s times = %s/%s, want %s/%s", what, got.CreatedAt, got.UpdatedAt, w.CreatedAt, w.UpdatedAt)
+	}
+	got.CreatedAt, got.UpdatedAt = w.CreatedAt, w.UpdatedAt
+	got.Tags, got.ExampleBeads = nonNil(got.Tags), nonNil(got.ExampleBeads)
+	if !reflect.DeepEqual(got, w) {
+		t.Errorf("%s =\n %+v\nwant\n %+v", what, got, w)
+	}
+}
+
+func patterns(t *testing.T, in []refPattern) []learning.Pattern {
+	out := make([]learning.Pattern, len(in))
+	for i, p := range in {
+		out[i] = p.toPattern(t)
+	}
+	return out
+}
+
+// localeTime matches the reference's en-US toLocaleString() Time lines.
+var localeTime = regexp.MustCompile(`Time: (\d{1,2}/\d{1,2}/\d{4}, \d{1,2}:\d{2}:\d{2} [AP]M)`)
+
+// rfc3339Lines rewrites the reference's locale Time lines to lore's
+// RFC 3339 UTC form (departure L4); every other byte stays.
+func rfc3339Lines(t *testing.T, text string) string {
+	return localeTime.ReplaceAllStringFunc(text, func(m string) string {
+		tm, err := time.Parse("1/2/2006, 3:04:05 PM", localeTime.FindStringSubmatch(m)[1])
+		if err != nil {
+			t.Fatalf("locale time %q: %v", m, err)
+		}
+		return "Time: " + tm.UTC().Format(time.RFC3339)
+	})
+}
+
+func init() {
+	register(learningFile, "calculateDecayedValue", func(t *testing.T, c Case) {
+		var in struct {
+			Timestamp string          `json:"timestamp"`
+			Now       string          `json:"now"`
+			HalfLife  json.RawMessage `json:"half_life_days"`
+		}
+		var want struct {
+			Value json.RawMessage `json:"value"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		ts, terr := learning.ParseTime("timestamp", in.Timestamp)
+		hl := num(t, in.HalfLife)
+		if c.Lore == "departs" { // L1: bad timestamps and half-lives are refused
+			if terr != nil {
+				wantBadInput(t, terr, "timestamp")
+			} else {
+				_, err := learning.DecayFactor(ts, mustTime(t, in.Now), hl)
+				wantBadInput(t, err, "half_life_days")
+			}
+			t.Logf("departs L1: refused (reference: %s)", want.Value)
+			return
+		}
+		if terr != nil {
+			t.Fatal(terr)
+		}
+		got, err := learning.DecayFactor(ts, mustTime(t, in.Now), hl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFloat(t, "value", got, num(t, want.Value))
+	})
+
+	register(learningFile, "calculateCriterionWeight", func(t *testing.T, c Case) {
+		var in struct {
+			Events []struct {
+				ID        string          `json:"id"`
+				Criterion string          `json:"criterion"`
+				Type      string          `json:"type"`
+				Timestamp string          `json:"timestamp"`
+				RawValue  json.RawMessage `json:"raw_value"`
+			} `json:"events"`
+			Now    string          `json:"now"`
+			Config json.RawMessage `json:"config"`
+		}
+		var want struct {
+			Criterion     string  `json:"criterion"`
+			Weight        float64 `json:"weight"`
+			HelpfulCount  int     `json:"helpful_count"`
+			HarmfulCount  int     `json:"harmful_count"`
+			LastValidated *string `json:"last_validated"`
+			HalfLifeDays  float64 `json:"half_life_days"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		evs := make([]learning.FeedbackEvent, len(in.Events))
+		for i, e := range in.Events {
+			evs[i] = learning.FeedbackEvent{ID: e.ID, Criterion: e.Criterion, Type: learning.FeedbackType(e.Type),
+				Time: mustTime(t, e.Timestamp), RawValue: num(t, e.RawValue)}
+		}
+		got, err := learning.CalculateCriterionWeight(evs, mustTime(t, in.Now), learningConfig(t, in.Config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFloat(t, "weight", got.Weight, want.Weight)
+		if got.Criterion != want.Criterion || got.HelpfulCount != want.HelpfulCount ||
+			got.HarmfulCount != want.HarmfulCount || got.HalfLifeDays != want.HalfLifeDays {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+		sameTimePtr(t, "last_validated", got.LastValidated, want.LastValidated)
+	})
+
+	register(learningFile, "shouldDeprecateCriterion", func(t *testing.T, c Case) {
+		var in struct {
+			Weight struct {
+				HelpfulCount int `json:"helpful_count"`
+				HarmfulCount int `json:"harmful_count"`
+			} `json:"weight"`
+			Config json.RawMessage `json:"config"`
+		}
+		var want struct {
+			Result bool `json:"result"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		if got := learning.ShouldDeprecateCriterion(in.Weight.HelpfulCount, in.Weight.HarmfulCount, learningConfig(t, in.Config)); got != want.Result {
+			t.Errorf("got %v, want %v", got, want.Result)
+		}
+	})
+
+	scoreCase := func(t *testing.T, c Case, scoreKey string) {
+		var in struct {
+			Signals refSignals      `json:"signals"`
+			Now     string          `json:"now"`
+			Config  json.RawMessage `json:"config"`
+		}
+		var want map[string]json.RawMessage
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		var wantType, wantReason string
+		decode(t, want["type"], &wantType)
+		decode(t, want["reasoning"], &wantReason)
+		cfg := learningConfig(t, in.Config)
+		s, terr := in.Signals.toSignals(t)
+		if c.Lore == "departs" { // L1: negative and NaN signals are refused
+			err := terr
+			if err == nil {
+				_, err = learning.ScoreImplicitFeedback(s, mustTime(t, in.Now), cfg)
+			}
+			field := "duration_ms"
+			if d := num(t, in.Signals.DurationMs); d >= 0 {
+				field = "error_count"
+			}
+			wantBadInput(t, err, field)
+			t.Logf("departs L1: refused (reference: %s %s)", wantType, wantReason)
+			return
+		}
+		if terr != nil {
+			// The reference scores an unparseable timestamp (type from the
+			// raw score, decayed_value NaN); SPEC §1 refuses it. lore's type
+			// and reasoning, which need no time, must still match.
+			wantBadInput(t, terr, "timestamp")
+			_, typ := learning.RawScore(s, cfg)
+			if string(typ) != wantType {
+				t.Errorf("type = %s, want %s", typ, wantType)
+			}
+			t.Logf("unparseable timestamp refused (SPEC §1); type checked, reference decayed_value %s", want[scoreKey])
+			return
+		}
+		got, err := learning.ScoreImplicitFeedback(s, mustTime(t, in.Now), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Type) != wantType || got.Reasoning != wantReason {
+			t.Errorf("got %s %q, want %s %q", got.Type, got.Reasoning, wantType, wantReason)
+		}
+		sameFloat(t, scoreKey, got.DecayedValue, num(t, want[scoreKey]))
+	}
+	register(learningFile, "scoreImplicitFeedback", func(t *testing.T, c Case) { scoreCase(t, c, "decayed_value") })
+	register(learningFile, "scoreOutcome", func(t *testing.T, c Case) { scoreCase(t, c, "score") })
+
+	register(learningFile, "scoreImplicitFeedback.grid", func(t *testing.T, c Case) {
+		var in struct {
+			Now string `json:"now"`
+		}
+		var want struct {
+			Rows []struct {
+				Success    bool    `json:"success"`
+				DurationMs float64 `json:"duration_ms"`
+				ErrorCount float64 `json:"error_count"`
+				RetryCount float64 `json:"retry_count"`
+				Type       string  `json:"type"`
+				Raw        float64 `json:"raw"`
+			} `json:"rows"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		if len(want.Rows) != 54 {
+			t.Fatalf("grid has %d rows, want 54", len(want.Rows))
+		}
+		now := mustTime(t, in.Now)
+		for _, r := range want.Rows {
+			got, err := learning.ScoreImplicitFeedback(learning.Signals{DurationMs: r.DurationMs, ErrorCount: r.ErrorCount,
+				RetryCount: r.RetryCount, Success: r.Success, Time: now}, now, learning.DefaultLearningConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Type) != r.Type {
+				t.Errorf("%+v: type %s", r, got.Type)
+			}
+			sameFloat(t, fmt.Sprintf("raw %+v", r), got.Raw, r.Raw)
+			sameFloat(t, fmt.Sprintf("decayed %+v", r), got.DecayedValue, r.Raw)
+		}
+	})
+
+	register(learningFile, "calculateDecayedCounts", func(t *testing.T, c Case) {
+		var in struct {
+			Events []refMaturityFeedback `json:"events"`
+			Now    string                `json:"now"`
+			Config json.RawMessage       `json:"config"`
+		}
+		var want struct {
+			Helpful float64 `json:"decayedHelpful"`
+			Harmful float64 `json:"decayedHarmful"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		h, x, err := learning.CalculateDecayedCounts(maturityEvents(t, in.Events), mustTime(t, in.Now), maturityConfig(t, in.Config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Lore == "departs" { // L2: neutral counts in neither sum
+			sameFloat(t, "decayedHelpful", h, 0)
+			sameFloat(t, "decayedHarmful", x, 0)
+			t.Logf("departs L2: neutral counts in neither sum (reference: harmful %v)", want.Harmful)
+			return
+		}
+		sameFloat(t, "decayedHelpful", h, want.Helpful)
+		sameFloat(t, "decayedHarmful", x, want.Harmful)
+	})
+
+	register(learningFile, "calculateMaturityState", func(t *testing.T, c Case) {
+		var in struct {
+			Events []refMaturityFeedback `json:"events"`
+			Now    string                `json:"now"`
+			Config json.RawMessage       `json:"config"`
+		}
+		var want struct {
+			State   string  `json:"state"`
+			Helpful float64 `json:"decayedHelpful"`
+			Harmful float64 `json:"decayedHarmful"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		s, h, x, err := learning.CalculateMaturityState(maturityEvents(t, in.Events), mustTime(t, in.Now), maturityConfig(t, in.Config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(s) != want.State {
+			t.Errorf("state = %s, want %s", s, want.State)
+		}
+		sameFloat(t, "decayedHelpful", h, want.Helpful)
+		sameFloat(t, "decayedHarmful", x, want.Harmful)
+	})
+
+	register(learningFile, "createPatternMaturity", func(t *testing.T, c Case) {
+		var in struct {
+			PatternID string `json:"pattern_id"`
+			Now       string `json:"now"`
+		}
+		var want refMaturity
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		checkMaturity(t, learning.NewMaturity(in.PatternID, mustTime(t, in.Now)), want)
+	})
+
+	register(learningFile, "updatePatternMaturity", func(t *testing.T, c Case) {
+		var in struct {
+			Maturity refMaturity           `json:"maturity"`
+			Events   []refMaturityFeedback `json:"events"`
+			Now      string                `json:"now"`
+		}
+		var want refMaturity
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		m := in.Maturity.toMaturity(t)
+		now := mustTime(t, in.Now)
+		if c.Lore == "departs" { // L3: a manual promotion holds at the next update
+			m.Manual = &learning.Manual{State: m.State, Reason: "validated by hand", At: *m.PromotedAt}
+			got, err := learning.UpdateMaturity(m, maturityEvents(t, in.Events), now, learning.DefaultMaturityConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.State = string(learning.Proven)
+			checkMaturity(t, got, want)
+			if got.Manual == nil || got.Manual.Reason != "validated by hand" {
+				t.Errorf("manual state lost: %+v", got.Manual)
+			}
+			t.Logf("departs L3: manual promotion holds (reference overwrote it with candidate)")
+			return
+		}
+		got, err := learning.UpdateMaturity(m, maturityEvents(t, in.Events), now, learning.DefaultMaturityConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMaturity(t, got, want)
+	})
+
+	register(learningFile, "promotePattern", func(t *testing.T, c Case) {
+		var in struct {
+			Maturity refMaturity `json:"maturity"`
+			Now      string      `json:"now"`
+		}
+		var want struct {
+			Throws string `json:"throws"`
+			refMaturity
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if in.Now != "" {
+			now = mustTime(t, in.Now)
+		}
+		got, _, err := learning.Promote(in.Maturity.toMaturity(t), "", "", now)
+		if want.Throws != "" {
+			if err == nil || err.Error() != want.Throws {
+				t.Fatalf("err = %v, want %q", err, want.Throws)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMaturity(t, got, want.refMaturity)
+	})
+
+	register(learningFile, "deprecatePattern", func(t *testing.T, c Case) {
+		var in struct {
+			Maturity refMaturity `json:"maturity"`
+			Reason   string      `json:"reason"`
+			Now      string      `json:"now"`
+		}
+		var want refMaturity
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if in.Now != "" {
+			now = mustTime(t, in.Now)
+		}
+		got := learning.Deprecate(in.Maturity.toMaturity(t), in.Reason, "", now)
+		checkMaturity(t, got, want)
+		if c.Lore == "departs" { // L3: the reason is kept
+			if got.Manual == nil || got.Manual.Reason != in.Reason || got.Manual.State != learning.Deprecated {
+				t.Errorf("manual = %+v, want deprecated with reason %q", got.Manual, in.Reason)
+			}
+			t.Logf("departs L3: deprecation reason %q kept (reference discards it)", in.Reason)
+		}
+	})
+
+	register(learningFile, "getMaturityMultiplier", func(t *testing.T, c Case) {
+		var in struct {
+			State string `json:"state"`
+		}
+		var want struct {
+			Result *float64 `json:"result"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		m, ok := learning.Multiplier(learning.MaturityState(in.State))
+		if ok != (want.Result != nil) || (ok && m != *want.Result) {
+			t.Errorf("got %v %v, want %v", m, ok, want.Result)
+		}
+	})
+
+	register(learningFile, "formatMaturityForPrompt", func(t *testing.T, c Case) {
+		var in struct {
+			Maturity refMaturity `json:"maturity"`
+		}
+		var want struct {
+			Text string `json:"text"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		if got := learning.FormatMaturityForPrompt(in.Maturity.toMaturity(t)); got != want.Text {
+			t.Errorf("got %q, want %q", got, want.Text)
+		}
+	})
+
+	register(learningFile, "formatPatternsWithMaturityForPrompt", func(t *testing.T, c Case) {
+		var in struct {
+			Patterns []struct {
+				Content  string      `json:"content"`
+				Maturity refMaturity `json:"maturity"`
+			} `json:"patterns_in_insertion_order"`
+		}
+		var want struct {
+			Text string `json:"text"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		var list []learning.ContentMaturity
+		for _, p := range in.Patterns {
+			list = append(list, learning.ContentMaturity{Content: p.Content, Maturity: p.Maturity.toMaturity(t)})
+		}
+		if got := learning.FormatPatternsWithMaturityForPrompt(list); got != want.Text {
+			t.Errorf("got %q, want %q", got, want.Text)
+		}
+	})
+
+	register(learningFile, "shouldInvertPattern", func(t *testing.T, c Case) {
+		var in struct {
+			SuccessCount int             `json:"success_count"`
+			FailureCount int             `json:"failure_count"`
+			Kind         string          `json:"kind"`
+			Config       json.RawMessage `json:"config"`
+		}
+		var want struct {
+			Result bool `json:"result"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		p := learning.Pattern{Kind: in.Kind, SuccessCount: in.SuccessCount, FailureCount: in.FailureCount}
+		if got := learning.ShouldInvert(p, antiConfig(t, in.Config)); got != want.Result {
+			t.Errorf("got %v, want %v", got, want.Result)
+		}
+	})
+
+	register(learningFile, "invertToAntiPattern", func(t *testing.T, c Case) {
+		var in struct {
+			Pattern refPattern      `json:"pattern"`
+			Reason  string          `json:"reason"`
+			Now     string          `json:"now"`
+			Config  json.RawMessage `json:"config"`
+		}
+		var want struct {
+			Inverted refPattern `json:"inverted"`
+			Reason   string     `json:"reason"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		inv := learning.InvertToAntiPattern(in.Pattern.toPattern(t), in.Reason, mustTime(t, in.Now), antiConfig(t, in.Config))
+		checkPattern(t, "inverted", inv.Inverted, want.Inverted)
+		if inv.Reason != want.Reason {
+			t.Errorf("reason = %q, want %q", inv.Reason, want.Reason)
+		}
+	})
+
+	register(learningFile, "recordPatternObservation", func(t *testing.T, c Case) {
+		var in struct {
+			Pattern refPattern      `json:"pattern"`
+			Success bool            `json:"success"`
+			BeadID  string          `json:"bead_id"`
+			Now     string          `json:"now"`
+			Config  json.RawMessage `json:"config"`
+		}
+		var want struct {
+			Pattern   refPattern `json:"pattern"`
+			Inversion *struct {
+				Original refPattern `json:"original"`
+				Inverted refPattern `json:"inverted"`
+				Reason   string     `json:"reason"`
+			} `json:"inversion"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		p, inv := learning.RecordObservation(in.Pattern.toPattern(t), in.Success, in.BeadID, mustTime(t, in.Now), antiConfig(t, in.Config))
+		checkPattern(t, "pattern", p, want.Pattern)
+		if (inv == nil) != (want.Inversion == nil) {
+			t.Fatalf("inversion = %+v, want %+v", inv, want.Inversion)
+		}
+		if inv != nil {
+			checkPattern(t, "original", inv.Original, want.Inversion.Original)
+			checkPattern(t, "inverted", inv.Inverted, want.Inversion.Inverted)
+			if inv.Reason != want.Inversion.Reason {
+				t.Errorf("reason = %q, want %q", inv.Reason, want.Inversion.Reason)
+			}
+		}
+	})
+
+	register(learningFile, "extractPatternsFromDescription", func(t *testing.T, c Case) {
+		var in struct {
+			Description string `json:"description"`
+		}
+		var want struct {
+			Patterns []string `json:"patterns"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		if got := learning.ExtractPatternsFromDescription(in.Description); !reflect.DeepEqual(got, nonNil(want.Patterns)) {
+			t.Errorf("got %q, want %q", got, want.Patterns)
+		}
+	})
+
+	register(learningFile, "formatAntiPatternsForPrompt", func(t *testing.T, c Case) {
+		var in struct {
+			Patterns []refPattern `json:"patterns"`
+		}
+		var want struct {
+			Text string `json:"text"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		if got := learning.FormatAntiPatternsForPrompt(patterns(t, in.Patterns)); got != want.Text {
+			t.Errorf("got %q, want %q", got, want.Text)
+		}
+	})
+
+	register(learningFile, "formatSuccessfulPatternsForPrompt", func(t *testing.T, c Case) {
+		var in struct {
+			Patterns []refPattern    `json:"patterns"`
+			MinRate  json.RawMessage `json:"min_success_rate"`
+		}
+		var want struct {
+			Text string `json:"text"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		rate := learning.DefaultConfig().MinSuccessRate
+		var f float64
+		if json.Unmarshal(in.MinRate, &f) == nil {
+			rate = f
+		}
+		if got := learning.FormatSuccessfulPatternsForPrompt(patterns(t, in.Patterns), rate); got != want.Text {
+			t.Errorf("got %q, want %q", got, want.Text)
+		}
+	})
+
+	register(learningFile, "ErrorAccumulator.getErrorContext", func(t *testing.T, c Case) {
+		var in struct {
+			Recorded []struct {
+				BeadID    string `json:"bead_id"`
+				ErrorType string `json:"error_type"`
+				Message   string `json:"message"`
+				Options   struct {
+					StackTrace string `json:"stack_trace"`
+					ToolName   string `json:"tool_name"`
+					Context    string `json:"context"`
+				} `json:"options"`
+				At string `json:"at"`
+			} `json:"recorded_in_order"`
+			BeadID          string `json:"bead_id"`
+			IncludeResolved bool   `json:"include_resolved"`
+			ResolveFirst    bool   `json:"resolve_first_error"`
+			Error           *struct {
+				ErrorType  string `json:"error_type"`
+				Message    string `json:"message"`
+				StackTrace string `json:"stack_trace"`
+			} `json:"error"`
+			Now string `json:"now"`
+		}
+		var want struct {
+			Text string `json:"text"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		var entries []learning.ErrorEntry
+		for i, r := range in.Recorded {
+			if r.BeadID != in.BeadID {
+				continue
+			}
+			entries = append(entries, learning.ErrorEntry{ID: fmt.Sprint(i), BeadID: r.BeadID, ErrorType: r.ErrorType,
+				Message: r.Message, StackTrace: r.Options.StackTrace, ToolName: r.Options.ToolName,
+				Context: r.Options.Context, Time: mustTime(t, r.At)})
+		}
+		if in.ResolveFirst && len(entries) > 0 {
+			entries[0].Resolved = true
+		}
+		if in.Error != nil {
+			stack := in.Error.StackTrace
+			if m := regexp.MustCompile(`^(\d+) x '(.)'$`).FindStringSubmatch(stack); m != nil {
+				var n int
+				fmt.Sscan(m[1], &n)
+				stack = strings.Repeat(m[2], n)
+			}
+			entries = append(entries, learning.ErrorEntry{BeadID: in.BeadID, ErrorType: in.Error.ErrorType,
+				Message: in.Error.Message, StackTrace: stack, Time: mustTime(t, in.Now)})
+		}
+		got := learning.ErrorContext(entries, in.IncludeResolved)
+		wantText := want.Text
+		if c.Lore == "departs" { // L4: Time lines in RFC 3339 UTC
+			wantText = rfc3339Lines(t, want.Text)
+			if wantText == want.Text {
+				t.Fatalf("no locale Time line to rewrite in %q", want.Text)
+			}
+			t.Logf("departs L4: Time lines RFC 3339 UTC")
+		}
+		if got != wantText {
+			t.Errorf("got\n%s\nwant\n%s", got, wantText)
+		}
+	})
+
+	register(learningFile, "ErrorAccumulator.getErrorStats", func(t *testing.T, c Case) {
+		var want json.RawMessage = c.Expected
+		got, err := json.Marshal(learning.CalculateErrorStats(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		decode(t, got, &a)
+		decode(t, want, &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	})
+
+	register(learningFile, "classifyFailure", func(t *testing.T, c Case) {
+		var in struct {
+			Message string `json:"message"`
+		}
+		var want struct {
+			FailureMode string `json:"failure_mode"`
+		}
+		decode(t, c.Input, &in)
+		decode(t, c.Expected, &want)
+		if got := learning.ClassifyFailure(in.Message); got != want.FailureMode {
+			t.Errorf("got %s, want %s", got, want.FailureMode)
+		}
+	})
+}

@@ -1,0 +1,134 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector"
+)
+
+// milestone is a test model announcing every failed outcome.
+type milestone struct{}
+
+type milestoneReached struct {
+	Bead string `json:"bead"`
+}
+
+func (m *milestoneReached) AggregateID() string { return m.Bead }
+
+func init() {
+	events.Register(events.Kind{Type: "test.milestone/v1", Aggregate: "test", Derived: true,
+		Doc: "test announcement", New: func() events.Payload { return new(milestoneReached) }})
+}
+
+func (milestone) Name() string { return "test-milestone" }
+func (milestone) Version() int { return 1 }
+func (milestone) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	if o, ok := data.(*events.OutcomeRecorded); ok && !o.Success {
+		tx.Emit(projector.Derived{Type: "test.milestone/v1", Project: ev.Project, Subject: o.BeadID,
+			Key: "failed", Data: milestoneReached{Bead: o.BeadID}})
+	}
+	return nil
+}
+
+// TestAnnouncementsOncePerCause: derived events are announced once per
+// cause, across projector restarts and by several replicas; a rebuild or an
+// audit replay never re-announces them.
+func TestAnnouncementsOncePerCause(t *testing.T) {
+	models := append(app.Models(), milestone{})
+	a := startNode(t, node.Config{Models: models, Replica: "replica-a"})
+	ctx := context.Background()
+	appendOutcomes := func(from, n int) uint64 {
+		var evs []*events.Event
+		for i := from; i < from+n; i++ {
+			evs = append(evs, outcome(t, "default", fmt.Sprintf("bd-%d", i), day0.Add(time.Duration(i)*time.Hour), i%5 != 0))
+		}
+		res, err := a.Appender.AppendBatch(ctx, evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[len(res)-1].Seq
+	}
+	st, err := a.JS.Stream(ctx, events.DerivedStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// count the milestones among every announcement (other models announce too)
+	count := func() uint64 {
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(events.DerivedPrefix+".*.test.milestone.>"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		for _, c := range info.State.Subjects {
+			n += c
+		}
+		return n
+	}
+	announced := func(want uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) && count() < want {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // let any extra announcement arrive
+		if got := count(); got != want {
+			t.Fatalf("derived stream holds %d announcements, want %d", got, want)
+		}
+	}
+	wait := func(n *node.Node, seq uint64) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := n.Runtime.WaitFor(wctx, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	runCtx, stopA := context.WithCancel(ctx)
+	doneA := make(chan struct{})
+	go func() { defer close(doneA); _ = a.Run(runCtx) }()
+	seq := appendOutcomes(0, 50) // 10 failures
+	wait(a, seq)
+	announced(10)
+
+	// Restart the projector: nothing is announced again.
+	stopA()
+	<-doneA
+	runNode(t, a)
+	seq = appendOutcomes(50, 5) // 1 failure
+	wait(a, seq)
+	announced(11)
+
+	// A second replica rebuilds from the log: it re-announces nothing, and
+	// new transitions are announced once for both.
+	b := startNode(t, node.Config{NatsURL: a.ClientURL(), Models: models, Replica: "replica-b"})
+	runNode(t, b)
+	wait(b, seq)
+	announced(11)
+	seq = appendOutcomes(55, 10) // 2 failures
+	wait(a, seq)
+	wait(b, seq)
+	announced(13)
+
+	// An audit replay announces nothing.
+	asOf := day0.Add(30 * time.Hour)
+	_, release, err := a.At(ctx, &asOf, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	announced(13)
+	da, _ := a.Store.Digest()
+	db, _ := b.Store.Digest()
+	if da != db {
+		t.Fatalf("replicas differ: %s vs %s", da, db)
+	}
+}
