@@ -17,7 +17,7 @@ import (
 type learnView struct{ st *projector.Store }
 
 func (v learnView) Model(name string) projector.Reader { return v.st.Model(name) }
-func (v learnView) Seq() uint64                       { return 0 }
+func (v learnView) Seq() uint64                        { return 0 }
 
 // TestLearningCommands runs commands against a store, folding what they
 // return, and checks the refusals: bad input and a promote of a

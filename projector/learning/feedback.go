@@ -1,7 +1,6 @@
 package learning
 
 import (
-	"math"
 	"strings"
 	"time"
 )
@@ -169,5 +168,3 @@ func ClassifyFailure(msg string) string {
 	}
 	return "unknown"
 }
-
-var _ = math.NaN

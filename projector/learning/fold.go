@@ -1,7 +1,6 @@
 package learning
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -122,7 +121,7 @@ type OutcomeView struct {
 	Patterns    []string     `json:"patterns,omitempty"`
 }
 
-// errStorage marks errors of the Tx (not poison).
+// get decodes the JSON value at k; found is false when absent.
 func get[T any](tx projector.Reader, k []byte, v *T) (bool, error) {
 	raw, ok, err := tx.Get(k)
 	if err != nil || !ok {
@@ -386,10 +385,6 @@ func (m *Model) reevaluate(tx projector.Tx, proj string, rec *patternRec, at tim
 	return true
 }
 
-// ErrCannotPromote is the fold's refusal of a promote of a deprecated pattern
-// (the command refuses it before append; a foreign writer's event is poison).
-var ErrCannotPromote = ErrPromoteDeprecated
-
 func (m *Model) manual(tx projector.Tx, ev *events.Event, id string, to MaturityState, reason string) error {
 	proj := projectOf(ev)
 	rec, err := m.loadPattern(tx, proj, id, "", ev.Time)
@@ -549,5 +544,3 @@ func cutNul(b []byte) (string, string, bool) {
 	}
 	return "", "", false
 }
-
-var _ = errors.New

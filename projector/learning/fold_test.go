@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/loredev/lore/events"
-	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/learning"
 )
 
@@ -329,5 +328,3 @@ func TestQueryBeforeNewestFeedback(t *testing.T) {
 		t.Errorf("%+v", v)
 	}
 }
-
-var _ = projector.ErrPoison

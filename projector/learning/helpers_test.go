@@ -31,8 +31,8 @@ func (m *memTx) Get(k []byte) ([]byte, bool, error) {
 	v, ok := m.kv[string(k)]
 	return append([]byte(nil), v...), ok, nil
 }
-func (m *memTx) Set(k, v []byte) error { m.kv[string(k)] = append([]byte(nil), v...); return nil }
-func (m *memTx) Delete(k []byte) error { delete(m.kv, string(k)); return nil }
+func (m *memTx) Set(k, v []byte) error    { m.kv[string(k)] = append([]byte(nil), v...); return nil }
+func (m *memTx) Delete(k []byte) error    { delete(m.kv, string(k)); return nil }
 func (m *memTx) Emit(d projector.Derived) { m.emits = append(m.emits, d) }
 func (m *memTx) Seq() uint64              { return m.seq }
 func (m *memTx) Scan(prefix []byte, fn func(k, v []byte) error) error {

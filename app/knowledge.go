@@ -1,0 +1,566 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/knowledge"
+)
+
+// Knowledge endpoints (SPEC §5): lore.api.knowledge.* and lore.api.phase.complete.
+
+func init() {
+	RegisterModel(knowledge.New())
+	q := func(name, doc string, fn QueryFunc) { Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Query: fn}) }
+	c := func(name, doc string, fn CommandFunc) {
+		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Command: fn})
+	}
+	q("list", "list knowledge entries (swarm of a project and hive); quarantined and archived ones on request", knowledgeList)
+	q("show", "one knowledge entry by id or unique id prefix, with its health", knowledgeShow)
+	q("rejected", "the rejected read model: refused submissions and quarantine fingerprints", knowledgeRejected)
+	q("stats", "counts of knowledge entries by tier and status", knowledgeStats)
+	q("export", "entries (or rejected lessons) in opencode-swarm's JSONL shape", knowledgeExport)
+	q("config", "the knowledge.* configuration in force", knowledgeConfig)
+	c("add", "submit a lesson; returns whether it is new, reinforces an entry, or is rejected (and kept)", knowledgeAdd)
+	c("quarantine", "hide an entry (id or unique prefix) from queries and injection, with a reason", knowledgeQuarantine)
+	c("restore", "restore a quarantined entry after re-validation", knowledgeRestore)
+	c("promote", "promote new text, or a swarm entry by id, to the hive", knowledgePromote)
+	c("curate", "curation pass of a project: lifecycle steps, hive promotion checks, health report", knowledgeCurate)
+	c("import", "import parsed entries (knowledge.jsonl, shared-learnings.jsonl, rejected files, context.md); idempotent", knowledgeImport)
+	c("inject", "the budgeted knowledge block for a task at a context headroom; records what was shown", knowledgeInject)
+	c("outcome", "record what an agent made of an entry it was shown: applied, helpful or harmful", knowledgeOutcome)
+	c("configure", "set knowledge.* configuration keys (over the defaults) for every replica", knowledgeConfigure)
+	Register(Endpoint{Group: "phase", Name: "complete", Doc: "a phase of a project completed: knowledge sweep and hive promotion checks", Command: phaseComplete})
+}
+
+func kreader(v View) projector.Reader { return v.Model(knowledge.ModelName) }
+
+func kconfig(v View) (knowledge.Config, error) {
+	return knowledge.LoadConfig(kreader(v), knowledge.DefaultConfig())
+}
+
+func kProject(req Request, arg string) string {
+	switch {
+	case arg != "":
+		return arg
+	case req.Project != "":
+		return req.Project
+	}
+	return events.DefaultProject
+}
+
+// kFind resolves an id or unique prefix, mapping errors to API classes.
+func kFind(v View, id string) (*knowledge.Entry, error) {
+	if id == "" {
+		return nil, fmt.Errorf("%w: field \"id\": is required", ErrBadRequest)
+	}
+	e, err := knowledge.Find(kreader(v), id)
+	switch {
+	case errors.Is(err, knowledge.ErrAmbiguous):
+		return nil, fmt.Errorf("%w: field \"id\": %v", ErrBadRequest, err)
+	case errors.Is(err, knowledge.ErrUnknown):
+		return nil, fmt.Errorf("%w: knowledge entry %q", ErrNotFound, id)
+	}
+	return e, err
+}
+
+func kEvent(req Request, typ, project string, p events.Payload) (*events.Event, error) {
+	return events.New(typ, project, req.Source, req.Now, p)
+}
+
+func knowledgeList(_ context.Context, v View, req Request) (any, error) {
+	var o knowledge.ListOptions
+	if err := req.Bind(&o); err != nil {
+		return nil, err
+	}
+	if o.Tier != "" && o.Tier != knowledge.TierSwarm && o.Tier != knowledge.TierHive {
+		return nil, fmt.Errorf("%w: field \"tier\": %q must be swarm or hive", ErrBadRequest, o.Tier)
+	}
+	o.Project = kProject(req, o.Project)
+	return knowledge.List(kreader(v), o)
+}
+
+// KnowledgeEntryView is an entry with its evaluated health.
+type KnowledgeEntryView struct {
+	*knowledge.Entry
+	Health knowledge.Health `json:"health"`
+}
+
+func knowledgeShow(_ context.Context, v View, req Request) (any, error) {
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	e, err := kFind(v, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := kconfig(v)
+	if err != nil {
+		return nil, err
+	}
+	return KnowledgeEntryView{Entry: e, Health: knowledge.EntryHealth(e, cfg)}, nil
+}
+
+func knowledgeRejected(_ context.Context, v View, req Request) (any, error) {
+	var a struct {
+		Project     string `json:"project"`
+		AllProjects bool   `json:"all_projects"`
+		Limit       int    `json:"limit"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	p := kProject(req, a.Project)
+	if a.AllProjects {
+		p = ""
+	}
+	return knowledge.Rejections(kreader(v), p, a.Limit)
+}
+
+func knowledgeStats(_ context.Context, v View, req Request) (any, error) {
+	var a struct {
+		Project string `json:"project"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	return knowledge.Summary(kreader(v), kProject(req, a.Project))
+}
+
+// KnowledgeExportResult holds entries or rejected lessons in the JSONL shape.
+type KnowledgeExportResult struct {
+	Entries  []knowledge.FileEntry    `json:"entries,omitempty"`
+	Rejected []knowledge.FileRejected `json:"rejected,omitempty"`
+}
+
+func knowledgeExport(_ context.Context, v View, req Request) (any, error) {
+	var a struct {
+		Tier     string `json:"tier"`
+		Project  string `json:"project"`
+		Rejected bool   `json:"rejected"`
+		All      bool   `json:"all"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	if a.Tier == "" {
+		a.Tier = knowledge.TierSwarm
+	}
+	if a.Tier != knowledge.TierSwarm && a.Tier != knowledge.TierHive {
+		return nil, fmt.Errorf("%w: field \"tier\": %q must be swarm or hive", ErrBadRequest, a.Tier)
+	}
+	cfg, err := kconfig(v)
+	if err != nil {
+		return nil, err
+	}
+	project := kProject(req, a.Project)
+	out := KnowledgeExportResult{Entries: []knowledge.FileEntry{}}
+	if a.Rejected {
+		rs, err := knowledge.Rejections(kreader(v), "", 0)
+		if err != nil {
+			return nil, err
+		}
+		out.Rejected = []knowledge.FileRejected{}
+		for _, r := range rs {
+			if r.Tier == a.Tier && (a.Tier == knowledge.TierHive || r.Project == project) {
+				out.Rejected = append(out.Rejected, knowledge.RejectedToFile(r))
+			}
+		}
+		return out, nil
+	}
+	es, err := knowledge.List(kreader(v), knowledge.ListOptions{Tier: a.Tier, Project: project, All: a.All, Archived: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range es {
+		out.Entries = append(out.Entries, knowledge.ToFile(e, cfg))
+	}
+	return out, nil
+}
+
+func knowledgeConfig(_ context.Context, v View, _ Request) (any, error) { return kconfig(v) }
+
+// KnowledgeAddResult predicts what the fold will make of a submission (the fold
+// decides; a concurrent change can make it differ).
+type KnowledgeAddResult struct {
+	ID          string            `json:"id"`
+	EventID     string            `json:"event_id"`
+	Outcome     string            `json:"outcome"` // added | reinforced | rejected
+	DuplicateOf string            `json:"duplicate_of,omitempty"`
+	Layer       int               `json:"layer,omitempty"`
+	Reason      string            `json:"reason,omitempty"`
+	Warnings    []knowledge.Issue `json:"warnings,omitempty"`
+}
+
+func knowledgeAdd(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var d events.KnowledgeSubmitted
+	if err := req.Bind(&d); err != nil {
+		return nil, nil, err
+	}
+	if d.Import != nil {
+		return nil, nil, fmt.Errorf("%w: field \"import\": use knowledge.import", ErrBadRequest)
+	}
+	d.Project = kProject(req, d.Project)
+	if d.Source == "" {
+		d.Source = req.Source
+	}
+	ev, err := kEvent(req, "knowledge.submitted/v1", d.Project, &d)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := kPredict(v, ev, &d)
+	return []*events.Event{ev}, res, err
+}
+
+func kPredict(v View, ev *events.Event, d *events.KnowledgeSubmitted) (KnowledgeAddResult, error) {
+	out := KnowledgeAddResult{ID: knowledge.SubmissionID(ev.ID, d.Project, d), EventID: ev.ID, Outcome: "added"}
+	cfg, err := kconfig(v)
+	if err != nil {
+		return out, err
+	}
+	var pool []*knowledge.Entry
+	if d.Tier == knowledge.TierHive {
+		pool, err = knowledge.HiveEntries(kreader(v))
+	} else {
+		pool, err = knowledge.SwarmEntries(kreader(v), d.Project)
+	}
+	if err != nil {
+		return out, err
+	}
+	var ex []knowledge.Existing
+	for _, e := range pool {
+		if e.Active() {
+			ex = append(ex, knowledge.Existing{Text: e.Lesson, Tags: e.Tags})
+		}
+	}
+	scope, conf := d.Scope, 0.5
+	if scope == "" {
+		scope = "global"
+	}
+	if d.Confidence != nil {
+		conf = *d.Confidence
+	}
+	if cfg.ValidationEnabled {
+		r := knowledge.Validate(d.Lesson, ex, knowledge.Meta{Category: d.Category, Scope: scope, Confidence: conf, Tags: d.Tags})
+		out.Warnings = r.Warnings
+		if !r.Valid {
+			out.Outcome, out.Layer, out.Reason = "rejected", r.Layer, r.Reason
+			return out, nil
+		}
+	}
+	for _, e := range pool {
+		if !knowledge.Removed(e) && knowledge.NearDuplicate(d.Lesson, e.Lesson, cfg.DedupThreshold) {
+			out.Outcome, out.DuplicateOf = "reinforced", e.ID
+			if e.Status == knowledge.StatusQuarantined {
+				out.Outcome, out.Layer, out.Reason = "rejected", knowledge.LayerSemantic, "near-duplicate of quarantined entry "+e.ID
+			}
+			break
+		}
+	}
+	return out, nil
+}
+
+func knowledgeQuarantine(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a struct {
+		ID     string `json:"id"`
+		Reason string `json:"reason"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	e, err := kFind(v, a.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.Status == knowledge.StatusQuarantined {
+		return nil, nil, fmt.Errorf("%w: entry %s is already quarantined", ErrConflict, e.ID)
+	}
+	ev, err := kEvent(req, "knowledge.quarantined/v1", kProject(req, e.Project),
+		&events.KnowledgeQuarantined{EntryID: e.ID, Reason: a.Reason, ReportedBy: req.Source})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]string{"id": e.ID, "status": knowledge.StatusQuarantined}, nil
+}
+
+func knowledgeRestore(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a struct {
+		ID     string `json:"id"`
+		Reason string `json:"reason"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	e, err := kFind(v, a.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.Status != knowledge.StatusQuarantined {
+		return nil, nil, fmt.Errorf("%w: entry %s is not quarantined (status %s)", ErrConflict, e.ID, e.Status)
+	}
+	cfg, err := kconfig(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	probe := *e
+	if r, ok := knowledge.Restore(&probe, nil, cfg, req.Now); !ok {
+		return nil, nil, fmt.Errorf("%w: entry %s fails re-validation (layer %d: %s); it stays quarantined", ErrConflict, e.ID, r.Layer, r.Reason)
+	}
+	ev, err := kEvent(req, "knowledge.restored/v1", kProject(req, e.Project), &events.KnowledgeRestored{EntryID: e.ID, Reason: a.Reason})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]string{"id": e.ID, "status": probe.Status}, nil
+}
+
+func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a events.KnowledgePromoted
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if (a.EntryID == "") == (a.Lesson == "") {
+		return nil, nil, fmt.Errorf("%w: field \"entry_id\": give exactly one of entry_id and lesson", ErrBadRequest)
+	}
+	cfg, err := kconfig(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	hive, err := knowledge.HiveEntries(kreader(v))
+	if err != nil {
+		return nil, nil, err
+	}
+	lesson, project := a.Lesson, kProject(req, "")
+	if a.EntryID != "" {
+		e, err := kFind(v, a.EntryID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if e.Tier != knowledge.TierSwarm {
+			return nil, nil, fmt.Errorf("%w: entry %s is already in the hive", ErrConflict, e.ID)
+		}
+		if e.PromotedTo != "" {
+			return nil, nil, fmt.Errorf("%w: entry %s was already promoted to hive entry %s", ErrConflict, e.ID, e.PromotedTo)
+		}
+		if !e.Active() {
+			return nil, nil, fmt.Errorf("%w: entry %s is %s", ErrConflict, e.ID, e.Status)
+		}
+		a.EntryID, lesson, project = e.ID, e.Lesson, e.Project
+	}
+	for _, h := range hive {
+		if knowledge.NearDuplicate(lesson, h.Lesson, cfg.DedupThreshold) {
+			return nil, nil, fmt.Errorf("%w: lesson already exists in hive (near-duplicate of %s)", ErrConflict, h.ID)
+		}
+	}
+	ev, err := kEvent(req, "knowledge.promoted/v1", project, &a)
+	if err != nil {
+		return nil, nil, err
+	}
+	hid := knowledge.ManualHiveID(ev.ID)
+	if a.EntryID != "" {
+		hid = knowledge.HiveIDFor(a.EntryID)
+	}
+	return []*events.Event{ev}, map[string]string{"hive_id": hid, "route": knowledge.RouteManual}, nil
+}
+
+func knowledgeCurate(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a struct {
+		Project string `json:"project"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	p := kProject(req, a.Project)
+	rep, err := knowledge.Curation(kreader(v), knowledge.DefaultConfig(), p, req.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, err := kEvent(req, "knowledge.curated/v1", p, &events.KnowledgeCurated{Project: p})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, rep, nil
+}
+
+// KnowledgeImportArgs are parsed entries to import (the CLI reads the files).
+type KnowledgeImportArgs struct {
+	Format      string                      `json:"format"`
+	Project     string                      `json:"project"`
+	Submissions []events.KnowledgeSubmitted `json:"submissions"`
+}
+
+// KnowledgeImportResult counts what an import sent.
+type KnowledgeImportResult struct {
+	Sent     int `json:"sent"`
+	Existing int `json:"existing"`
+}
+
+func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a KnowledgeImportArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	a.Project = kProject(req, a.Project)
+	var evs []*events.Event
+	var res KnowledgeImportResult
+	for i := range a.Submissions {
+		d := &a.Submissions[i]
+		if d.Import == nil || d.Import.Digest == "" {
+			return nil, nil, fmt.Errorf("%w: field \"submissions[%d].import.digest\": is required", ErrBadRequest, i)
+		}
+		if a.Format != "" && d.Import.Format != a.Format {
+			return nil, nil, fmt.Errorf("%w: field \"submissions[%d].import.format\": %q, want %q", ErrBadRequest, i, d.Import.Format, a.Format)
+		}
+		if d.Project == "" {
+			d.Project = a.Project
+		}
+		id := knowledge.SubmissionID("", d.Project, d)
+		if _, err := knowledge.Find(kreader(v), id); err == nil {
+			res.Existing++
+			continue
+		}
+		ev, err := kEvent(req, "knowledge.submitted/v1", d.Project, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		ev.ID = knowledge.ImportEventID(d.Import.Format, d.Project, d.Import.Digest)
+		evs = append(evs, ev)
+	}
+	res.Sent = len(evs)
+	return evs, res, nil
+}
+
+// KnowledgeInjectArgs ask for a knowledge block.
+type KnowledgeInjectArgs struct {
+	Task     string   `json:"task"`
+	Headroom *float64 `json:"headroom"`
+	Project  string   `json:"project"`
+	Scopes   []string `json:"scopes"`
+}
+
+// KnowledgeInjectResult is the block with the id of the event recording it.
+type KnowledgeInjectResult struct {
+	knowledge.Injection
+	InjectionID string `json:"injection_id,omitempty"`
+}
+
+func knowledgeInject(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a KnowledgeInjectArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	h := 1.0
+	if a.Headroom != nil {
+		h = *a.Headroom
+	}
+	if !(h >= 0 && h <= 1) {
+		return nil, nil, fmt.Errorf("%w: field \"headroom\": %v must be a fraction in [0, 1]", ErrBadRequest, h)
+	}
+	for _, s := range a.Scopes {
+		if !knowledge.ValidScope(s) {
+			return nil, nil, fmt.Errorf("%w: field \"scopes\": %q is not 'global' or 'stack:<name>'", ErrBadRequest, s)
+		}
+	}
+	p := kProject(req, a.Project)
+	inj, err := knowledge.InjectFrom(kreader(v), knowledge.DefaultConfig(), knowledge.InjectOptions{Task: a.Task, Headroom: h, Project: p, Scopes: a.Scopes}, req.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := KnowledgeInjectResult{Injection: inj}
+	if len(inj.Entries) == 0 {
+		return nil, out, nil
+	}
+	ids := make([]string, len(inj.Entries))
+	for i, s := range inj.Entries {
+		ids[i] = s.ID
+	}
+	ev, err := kEvent(req, "knowledge.injected/v1", p, &events.KnowledgeInjected{Task: kTruncate(a.Task, 65536),
+		Headroom: h, Regime: inj.Regime, EntryIDs: ids, Chars: inj.Chars, BudgetChars: inj.MaxChars})
+	if err != nil {
+		return nil, nil, err
+	}
+	out.InjectionID = ev.ID
+	return []*events.Event{ev}, out, nil
+}
+
+func kTruncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+func knowledgeOutcome(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a struct {
+		ID          string `json:"id"`
+		Outcome     string `json:"outcome"`
+		InjectionID string `json:"injection_id"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	switch a.Outcome {
+	case knowledge.OutcomeApplied, knowledge.OutcomeHelpful, knowledge.OutcomeHarmful:
+	default:
+		return nil, nil, fmt.Errorf("%w: field \"outcome\": %q must be applied, helpful or harmful", ErrBadRequest, a.Outcome)
+	}
+	e, err := kFind(v, a.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, err := kEvent(req, "knowledge.outcome/v1", kProject(req, e.Project),
+		&events.KnowledgeOutcome{EntryID: e.ID, Outcome: a.Outcome, InjectionID: a.InjectionID})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]string{"id": e.ID, "outcome": a.Outcome}, nil
+}
+
+func knowledgeConfigure(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if len(a.Config) == 0 {
+		return nil, nil, fmt.Errorf("%w: field \"config\": is required", ErrBadRequest)
+	}
+	cfg, err := knowledge.ParseConfig(a.Config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: field \"config\": %v", ErrBadRequest, err)
+	}
+	full, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, err := kEvent(req, "knowledge.configured/v1", kProject(req, ""), &events.KnowledgeConfigured{Config: full})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, cfg, nil
+}
+
+func phaseComplete(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a events.PhaseCompleted
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if a.Phase < 1 {
+		return nil, nil, fmt.Errorf("%w: field \"phase\": must be >= 1", ErrBadRequest)
+	}
+	a.Project = kProject(req, a.Project)
+	ev, err := kEvent(req, "phase.completed/v1", a.Project, &a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]any{"project": a.Project, "phase": a.Phase, "event_id": ev.ID}, nil
+}
+

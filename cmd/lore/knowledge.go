@@ -1,0 +1,557 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector/knowledge"
+)
+
+func init() {
+	addCommand(newCmdKnowledge)
+	addCommand(newCmdPhase)
+}
+
+// kCall calls a knowledge endpoint; with --json it prints the reply,
+// otherwise human(out).
+func kCall[T any](cmd *cobra.Command, f *Factory, group, name string, args any, human func(T)) error {
+	var raw json.RawMessage
+	if err := f.Call(cmd.Context(), group, name, args, &raw); err != nil {
+		return err
+	}
+	if f.JSON {
+		return f.PrintJSON(raw)
+	}
+	var out T
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return fmt.Errorf("decode reply of %s.%s: %w", group, name, err)
+	}
+	human(out)
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if c, cut := knowledge.TruncateUTF16(s, n, "…"); cut {
+		return c
+	}
+	return s
+}
+
+func printEntries(w io.Writer, es []knowledge.Entry) {
+	if len(es) == 0 {
+		fmt.Fprintln(w, "no entries")
+		return
+	}
+	for _, e := range es {
+		fmt.Fprintf(w, "%s\t%s\t%-11s\t%.2f\t%s\t%s\n", shortID(e.ID), e.Tier, e.Status, e.Confidence, e.Category, oneLine(e.Lesson, 90))
+	}
+}
+
+func newCmdKnowledge(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "knowledge",
+		Short: "Swarm (per project) and hive (cross-project) lessons learned",
+		Long: "Lessons agents learned: validated in three layers, deduplicated, reinforced by confirmations,\n" +
+			"promoted to the hive, aged at every phase completion, quarantined, injected within a budget.",
+	}
+	cmd.AddCommand(newCmdKnowledgeList(f), newCmdKnowledgeShow(f), newCmdKnowledgeAdd(f),
+		newCmdKnowledgeQuarantine(f), newCmdKnowledgeRestore(f), newCmdKnowledgePromote(f),
+		newCmdKnowledgeCurate(f), newCmdKnowledgeMigrate(f), newCmdKnowledgeImport(f),
+		newCmdKnowledgeExport(f), newCmdKnowledgeInject(f), newCmdKnowledgeOutcome(f),
+		newCmdKnowledgeRejected(f), newCmdKnowledgeConfig(f), newCmdKnowledgeStats(f))
+	return cmd
+}
+
+func newCmdKnowledgeList(f *Factory) *cobra.Command {
+	var o knowledge.ListOptions
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List active entries of the project's swarm store and the hive",
+		Example: "  lore knowledge list --tier hive\n  lore knowledge list --quarantined --archived --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return kCall(cmd, f, "knowledge", "list", o, func(es []knowledge.Entry) { printEntries(f.Out, es) })
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Tier, "tier", "", "swarm or hive (default both)")
+	fl.StringVar(&o.Status, "status", "", "only this status (candidate, established, promoted, archived, quarantined)")
+	fl.StringVar(&o.Category, "category", "", "only this category")
+	fl.StringVar(&o.Tag, "tag", "", "only entries with this tag")
+	fl.BoolVar(&o.AllProjects, "all-projects", false, "swarm entries of every project")
+	fl.BoolVar(&o.Archived, "archived", false, "include archived entries")
+	fl.BoolVar(&o.Quarantined, "quarantined", false, "include quarantined entries")
+	fl.BoolVar(&o.All, "all", false, "include everything, removed todos too")
+	fl.IntVar(&o.Limit, "limit", 0, "at most this many entries")
+	return cmd
+}
+
+func newCmdKnowledgeShow(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one entry (id or unique id prefix)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return kCall(cmd, f, "knowledge", "show", map[string]string{"id": args[0]}, func(v app.KnowledgeEntryView) {
+				e := v.Entry
+				fmt.Fprintf(f.Out, "id:          %s\ntier:        %s\nstatus:      %s\nlesson:      %s\ncategory:    %s\ntags:        %s\nscope:       %s\nconfidence:  %.2f\n",
+					e.ID, e.Tier, e.Status, e.Lesson, e.Category, strings.Join(e.Tags, ", "), e.Scope, e.Confidence)
+				if e.Tier == knowledge.TierHive {
+					fmt.Fprintf(f.Out, "source:      %s (encounter score %.2f)\n", e.SourceProject, e.EncounterScore)
+				} else {
+					fmt.Fprintf(f.Out, "project:     %s\n", e.Project)
+				}
+				fmt.Fprintf(f.Out, "confirmed:   %d (%d phases, %d projects)\nphases alive: %d\nshown:       %d (applied %d, helpful %d, harmful %d)\n",
+					len(e.ConfirmedBy), e.DistinctPhases(), len(e.DistinctProjects()), e.PhasesAlive, e.Outcomes.Shown, e.Outcomes.Applied, e.Outcomes.Helpful, e.Outcomes.Harmful)
+				for _, w := range e.Warnings {
+					fmt.Fprintf(f.Out, "warning:     layer %d: %s\n", w.Layer, w.Reason)
+				}
+				for _, c := range e.Conflicts {
+					fmt.Fprintf(f.Out, "conflicts:   %s\n", c)
+				}
+				if e.PromotedTo != "" {
+					fmt.Fprintf(f.Out, "promoted to: %s\n", e.PromotedTo)
+				}
+				if e.QuarantineReason != "" {
+					fmt.Fprintf(f.Out, "quarantined: %s (by %s)\n", e.QuarantineReason, e.ReportedBy)
+				}
+				if e.ArchiveReason != "" {
+					fmt.Fprintf(f.Out, "archived:    %s\n", e.ArchiveReason)
+				}
+				if v.Health.Issue != "" {
+					fmt.Fprintf(f.Out, "health:      %s\n", v.Health.Issue)
+				}
+			})
+		},
+	}
+}
+
+func newCmdKnowledgeAdd(f *Factory) *cobra.Command {
+	var d events.KnowledgeSubmitted
+	var conf float64
+	var eligible, fastTrack bool
+	cmd := &cobra.Command{
+		Use:     "add LESSON",
+		Short:   "Submit a lesson (rejected lessons are kept in the rejected list)",
+		Example: `  lore knowledge add "Run bun test with --coverage before merging" --category testing --phase 3`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d.Lesson = args[0]
+			if cmd.Flags().Changed("confidence") {
+				d.Confidence = &conf
+			}
+			if cmd.Flags().Changed("hive-eligible") {
+				d.HiveEligible = &eligible
+			}
+			if fastTrack {
+				d.Tags = append(d.Tags, knowledge.FastTrackTag)
+			}
+			return kCall(cmd, f, "knowledge", "add", d, func(r app.KnowledgeAddResult) {
+				switch r.Outcome {
+				case "rejected":
+					fmt.Fprintf(f.Out, "rejected (layer %d): %s\n", r.Layer, r.Reason)
+				case "reinforced":
+					fmt.Fprintf(f.Out, "reinforced %s\n", r.DuplicateOf)
+				default:
+					fmt.Fprintf(f.Out, "added %s\n", r.ID)
+				}
+				for _, w := range r.Warnings {
+					fmt.Fprintf(f.Err, "warning: layer %d: %s\n", w.Layer, w.Reason)
+				}
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&d.Category, "category", "other", "process, architecture, tooling, security, testing, debugging, performance, integration, todo, other")
+	fl.StringSliceVar(&d.Tags, "tag", nil, "tag (repeatable)")
+	fl.StringVar(&d.Scope, "scope", "global", "global or stack:<name>")
+	fl.Float64Var(&conf, "confidence", 0.5, "confidence in [0, 1]")
+	fl.IntVar(&d.Phase, "phase", 1, "phase the lesson was learned in")
+	fl.StringVar(&d.Tier, "tier", "swarm", "swarm (this project) or hive")
+	fl.BoolVar(&eligible, "hive-eligible", false, "eligible for the hive after 3 confirming phases")
+	fl.BoolVar(&fastTrack, "fast-track", false, "tag hive-fast-track: promote to the hive at once")
+	return cmd
+}
+
+func newCmdKnowledgeQuarantine(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "quarantine ID [REASON]",
+		Short:   "Hide an entry (id or unique prefix) from queries and injection",
+		Example: `  lore knowledge quarantine 3f1c2b8e "false positive"`,
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a := map[string]string{"id": args[0]}
+			if len(args) == 2 {
+				a["reason"] = args[1]
+			}
+			return kCall(cmd, f, "knowledge", "quarantine", a, func(r map[string]string) { fmt.Fprintf(f.Out, "quarantined %s\n", r["id"]) })
+		},
+	}
+}
+
+func newCmdKnowledgeRestore(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "restore ID",
+		Short: "Restore a quarantined entry (re-validated first)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return kCall(cmd, f, "knowledge", "restore", map[string]string{"id": args[0]}, func(r map[string]string) {
+				fmt.Fprintf(f.Out, "restored %s (%s)\n", r["id"], r["status"])
+			})
+		},
+	}
+}
+
+func newCmdKnowledgePromote(f *Factory) *cobra.Command {
+	var from, category, scope string
+	var tags []string
+	cmd := &cobra.Command{
+		Use:     "promote [TEXT | --from-swarm ID]",
+		Short:   "Promote new text, or a swarm entry, to the hive",
+		Example: "  lore knowledge promote \"Pin base image digests in CI\" --category tooling\n  lore knowledge promote --from-swarm 3f1c2b8e",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a := events.KnowledgePromoted{EntryID: from, Category: category, Tags: tags, Scope: scope}
+			if len(args) == 1 {
+				a.Lesson = args[0]
+			}
+			if (a.EntryID == "") == (a.Lesson == "") {
+				return fmt.Errorf("%w: give TEXT or --from-swarm ID", errBadInput)
+			}
+			return kCall(cmd, f, "knowledge", "promote", a, func(r map[string]string) { fmt.Fprintf(f.Out, "promoted to hive %s\n", r["hive_id"]) })
+		},
+	}
+	cmd.Flags().StringVar(&from, "from-swarm", "", "swarm entry id or unique prefix")
+	cmd.Flags().StringVar(&category, "category", "", "category of new text (default process)")
+	cmd.Flags().StringVar(&scope, "scope", "", "scope of new text (default global)")
+	cmd.Flags().StringSliceVar(&tags, "tag", nil, "tag of new text (repeatable)")
+	return cmd
+}
+
+func newCmdKnowledgeCurate(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "curate",
+		Short: "Run a curation pass (lifecycle steps, hive promotion checks) and report entry health",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return kCall(cmd, f, "knowledge", "curate", nil, func(r knowledge.CurationReport) {
+				fmt.Fprintf(f.Out, "%d active entries; %d flagged, %d evergreen, %d eligible for the hive\n", r.Entries, len(r.Flagged), len(r.Evergreen), len(r.Eligible))
+				for _, h := range r.Flagged {
+					fmt.Fprintf(f.Out, "flagged\t%s\t%s\t%s\n", shortID(h.ID), h.Issue, oneLine(h.Lesson, 80))
+				}
+				for _, e := range r.Eligible {
+					fmt.Fprintf(f.Out, "to hive\t%s\t%s\t%s\n", shortID(e.ID), e.Route, oneLine(e.Lesson, 80))
+				}
+			})
+		},
+	}
+}
+
+// projectFor picks the project of a migration: --project, else the name in
+// package.json, else the directory's base name.
+func projectFor(f *Factory, dir string) string {
+	if f.Project != "" {
+		return f.Project
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil {
+		var p struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(b, &p) == nil && p.Name != "" && !strings.ContainsAny(p.Name, " \t") {
+			return p.Name
+		}
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return filepath.Base(abs)
+	}
+	return events.DefaultProject
+}
+
+func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []events.KnowledgeSubmitted, bad []knowledge.LineError) error {
+	const batch = 200 // keeps each request small
+	total := app.KnowledgeImportResult{}
+	for i := 0; i < len(subs) || i == 0; i += batch {
+		part := subs[i:min(i+batch, len(subs))]
+		var r app.KnowledgeImportResult
+		if err := f.Call(cmd.Context(), "knowledge", "import", app.KnowledgeImportArgs{Format: format, Project: project, Submissions: part}, &r); err != nil {
+			return err
+		}
+		total.Sent += r.Sent
+		total.Existing += r.Existing
+		if len(subs) == 0 {
+			break
+		}
+	}
+	if f.JSON {
+		return f.PrintJSON(map[string]any{"format": format, "project": project, "read": len(subs), "sent": total.Sent, "existing": total.Existing, "bad_lines": bad})
+	}
+	for _, b := range bad {
+		fmt.Fprintf(f.Err, "line %d skipped: %s\n", b.Line, b.Err)
+	}
+	fmt.Fprintf(f.Out, "%s: read %d, sent %d, already imported %d, bad lines %d\n", format, len(subs), total.Sent, total.Existing, len(bad))
+	return nil
+}
+
+func newCmdKnowledgeMigrate(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate [DIR | FILE]",
+		Short: "Import a legacy .swarm/context.md (idempotent: same content, same entries)",
+		Long: "Sections lessons learned, patterns, SME cache and decisions become entries of category\n" +
+			"lesson, pattern, domain and decision (confidence 0.3). The project is --project, else the\n" +
+			"name in package.json, else the directory name.",
+		Example: "  lore knowledge migrate .\n  lore knowledge migrate path/to/.swarm/context.md --project web",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := "."
+			if len(args) == 1 {
+				path = args[0]
+			}
+			dir := path
+			if st, err := os.Stat(path); err == nil && st.IsDir() {
+				path = filepath.Join(path, ".swarm", "context.md")
+			} else {
+				dir = filepath.Dir(filepath.Dir(path))
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("%w: %v", errBadInput, err)
+			}
+			project := projectFor(f, dir)
+			var subs []events.KnowledgeSubmitted
+			for _, it := range knowledge.ParseContextMD(string(b)) {
+				subs = append(subs, it.Submission(project))
+			}
+			return sendImport(cmd, f, knowledge.FormatContextMD, project, subs, nil)
+		},
+	}
+}
+
+func newCmdKnowledgeImport(f *Factory) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "import FILE...",
+		Short: "Import opencode-swarm knowledge.jsonl, shared-learnings.jsonl or their -rejected files",
+		Long: "Corrupt lines are reported and skipped; unknown fields are ignored. Importing the same\n" +
+			"content twice adds nothing. Swarm entries without project_name go to --project.",
+		Example: "  lore knowledge import .swarm/knowledge.jsonl --project web\n  lore knowledge import ~/.local/share/opencode-swarm/shared-learnings.jsonl",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			project := f.Project
+			if project == "" {
+				project = events.DefaultProject
+			}
+			for _, p := range args {
+				fm := format
+				if fm == "" {
+					fm = knowledge.FormatOf(filepath.Base(p))
+				}
+				if fm == "" || fm == knowledge.FormatContextMD {
+					return fmt.Errorf("%w: %s: unknown format; pass --format (knowledge.jsonl, shared-learnings.jsonl, knowledge-rejected.jsonl, shared-learnings-rejected.jsonl) or use migrate for context.md", errBadInput, p)
+				}
+				fh, err := os.Open(p)
+				if err != nil {
+					return fmt.Errorf("%w: %v", errBadInput, err)
+				}
+				recs, bad := knowledge.ReadJSONL(fh, fm, project)
+				fh.Close()
+				subs := make([]events.KnowledgeSubmitted, len(recs))
+				for i, r := range recs {
+					subs[i] = r.Submission
+				}
+				if err := sendImport(cmd, f, fm, project, subs, bad); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "", "file format (default: from the file name)")
+	return cmd
+}
+
+func newCmdKnowledgeExport(f *Factory) *cobra.Command {
+	var tier, out string
+	var rejected, all bool
+	cmd := &cobra.Command{
+		Use:     "export",
+		Short:   "Write entries (or rejected lessons) as opencode-swarm JSONL",
+		Example: "  lore knowledge export -o .swarm/knowledge.jsonl\n  lore knowledge export --tier hive -o shared-learnings.jsonl",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var r app.KnowledgeExportResult
+			if err := f.Call(cmd.Context(), "knowledge", "export", map[string]any{"tier": tier, "rejected": rejected, "all": all}, &r); err != nil {
+				return err
+			}
+			w := f.Out
+			if out != "" && out != "-" {
+				fh, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer fh.Close()
+				w = fh
+			}
+			if rejected {
+				return knowledge.WriteJSONL(w, r.Rejected)
+			}
+			return knowledge.WriteJSONL(w, r.Entries)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&tier, "tier", "swarm", "swarm (this project) or hive")
+	fl.BoolVar(&rejected, "rejected", false, "export the rejected lessons instead")
+	fl.BoolVar(&all, "all", false, "include removed todos")
+	fl.StringVarP(&out, "output", "o", "", "file to write (default stdout)")
+	return cmd
+}
+
+func newCmdKnowledgeInject(f *Factory) *cobra.Command {
+	var a app.KnowledgeInjectArgs
+	var headroom float64
+	cmd := &cobra.Command{
+		Use:     "inject --task TEXT [--headroom F]",
+		Short:   "The budgeted knowledge block for a task (records what was shown)",
+		Example: `  lore knowledge inject --task "add schema validation to the api" --headroom 0.45`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.Headroom = &headroom
+			return kCall(cmd, f, "knowledge", "inject", a, func(r knowledge.Injection) {
+				if r.Text == "" {
+					fmt.Fprintf(f.Err, "nothing injected (regime %s)\n", r.Regime)
+					return
+				}
+				fmt.Fprintln(f.Out, r.Text)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&a.Task, "task", "", "task text (ranks entries by relevance)")
+	fl.Float64Var(&headroom, "headroom", 1, "fraction of the context window free: >0.6 full, 0.2-0.6 half, 0.05-0.2 quarter, <0.05 none")
+	fl.StringSliceVar(&a.Scopes, "scope", nil, "extra scope to include, e.g. stack:go (repeatable)")
+	return cmd
+}
+
+func newCmdKnowledgeOutcome(f *Factory) *cobra.Command {
+	var injection string
+	cmd := &cobra.Command{
+		Use:     "outcome ID applied|helpful|harmful",
+		Short:   "Record what an agent made of an entry it was shown",
+		Example: "  lore knowledge outcome 3f1c2b8e helpful",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a := map[string]string{"id": args[0], "outcome": args[1], "injection_id": injection}
+			return kCall(cmd, f, "knowledge", "outcome", a, func(r map[string]string) { fmt.Fprintf(f.Out, "%s %s\n", r["outcome"], r["id"]) })
+		},
+	}
+	cmd.Flags().StringVar(&injection, "injection", "", "id of the injection that showed it")
+	return cmd
+}
+
+func newCmdKnowledgeRejected(f *Factory) *cobra.Command {
+	var allProjects bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "rejected",
+		Short: "Lessons refused by validation, and quarantine fingerprints",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return kCall(cmd, f, "knowledge", "rejected", map[string]any{"all_projects": allProjects, "limit": limit}, func(rs []knowledge.Rejected) {
+				if len(rs) == 0 {
+					fmt.Fprintln(f.Out, "no rejected lessons")
+				}
+				for _, r := range rs {
+					fmt.Fprintf(f.Out, "%s\t%s\tlayer %d\t%s\t%s\n", shortID(r.ID), r.Kind, r.Layer, r.Reason, oneLine(r.Lesson, 70))
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&allProjects, "all-projects", false, "every project")
+	cmd.Flags().IntVar(&limit, "limit", 0, "the newest N only")
+	return cmd
+}
+
+func newCmdKnowledgeConfig(f *Factory) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:     "config [--file CONFIG.json]",
+		Short:   "Show the knowledge.* configuration, or set it from a JSON file for every replica",
+		Example: "  lore knowledge config\n  lore knowledge config --file knowledge.json   # {\"dedup_threshold\": 0.7} or {\"knowledge\": {...}}",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return kCall(cmd, f, "knowledge", "config", nil, func(c knowledge.Config) { _ = f.PrintJSON(c) })
+			}
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return fmt.Errorf("%w: %v", errBadInput, err)
+			}
+			if _, err := knowledge.ParseConfig(b); err != nil {
+				return fmt.Errorf("%w: %v", errBadInput, err)
+			}
+			return kCall(cmd, f, "knowledge", "configure", map[string]json.RawMessage{"config": b}, func(c knowledge.Config) {
+				fmt.Fprintln(f.Out, "configuration set")
+			})
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "JSON file of knowledge.* keys")
+	return cmd
+}
+
+func newCmdKnowledgeStats(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats",
+		Short: "Count entries by tier and status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return kCall(cmd, f, "knowledge", "stats", nil, func(s knowledge.Stats) {
+				for _, t := range []struct {
+					name string
+					m    map[string]int
+				}{{"swarm", s.Swarm}, {"hive", s.Hive}} {
+					fmt.Fprintf(f.Out, "%s:", t.name)
+					for _, st := range []string{"candidate", "established", "promoted", "archived", "quarantined", "removed"} {
+						fmt.Fprintf(f.Out, " %s=%d", st, t.m[st])
+					}
+					fmt.Fprintln(f.Out)
+				}
+				fmt.Fprintf(f.Out, "rejected: %d\n", s.Rejected)
+			})
+		},
+	}
+}
+
+func newCmdPhase(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "phase", Short: "Phases of a project (a completion sweeps knowledge)"}
+	cmd.AddCommand(&cobra.Command{
+		Use:     "complete N",
+		Short:   "Mark phase N of the project completed: knowledge sweep and hive promotion checks",
+		Example: "  lore phase complete 3 --project web",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var n int
+			if _, err := fmt.Sscanf(args[0], "%d", &n); err != nil || n < 1 {
+				return fmt.Errorf("%w: phase %q must be a number >= 1", errBadInput, args[0])
+			}
+			return kCall(cmd, f, "phase", "complete", map[string]int{"phase": n}, func(r map[string]any) {
+				fmt.Fprintf(f.Out, "phase %v of %v completed\n", r["phase"], r["project"])
+			})
+		},
+	})
+	return cmd
+}
