@@ -16,7 +16,9 @@ import (
 
 func init() {
 	RegisterModel(knowledge.New())
-	q := func(name, doc string, fn QueryFunc) { Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Query: fn}) }
+	q := func(name, doc string, fn QueryFunc) {
+		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Query: fn})
+	}
 	c := func(name, doc string, fn CommandFunc) {
 		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Command: fn})
 	}
@@ -563,4 +565,3 @@ func phaseComplete(_ context.Context, _ View, req Request) ([]*events.Event, any
 	}
 	return []*events.Event{ev}, map[string]any{"project": a.Project, "phase": a.Phase, "event_id": ev.ID}, nil
 }
-

@@ -32,7 +32,8 @@ type RuntimeOptions struct {
 	Durable string
 	// BatchSize commits after this many events (default 1000).
 	BatchSize int
-	// FlushInterval commits a partial batch after this idle time (20 ms).
+	// FlushInterval commits a partial batch after this idle time (5 ms):
+	// it bounds how long a command waits to read its own write.
 	FlushInterval time.Duration
 	Logger        *slog.Logger
 	// OnCommit, when set, is called after each commit with the checkpoint.
@@ -49,7 +50,7 @@ func (o *RuntimeOptions) setDefaults() {
 		o.BatchSize = 1000
 	}
 	if o.FlushInterval <= 0 {
-		o.FlushInterval = 20 * time.Millisecond
+		o.FlushInterval = 5 * time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

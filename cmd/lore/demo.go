@@ -234,7 +234,7 @@ func demoRalph(call demoCall, rng *rand.Rand, project, agent string, at time.Tim
 			map[string]any{"iteration": 1, "error_type": "TypeError", "error_message": "Cannot read property 'email' of null",
 				"location": "src/auth/validate.ts:42", "tests_passed": 10, "tests_failed": 2, "tools_used": []string{"tsc", "vitest"}},
 			map[string]any{"iteration": 2, "fix_description": "Added null check for user object",
-				"fix_diff": "+ if (user == null) {\n+   throw new ValidationError(\"User is required\");\n+ }",
+				"fix_diff":     "+ if (user == null) {\n+   throw new ValidationError(\"User is required\");\n+ }",
 				"tests_passed": 12, "tests_failed": 0, "tools_used": []string{"vitest"}})
 	}
 	for _, it := range iters {

@@ -24,6 +24,7 @@ type serveOptions struct {
 	port, replicas                                                                    int
 	tick                                                                              time.Duration
 	noSyncCommits, verbose                                                            bool
+	snap                                                                              snapshotServeOptions
 }
 
 func init() { addCommand(newCmdServe) }
@@ -63,6 +64,7 @@ embedding one: each process is then a projector replica with its own read model.
 	fl.StringVar(&o.tlsCA, "tls-ca", "", "CA certificate to verify the NATS server")
 	fl.StringVar(&o.tlsCert, "tls-cert", "", "client certificate for NATS mutual TLS")
 	fl.StringVar(&o.tlsKey, "tls-key", "", "client key for NATS mutual TLS")
+	o.snap.bind(fl)
 	return cmd
 }
 
@@ -121,6 +123,11 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		return err
 	}
 	defer n.Close()
+	stopSnapshots, err := o.snap.start(ctx, f, n)
+	if err != nil {
+		return err
+	}
+	defer stopSnapshots()
 	svc, err := n.Serve(api.Options{Version: version, Logger: logger})
 	if err != nil {
 		return err

@@ -146,7 +146,7 @@ var skValidateDeparts = map[string]struct {
 	rule   string
 	result knowledge.Result
 }{
-	"Run chmod 777 on the upload dir to fix permissions": {"K1", knowledge.Result{Layer: 2, Reason: knowledge.ReasonDangerous, Severity: "error"}},
+	"Run chmod 777 on the upload dir to fix permissions":      {"K1", knowledge.Result{Layer: 2, Reason: knowledge.ReasonDangerous, Severity: "error"}},
 	"Run `make test` and disable the firewall for local runs": {"K2", knowledge.Result{Layer: 2, Reason: knowledge.ReasonSecurity, Severity: "error"}},
 	"Never call eval(input) from a `node -e` one-liner":       {"K2", knowledge.Result{Layer: 2, Reason: knowledge.ReasonInjection, Severity: "error"}},
 }
