@@ -68,8 +68,7 @@ func TestNewest(t *testing.T) {
 
 func TestExpired(t *testing.T) {
 	var ss []snapshots.Info
-	for i, n := range []string{"s3", "s1", "s5", "s2", "s4", "s6", "s7"} {
-		_ = i
+	for _, n := range []string{"s3", "s1", "s5", "s2", "s4", "s6", "s7"} {
 		ss = append(ss, snap(n, 10, "f1", time.Duration(n[1]-'0')*time.Hour))
 	}
 	cases := []struct {
