@@ -151,7 +151,25 @@ func (f *Factory) Call(ctx context.Context, group, name string, args any, out an
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
 	defer cancel()
-	return api.NewClient(nc).Call(ctx, group, name, req, out)
+	raw, err := api.NewClient(nc).CallRaw(ctx, group, name, req)
+	if err != nil {
+		return err
+	}
+	// A command answers with {appended, projected, result}: the CLI shows
+	// the command's own result (or the whole reply when it has none).
+	if e, ok := app.Lookup(group, name); ok && e.Command != nil {
+		var reply api.CommandReply
+		if err := json.Unmarshal(raw, &reply); err == nil && len(reply.Result) > 0 {
+			raw = reply.Result
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decode reply of %s.%s: %w", group, name, err)
+	}
+	return nil
 }
 
 // PrintJSON writes v as indented JSON (one value) to Out.
