@@ -78,6 +78,22 @@ func lastSeq(t testing.TB, js jetstream.JetStream, stream string) (uint64, uint6
 	return info.State.LastSeq, info.State.Msgs
 }
 
+// waitProgress waits until the projector's durable consumer acknowledged
+// beyond seq (or the time is up: the log may be fully projected already).
+func waitProgress(t testing.TB, js jetstream.JetStream, seq uint64, total time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	for time.Now().Before(deadline) {
+		c, err := js.Consumer(context.Background(), events.LogStream, "lore-projector")
+		if err == nil {
+			if info, err := c.Info(context.Background()); err == nil && info.AckFloor.Stream > seq {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func rebuildDigest(t testing.TB, js jetstream.JetStream) (string, eventlog.Stats) {
 	t.Helper()
 	st, err := projector.OpenStore(t.TempDir(), projector.StoreOptions{})
@@ -169,7 +185,10 @@ func TestConcurrentWritersWithCrashingProjector(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(100+rand.IntN(500)) * time.Millisecond)
+		// Kill once the child has committed past the last checkpoint (its
+		// consumer's ack floor moves after each commit), at a random point.
+		waitProgress(t, js, lastCp, 10*time.Second)
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 		if s := stderr.String(); s != "" {

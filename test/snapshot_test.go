@@ -175,18 +175,7 @@ func TestNewReplicaStartsFromSnapshot(t *testing.T) {
 	if st, _ := eventlog.Read(b.Store.Model(eventlog.Name)); st.Total != msgs {
 		t.Fatalf("replica from snapshot counts %d events, want %d", st.Total, msgs)
 	}
-	natstest.WaitFor(t, 20*time.Second, func() error {
-		n := 0
-		for _, an := range announcements(t, a.JS) {
-			if an.To == "proven" {
-				n++
-			}
-		}
-		if n < len(pats) {
-			return fmt.Errorf("%d of %d promotions announced", n, len(pats))
-		}
-		return nil
-	})
+	waitAnnounced(t, a.JS, len(pats))
 	checkAnnouncedOnce(t, a.JS, pats)
 }
 

@@ -25,6 +25,7 @@ type serveOptions struct {
 	tick                                                                              time.Duration
 	noSyncCommits, verbose                                                            bool
 	snap                                                                              snapshotServeOptions
+	ifc                                                                               serveInterfaces
 }
 
 func init() { addCommand(newCmdServe) }
@@ -65,6 +66,7 @@ embedding one: each process is then a projector replica with its own read model.
 	fl.StringVar(&o.tlsCert, "tls-cert", "", "client certificate for NATS mutual TLS")
 	fl.StringVar(&o.tlsKey, "tls-key", "", "client key for NATS mutual TLS")
 	o.snap.bind(fl)
+	o.ifc.addFlags(fl)
 	return cmd
 }
 
@@ -128,7 +130,12 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		return err
 	}
 	defer stopSnapshots()
-	svc, err := n.Serve(api.Options{Version: version, Logger: logger})
+	ifc, err := startInterfaces(ctx, f, n, logger, o.ifc)
+	if err != nil {
+		return err
+	}
+	defer ifc.stop()
+	svc, err := n.Serve(api.Options{Version: version, Logger: logger, Observe: ifc.observe()})
 	if err != nil {
 		return err
 	}
@@ -139,7 +146,9 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		defer os.Remove(filepath.Join(f.DataDir, urlFile))
 	}
 	fmt.Fprintf(f.Err, "lore serving on %s (data %s, read model at seq %d); Ctrl-C to stop\n", url, f.DataDir, n.Runtime.Seq())
+	ifc.running(true)
 	err = n.Run(ctx)
+	ifc.running(false)
 	fmt.Fprintf(f.Err, "lore stopped at seq %d\n", n.Runtime.Seq())
 	return err
 }

@@ -1,0 +1,401 @@
+package benchkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector"
+)
+
+// Options size a bench run.
+type Options struct {
+	Events    int   // workload events (default 200k)
+	Knowledge int   // seeded knowledge entries (default 10k)
+	Patterns  int   // seeded registry patterns (default 10k)
+	Seed      int64 // workload seed (default 1)
+	Writers   int   // concurrent appenders (default 4)
+	// PacedRate and PacedFor: the steady load of the lag measurement
+	// (default 2000 events/s for 3 s).
+	PacedRate int
+	PacedFor  time.Duration
+	// Queries per injection endpoint and path (default 2000 in-process,
+	// 500 over NATS).
+	Queries int
+	// Dir holds the node's data (a temp folder, removed, when empty).
+	Dir string
+	// Logf reports progress (nil: silent).
+	Logf func(format string, args ...any)
+}
+
+func (o *Options) setDefaults() {
+	if o.Events <= 0 {
+		o.Events = 200_000
+	}
+	if o.Knowledge < 0 {
+		o.Knowledge = 0
+	}
+	if o.Patterns < 0 {
+		o.Patterns = 0
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Writers <= 0 {
+		o.Writers = 4
+	}
+	if o.PacedRate <= 0 {
+		o.PacedRate = 2000
+	}
+	if o.PacedFor <= 0 {
+		o.PacedFor = 3 * time.Second
+	}
+	if o.Queries <= 0 {
+		o.Queries = 2000
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+}
+
+// Report holds one run's figures. Ratios compare lore with raw JetStream
+// measured in the same run on the same server.
+type Report struct {
+	Seed         int64  `json:"seed"`
+	Events       int    `json:"events"`
+	Knowledge    int    `json:"knowledge"`
+	Patterns     int    `json:"patterns"`
+	Writers      int    `json:"writers"`
+	StreamEvents uint64 `json:"stream_events"`
+
+	RawPublishPerS float64 `json:"raw_publish_per_s"`
+	AppendPerS     float64 `json:"append_per_s"`
+	AppendRatio    float64 `json:"append_ratio"`
+
+	RawConsumePerS    float64 `json:"raw_consume_per_s"`
+	RawConsumeSeconds float64 `json:"raw_consume_s"`
+	ProjectionPerS    float64 `json:"projection_per_s"`
+	ProjectionRatio   float64 `json:"projection_ratio"`
+	RebuildSeconds    float64 `json:"rebuild_s"`
+	RebuildRatio      float64 `json:"rebuild_time_ratio"`
+	RebuildMatches    bool    `json:"rebuild_digest_matches"`
+
+	LagRate int     `json:"lag_rate_per_s"`
+	Lag     Latency `json:"lag"`
+
+	Inject map[string]Latency `json:"inject"`
+
+	PeakRSSBytes int64    `json:"peak_rss_bytes"`
+	Targets      []Target `json:"targets"`
+}
+
+// Target is one goal of the issue, reported (never asserted).
+type Target struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Goal  string  `json:"goal"`
+	Met   bool    `json:"met"`
+}
+
+// Run measures everything on a fresh embedded node.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o.setDefaults()
+	rep := &Report{Seed: o.Seed, Events: o.Events, Knowledge: o.Knowledge, Patterns: o.Patterns,
+		Writers: o.Writers, LagRate: o.PacedRate, Inject: map[string]Latency{}}
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "lore-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+
+	o.Logf("generating %d events (seed %d), %d knowledge entries, %d patterns", o.Events, o.Seed, o.Knowledge, o.Patterns)
+	gen, err := Workload{Seed: o.Seed}.Generate(o.Events)
+	if err != nil {
+		return nil, err
+	}
+	kevs, err := SeedKnowledge(o.Seed, o.Knowledge)
+	if err != nil {
+		return nil, err
+	}
+	pevs, err := SeedPatterns(o.Seed, o.Patterns)
+	if err != nil {
+		return nil, err
+	}
+
+	n, err := node.Start(ctx, node.Config{DataDir: filepath.Join(dir, "node"), Embedded: node.EmbeddedOptions{Port: -1},
+		TickInterval: -1, NatsOptions: []nats.Option{nats.MaxPingsOutstanding(100)}})
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+
+	// 1. Raw publish vs lore's append.
+	o.Logf("raw publish of %d events", o.Events)
+	raw, err := rawPublish(ctx, n.JS, n.Appender.Prepare, gen.Events)
+	if err != nil {
+		return nil, err
+	}
+	rep.RawPublishPerS = float64(o.Events) / raw.Seconds()
+	o.Logf("seeding %d knowledge and %d pattern events", len(kevs), len(pevs))
+	if err := appendChunks(ctx, n.Appender, kevs, 1000); err != nil {
+		return nil, fmt.Errorf("seed knowledge: %w", err)
+	}
+	if err := appendChunks(ctx, n.Appender, pevs, 20); err != nil {
+		return nil, fmt.Errorf("seed patterns: %w", err)
+	}
+	o.Logf("lore append of %d events (%d writers)", o.Events, o.Writers)
+	app1, err := appendWorkload(ctx, n.Appender, gen, o.Writers)
+	if err != nil {
+		return nil, err
+	}
+	rep.AppendPerS = float64(o.Events) / app1.Seconds()
+	rep.AppendRatio = rep.AppendPerS / rep.RawPublishPerS
+
+	// 2. Raw consume vs live projection and full rebuild of the same log.
+	last, msgs, err := logState(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	rep.StreamEvents = msgs
+	o.Logf("raw consume of %d events", msgs)
+	rc, err := rawConsume(ctx, n.JS, msgs)
+	if err != nil {
+		return nil, err
+	}
+	rep.RawConsumeSeconds = rc.Seconds()
+	rep.RawConsumePerS = float64(msgs) / rc.Seconds()
+
+	commits := &commitLog{}
+	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.Models(), projector.RuntimeOptions{OnCommit: commits.record})
+	rctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = n.Run(rctx) }()
+	defer func() { stop(); wg.Wait() }()
+	o.Logf("live projection of %d events (every model)", msgs)
+	start := time.Now()
+	if err := n.Runtime.WaitFor(ctx, last); err != nil {
+		return nil, err
+	}
+	proj := time.Since(start)
+	rep.ProjectionPerS = float64(msgs) / proj.Seconds()
+	rep.ProjectionRatio = rep.ProjectionPerS / rep.RawConsumePerS
+	liveDigest, err := n.Store.Digest()
+	if err != nil {
+		return nil, err
+	}
+	o.Logf("full rebuild of %d events", msgs)
+	rb, rebuildDigest, err := rebuild(ctx, n, filepath.Join(dir, "rebuild"))
+	if err != nil {
+		return nil, err
+	}
+	rep.RebuildSeconds = rb.Seconds()
+	rep.RebuildRatio = rb.Seconds() / rc.Seconds()
+	rep.RebuildMatches = rebuildDigest == liveDigest
+
+	// 3. End-to-end lag under a steady paced load.
+	o.Logf("paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
+	lags, err := pacedLag(ctx, n, commits, o)
+	if err != nil {
+		return nil, err
+	}
+	rep.Lag = summarise(lags)
+
+	// 4. Injection queries, in-process and over NATS.
+	o.Logf("injection queries")
+	if err := injectLatencies(ctx, n, o, rep); err != nil {
+		return nil, err
+	}
+	rep.PeakRSSBytes = PeakRSS()
+	rep.Targets = []Target{
+		{"append / raw publish", rep.AppendRatio, ">= 0.6", rep.AppendRatio >= 0.6},
+		{"projection / raw consume", rep.ProjectionRatio, ">= 0.7", rep.ProjectionRatio >= 0.7},
+		{"rebuild time / raw consume time", rep.RebuildRatio, "<= 1.5", rep.RebuildRatio <= 1.5},
+		{"knowledge.inject p99 in-process (ms)", rep.Inject["knowledge.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["knowledge.inject/in-process"].P99us <= 1000},
+		{"patterns.inject p99 in-process (ms)", rep.Inject["patterns.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["patterns.inject/in-process"].P99us <= 1000},
+	}
+	return rep, nil
+}
+
+func appendChunks(ctx context.Context, a *events.Appender, evs []*events.Event, chunk int) error {
+	for i := 0; i < len(evs); i += chunk {
+		if _, err := a.AppendBatch(ctx, evs[i:min(i+chunk, len(evs))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendWorkload appends the workload with w concurrent writers; writer k
+// owns the loops of slots ≡ k (mod w) and appends their events in order,
+// in batches of 1000.
+func appendWorkload(ctx context.Context, a *events.Appender, g Generated, w int) (time.Duration, error) {
+	parts := make([][]*events.Event, w)
+	for i, ev := range g.Events {
+		parts[g.Writer[i]%w] = append(parts[g.Writer[i]%w], ev)
+	}
+	errc := make(chan error, w)
+	start := time.Now()
+	for _, p := range parts {
+		go func() { errc <- appendChunks(ctx, a, p, 1000) }()
+	}
+	var errs []error
+	for range parts {
+		errs = append(errs, <-errc)
+	}
+	return time.Since(start), errors.Join(errs...)
+}
+
+func logState(ctx context.Context, n *node.Node) (last, msgs uint64, err error) {
+	st, err := n.JS.Stream(ctx, events.LogStream)
+	if err != nil {
+		return 0, 0, err
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return info.State.LastSeq, info.State.Msgs, nil
+}
+
+// rebuild folds the whole log into a fresh store (fsync'd commits, as the
+// node's) with every model, and returns its time and digest.
+func rebuild(ctx context.Context, n *node.Node, dir string) (time.Duration, string, error) {
+	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: true})
+	if err != nil {
+		return 0, "", err
+	}
+	defer st.Close()
+	start := time.Now()
+	if _, err := projector.Replay(ctx, n.JS, st, n.Models(), projector.ReplayOptions{}); err != nil {
+		return 0, "", fmt.Errorf("rebuild: %w", err)
+	}
+	d := time.Since(start)
+	dg, err := st.Digest()
+	return d, dg, err
+}
+
+// pacedLag appends new workload events one by one at o.PacedRate for
+// o.PacedFor and returns, per event, the time from its append ack to the
+// projector's commit covering it.
+func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) ([]time.Duration, error) {
+	total := int(float64(o.PacedRate) * o.PacedFor.Seconds())
+	g, err := Workload{Seed: o.Seed, Prefix: "lag"}.Generate(total)
+	if err != nil {
+		return nil, err
+	}
+	seqs := make([]uint64, 0, total)
+	acked := make([]time.Time, 0, total)
+	start := time.Now()
+	for i, ev := range g.Events {
+		due := start.Add(time.Duration(float64(i) / float64(o.PacedRate) * float64(time.Second)))
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
+		}
+		r, err := n.Appender.Append(ctx, ev)
+		if err != nil {
+			return nil, err
+		}
+		seqs, acked = append(seqs, r.Seq), append(acked, time.Now())
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := n.Runtime.WaitFor(wctx, seqs[len(seqs)-1]); err != nil {
+		return nil, err
+	}
+	lags, ok := commits.lagOf(seqs, acked)
+	if !ok {
+		return nil, errors.New("paced load: an acknowledged event was never committed")
+	}
+	return lags, nil
+}
+
+// injectLatencies times knowledge.inject and patterns.inject: in-process
+// (the endpoint called on the live view) and over NATS (the API service,
+// no_wait: the reply returns once the injection record is stored).
+func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report) error {
+	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x696e))
+	kproj := func() string {
+		if o.Knowledge == 0 {
+			return fmt.Sprintf("p%d", rng.IntN(8))
+		}
+		return KnowledgeProject(rng.IntN(KnowledgeProjects(o.Knowledge)))
+	}
+	type call struct {
+		group, name string
+		args        func() (project string, args []byte)
+	}
+	calls := []call{
+		{"knowledge", "inject", func() (string, []byte) {
+			return kproj(), marshal(map[string]any{"task": KnowledgeTask(rng), "headroom": 0.5})
+		}},
+		{"patterns", "inject", func() (string, []byte) {
+			return events.DefaultProject, marshal(map[string]any{"task": PatternTask(rng), "category": "debugging", "top_k": 5})
+		}},
+	}
+	for _, c := range calls {
+		ep, ok := app.Lookup(c.group, c.name)
+		if !ok {
+			return fmt.Errorf("endpoint %s.%s is not registered", c.group, c.name)
+		}
+		ds := make([]time.Duration, 0, o.Queries)
+		for range o.Queries {
+			project, args := c.args()
+			req := app.Request{Now: time.Now(), Project: project, Source: "bench", Args: args}
+			t0 := time.Now()
+			var err error
+			if ep.Query != nil {
+				_, err = ep.Query(ctx, n.Live(), req)
+			} else {
+				_, _, err = ep.Command(ctx, n.Live(), req)
+			}
+			ds = append(ds, time.Since(t0))
+			if err != nil {
+				return fmt.Errorf("%s.%s in-process: %w", c.group, c.name, err)
+			}
+		}
+		rep.Inject[c.group+"."+c.name+"/in-process"] = summarise(ds)
+	}
+
+	svc, err := n.Serve(api.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = svc.Stop() }()
+	nc, err := nats.Connect(n.ClientURL())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cl := api.NewClient(nc)
+	q := max(o.Queries/4, 1)
+	for _, c := range calls {
+		ds := make([]time.Duration, 0, q)
+		for range q {
+			project, args := c.args()
+			t0 := time.Now()
+			_, err := cl.CallRaw(ctx, c.group, c.name, api.Request{Args: args, Project: project, Source: "bench", NoWait: true})
+			ds = append(ds, time.Since(t0))
+			if err != nil {
+				return fmt.Errorf("%s.%s over NATS: %w", c.group, c.name, err)
+			}
+		}
+		rep.Inject[c.group+"."+c.name+"/nats"] = summarise(ds)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package benchkit_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// TestWorkloadIsReproducible: the same seed gives the same events.
+func TestWorkloadIsReproducible(t *testing.T) {
+	a, err := benchkit.Workload{Seed: 7}.Generate(2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := benchkit.Workload{Seed: 7}.Generate(2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := benchkit.Workload{Seed: 8}.Generate(2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := true
+	for i := range a.Events {
+		ea, eb := a.Events[i], b.Events[i]
+		if ea.ID != eb.ID || ea.Type != eb.Type || string(ea.Data) != string(eb.Data) || !ea.Time.Equal(eb.Time) || a.Writer[i] != b.Writer[i] {
+			t.Fatalf("event %d differs between two runs of seed 7", i)
+		}
+		same = same && string(a.Events[i].Data) == string(c.Events[i].Data)
+	}
+	if same {
+		t.Fatal("seeds 7 and 8 gave the same workload")
+	}
+}
+
+// TestWorkloadIsValidAndFolds: every generated event passes the appender's
+// validation and folds into every model without a poison event; it logs
+// each model's fold rate.
+func TestWorkloadIsValidAndFolds(t *testing.T) {
+	n := 5000
+	if testing.Short() {
+		n = 1000
+	}
+	g, err := benchkit.Workload{Seed: 1}.Generate(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := benchkit.SeedKnowledge(1, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := benchkit.SeedPatterns(1, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := append(append(k, p...), g.Events...)
+	types := map[string]int{}
+	a := events.NewAppender(nil)
+	for i, ev := range evs {
+		c := *ev
+		if _, err := a.Prepare(&c); err != nil {
+			t.Fatalf("event %d (%s) invalid: %v", i, ev.Type, err)
+		}
+		ev.Subject = c.Subject
+		ev.Seq = uint64(i + 1)
+		types[ev.Type]++
+	}
+	for _, typ := range []string{"loop.started/v1", "loop.iteration/v1", "loop.completed/v1", "outcome.recorded/v1",
+		"error.recorded/v1", "pattern.observed/v1", "knowledge.submitted/v1", "registry.imported/v1"} {
+		if types[typ] == 0 {
+			t.Errorf("the workload has no %s", typ)
+		}
+	}
+	for _, m := range app.Models() {
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := projector.NewFolder(st, []projector.Model{m}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for _, ev := range evs {
+			c := *ev
+			if _, err := f.Fold(&c); err != nil {
+				if errors.Is(err, projector.ErrPoison) {
+					t.Errorf("model %s: poison %s: %v", m.Name(), ev.Type, err)
+					continue
+				}
+				t.Fatal(err)
+			}
+			if f.Pending() >= 1000 {
+				if _, err := f.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		d := time.Since(start)
+		t.Logf("model %-12s %8.0f events/s", m.Name(), float64(len(evs))/d.Seconds())
+		st.Close()
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loredev/lore/benchkit"
+)
+
+func init() { addCommand(newCmdBench) }
+
+func newCmdBench(f *Factory) *cobra.Command {
+	var o benchkit.Options
+	cmd := &cobra.Command{
+		Use:   "bench [--events N] [--knowledge N] [--patterns N] [--seed S]",
+		Short: "Measure lore against raw JetStream on an embedded server, in one run (seeded workload)",
+		Long: `Start a throwaway embedded node and measure, in the same run and on the same server:
+raw async JetStream publish (with Nats-Msg-Id) vs lore's append; raw ordered-consumer
+drain vs lore's live projection and a full rebuild (every read model); the lag from
+append ack to projector commit under a steady paced load; knowledge.inject and
+patterns.inject latencies in-process and over NATS; the peak RSS.
+
+The workload is generated from --seed: concurrent agent loops emitting loop events,
+outcomes with decomposition texts, errors, pattern observations and lessons.
+Compare runs by their ratios: absolute rates depend on the machine.
+
+The issue's full figures: --events 1000000 --knowledge 100000 --patterns 100000.`,
+		Example: "  lore bench\n  lore bench --events 1000000 --knowledge 100000 --patterns 100000 --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Events <= 0 || o.Knowledge < 0 || o.Patterns < 0 || o.Writers <= 0 || o.PacedRate <= 0 || o.Queries <= 0 {
+				return fmt.Errorf("%w: --events, --writers, --rate and --queries must be > 0; --knowledge and --patterns >= 0", errBadInput)
+			}
+			if !f.JSON {
+				o.Logf = func(format string, args ...any) {
+					fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
+				}
+			}
+			rep, err := benchkit.Run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(rep)
+			}
+			rep.Print(f.Out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&o.Events, "events", 200_000, "workload events to append, project and rebuild")
+	fl.IntVar(&o.Knowledge, "knowledge", 10_000, "knowledge entries seeded before the workload (100 per project)")
+	fl.IntVar(&o.Patterns, "patterns", 10_000, "cross-loop registry patterns seeded before the workload")
+	fl.Int64Var(&o.Seed, "seed", 1, "workload seed: the same seed gives the same events")
+	fl.IntVar(&o.Writers, "writers", 4, "concurrent appenders of the workload")
+	fl.IntVar(&o.PacedRate, "rate", 2000, "events/s of the paced load of the lag measurement")
+	fl.DurationVar(&o.PacedFor, "rate-for", 3*time.Second, "duration of the paced load")
+	fl.IntVar(&o.Queries, "queries", 2000, "injection calls per endpoint in-process (a quarter over NATS)")
+	fl.StringVar(&o.Dir, "dir", "", "folder for the throwaway node (default: a temp folder, removed)")
+	return cmd
+}

@@ -1,0 +1,269 @@
+// Package metrics exposes a lore process to Prometheus: events appended and
+// projected by type, the projector's lag in events and seconds, dead
+// letters, and API latencies by endpoint; plus /healthz.
+//
+// Metric names. NB: must not change: dashboards and alerts use them.
+//
+//	lore_events_appended_total{type}          events that reached the log (seen by this process)
+//	lore_events_projected_total{type}         of those, events the projector committed
+//	lore_log_last_seq                         last sequence of the log
+//	lore_projector_checkpoint_seq             last sequence folded and committed
+//	lore_projector_lag_events                 log last seq - checkpoint
+//	lore_projector_lag_seconds                age of the oldest event not yet projected
+//	lore_projector_dead_lettered_total        events this process dead-lettered
+//	lore_dlq_messages                         messages in the dead-letter stream
+//	lore_derived_messages                     announcements in LORE_DERIVED
+//	lore_nats_connected                       1 when connected to NATS
+//	lore_projector_running                    1 while the projector runs
+//	lore_api_request_duration_seconds{endpoint,code}  API latency (histogram)
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/events"
+)
+
+// Projector is what metrics reads from the projector runtime.
+type Projector interface {
+	// Seq is the last committed stream sequence.
+	Seq() uint64
+	// Poisoned counts events the runtime dead-lettered.
+	Poisoned() uint64
+}
+
+// Config says what to observe.
+type Config struct {
+	NC        *nats.Conn
+	JS        jetstream.JetStream
+	Projector Projector
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Metrics holds a registry with lore's metrics. Observe and
+// SetProjectorRunning are safe for concurrent use.
+type Metrics struct {
+	cfg       Config
+	reg       *prometheus.Registry
+	appended  *prometheus.CounterVec
+	projected *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	running   atomic.Bool
+
+	mu sync.Mutex
+	// pending are events seen in the log and not yet projected, in sequence
+	// order. INVARIANT: every entry has seq > the checkpoint last drained.
+	pending []pendingEvent
+}
+
+type pendingEvent struct {
+	seq uint64
+	typ string
+}
+
+// maxPending bounds the events tracked while the projector lags; beyond
+// it, events count as appended only.
+const maxPending = 1 << 20
+
+// New returns metrics for one lore process.
+func New(cfg Config) *Metrics {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry()}
+	m.appended = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lore_events_appended_total",
+		Help: "Events that reached the log since this process started observing it (at the projector's checkpoint), by type."}, []string{"type"})
+	m.projected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lore_events_projected_total",
+		Help: "Events the projector folded and committed since this process started, by type."}, []string{"type"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "lore_api_request_duration_seconds",
+		Help:    "Time to answer an API request (NATS request-reply), by endpoint and code (200, 400, 404, 409, 500).",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}},
+		[]string{"endpoint", "code"})
+	m.reg.MustRegister(m.appended, m.projected, m.latency, &state{m: m},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is the Prometheus registry (to add collectors or gather).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Observe records one API request; it has the signature of api.Options.Observe.
+func (m *Metrics) Observe(subject string, d time.Duration, err error) {
+	code := "200"
+	if err != nil {
+		code = api.CodeOf(err)
+	}
+	m.latency.WithLabelValues(strings.TrimPrefix(subject, "lore.api."), code).Observe(d.Seconds())
+}
+
+// SetProjectorRunning says whether the projector runs (health).
+func (m *Metrics) SetProjectorRunning(on bool) { m.running.Store(on) }
+
+// Healthy reports whether NATS is connected and the projector runs, with
+// the reason when not.
+func (m *Metrics) Healthy() (bool, string) {
+	switch {
+	case m.cfg.NC == nil || !m.cfg.NC.IsConnected():
+		return false, "nats not connected"
+	case !m.running.Load():
+		return false, "projector not running"
+	}
+	return true, "ok"
+}
+
+// Run follows the log's headers (no payloads) from the projector's
+// checkpoint to count events by type, until ctx ends.
+func (m *Metrics) Run(ctx context.Context) error {
+	start := m.cfg.Projector.Seq() + 1
+	cons, err := m.cfg.JS.OrderedConsumer(ctx, events.LogStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{events.EventsFilter}, DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq: start, HeadersOnly: true})
+	if err != nil {
+		return fmt.Errorf("metrics: follow the log: %w", err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("metrics: follow the log: %w", err)
+	}
+	defer it.Stop()
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				it.Stop()
+				return
+			case <-t.C:
+				m.drain()
+			}
+		}
+	}()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("metrics: follow the log: %w", err)
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			continue
+		}
+		typ := msg.Headers().Get(events.TypeHeader)
+		if _, known := events.Lookup(typ); !known {
+			typ = "unknown" // bounded label values: foreign clients may set anything
+		}
+		m.appended.WithLabelValues(typ).Inc()
+		m.mu.Lock()
+		if len(m.pending) < maxPending {
+			m.pending = append(m.pending, pendingEvent{seq: meta.Sequence.Stream, typ: typ})
+		}
+		m.mu.Unlock()
+		m.drain()
+	}
+}
+
+// drain counts as projected every pending event at or below the checkpoint.
+func (m *Metrics) drain() {
+	cp := m.cfg.Projector.Seq()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := 0
+	for ; i < len(m.pending) && m.pending[i].seq <= cp; i++ {
+		m.projected.WithLabelValues(m.pending[i].typ).Inc()
+	}
+	if i > 0 {
+		m.pending = append(m.pending[:0], m.pending[i:]...)
+	}
+}
+
+// state collects the gauges read at scrape time from the streams and the
+// projector.
+type state struct{ m *Metrics }
+
+var (
+	descLastSeq    = prometheus.NewDesc("lore_log_last_seq", "Last stream sequence of the log (LORE).", nil, nil)
+	descCheckpoint = prometheus.NewDesc("lore_projector_checkpoint_seq", "Last log sequence the projector folded and committed.", nil, nil)
+	descLagEvents  = prometheus.NewDesc("lore_projector_lag_events", "Events in the log not yet projected (last seq - checkpoint).", nil, nil)
+	descLagSeconds = prometheus.NewDesc("lore_projector_lag_seconds", "Age of the oldest event not yet projected (0 when caught up).", nil, nil)
+	descPoisoned   = prometheus.NewDesc("lore_projector_dead_lettered_total", "Events this process's projector dead-lettered.", nil, nil)
+	descDLQ        = prometheus.NewDesc("lore_dlq_messages", "Messages in the dead-letter stream (LORE_DLQ).", nil, nil)
+	descDerived    = prometheus.NewDesc("lore_derived_messages", "Announcements in LORE_DERIVED.", nil, nil)
+	descConnected  = prometheus.NewDesc("lore_nats_connected", "1 when the process is connected to NATS.", nil, nil)
+	descRunning    = prometheus.NewDesc("lore_projector_running", "1 while the projector runs.", nil, nil)
+)
+
+func (s *state) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLastSeq, descCheckpoint, descLagEvents, descLagSeconds,
+		descPoisoned, descDLQ, descDerived, descConnected, descRunning} {
+		ch <- d
+	}
+}
+
+func (s *state) Collect(ch chan<- prometheus.Metric) {
+	m := s.m
+	m.drain()
+	cp := m.cfg.Projector.Seq()
+	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	gauge(descCheckpoint, float64(cp))
+	ch <- prometheus.MustNewConstMetric(descPoisoned, prometheus.CounterValue, float64(m.cfg.Projector.Poisoned()))
+	gauge(descConnected, b2f(m.cfg.NC != nil && m.cfg.NC.IsConnected()))
+	gauge(descRunning, b2f(m.running.Load()))
+	if m.cfg.JS == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if info, st, err := streamInfo(ctx, m.cfg.JS, events.LogStream); err == nil {
+		last := info.State.LastSeq
+		gauge(descLastSeq, float64(last))
+		lag := uint64(0)
+		if last > cp {
+			lag = last - cp
+		}
+		gauge(descLagEvents, float64(lag))
+		secs := 0.0
+		if lag > 0 {
+			if msg, err := st.GetMsg(ctx, cp+1, jetstream.WithGetMsgSubject(events.EventsFilter)); err == nil {
+				secs = max(m.cfg.Now().Sub(msg.Time).Seconds(), 0)
+			}
+		}
+		gauge(descLagSeconds, secs)
+	}
+	if info, _, err := streamInfo(ctx, m.cfg.JS, events.DLQStream); err == nil {
+		gauge(descDLQ, float64(info.State.Msgs))
+	}
+	if info, _, err := streamInfo(ctx, m.cfg.JS, events.DerivedStream); err == nil {
+		gauge(descDerived, float64(info.State.Msgs))
+	}
+}
+
+func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamInfo, jetstream.Stream, error) {
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := st.Info(ctx)
+	return info, st, err
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,236 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Lore is what a run needs from lore: record an attempt's outcome, and
+// read the state at a time (pattern maturity and the decomposition prompt).
+type Lore interface {
+	Record(ctx context.Context, o Outcome) error
+	State(ctx context.Context, now time.Time) (State, error)
+}
+
+// Outcome is one attempt of a task with one strategy.
+type Outcome struct {
+	BeadID        string
+	Decomposition string
+	Success       bool
+	// Attempt counts from 1 (retry_count = Attempt-1).
+	Attempt int
+	Time    time.Time
+}
+
+// State is lore's view of the strategies at a time.
+type State struct {
+	// Patterns maps a pattern's content to its maturity state.
+	Patterns map[string]PatternState
+	// Guidance is what the decomposition prompt injects.
+	Guidance Guidance
+}
+
+// PatternState is one pattern as lore reports it.
+type PatternState struct {
+	State    string `json:"state"`
+	Inverted bool   `json:"inverted"`
+}
+
+// Anti reports whether lore tells loops to avoid the pattern.
+func (p PatternState) Anti() bool { return p.Inverted || p.State == "deprecated" }
+
+// Arms.
+const (
+	ArmUnguided = "unguided"
+	ArmSteered  = "steered"
+)
+
+// Config is one run: one arm, one seed.
+type Config struct {
+	Arm        string
+	Seed       uint64
+	Loops      int
+	Tasks      int // per loop
+	Strategies int
+	// MaxAttempts bounds a task's iterations; a task that fails them all failed.
+	MaxAttempts int
+	// Start is the simulated time of round 0; Step the time between rounds.
+	Start time.Time
+	Step  time.Duration
+}
+
+// Defaults fills zero fields.
+func (c Config) withDefaults() Config {
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 5
+	}
+	if c.Start.IsZero() {
+		c.Start = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	}
+	if c.Step == 0 {
+		c.Step = 20 * time.Minute
+	}
+	return c
+}
+
+// StrategyResult is what lore made of one strategy.
+type StrategyResult struct {
+	Strategy
+	Truth        string `json:"truth"`
+	Observations int    `json:"observations"`
+	FinalState   string `json:"final_state"`
+	Inverted     bool   `json:"inverted"`
+	// ProvenAfter / AntiAfter are the strategy's observations when lore's
+	// state first said proven / inverted-or-deprecated (0: never).
+	ProvenAfter int `json:"proven_after"`
+	AntiAfter   int `json:"anti_after"`
+}
+
+// Result is one run's figures.
+type Result struct {
+	Arm        string           `json:"arm"`
+	Seed       uint64           `json:"seed"`
+	Tasks      int              `json:"tasks"`
+	Attempts   int              `json:"attempts"`
+	Successes  int              `json:"successes"`
+	Failed     int              `json:"failed_tasks"`
+	Iterations float64          `json:"mean_iterations"`
+	Proven     PR               `json:"proven"`
+	Anti       PR               `json:"anti"`
+	Strategies []StrategyResult `json:"strategies"`
+	Curve      []Point          `json:"curve"`
+}
+
+// loopState is one simulated loop: its own random stream and current task.
+type loopState struct {
+	rng     *rand.Rand
+	task    int
+	attempt int // of the current task, from 1
+}
+
+// Run runs one arm. Loops work in rounds: at the start of a round lore's
+// state is read once (what every loop would be injected with then), each
+// active loop makes one attempt of its current task, the attempts are
+// recorded concurrently, and the round ends when lore has folded them. So a
+// seed gives the same choices and outcomes whatever the scheduling.
+func Run(ctx context.Context, l Lore, c Config) (Result, error) {
+	c = c.withDefaults()
+	if c.Loops < 1 || c.Tasks < 1 {
+		return Result{}, fmt.Errorf("loops and tasks: must be >= 1, got %d and %d", c.Loops, c.Tasks)
+	}
+	if c.Arm != ArmUnguided && c.Arm != ArmSteered {
+		return Result{}, fmt.Errorf("arm: %q is not %s or %s", c.Arm, ArmUnguided, ArmSteered)
+	}
+	ss, err := NewWorkload(c.Seed, c.Strategies)
+	if err != nil {
+		return Result{}, err
+	}
+	good, bad := TruthSets(ss)
+	labels := make([]string, len(ss))
+	res := Result{Arm: c.Arm, Seed: c.Seed, Strategies: make([]StrategyResult, len(ss))}
+	for i, s := range ss {
+		labels[i] = s.Label
+		res.Strategies[i] = StrategyResult{Strategy: s, Truth: s.Truth()}
+	}
+	loops := make([]*loopState, c.Loops)
+	for i := range loops {
+		// the same streams in both arms: common random numbers
+		loops[i] = &loopState{rng: rand.New(rand.NewPCG(c.Seed, uint64(i)+1)), attempt: 1}
+	}
+	observe := func(st State) {
+		proven, anti := map[string]bool{}, map[string]bool{}
+		for i, s := range ss {
+			p, ok := st.Patterns[s.Label]
+			if !ok {
+				continue
+			}
+			sr := &res.Strategies[i]
+			if p.State == "proven" {
+				proven[s.Label] = true
+				if sr.ProvenAfter == 0 {
+					sr.ProvenAfter = sr.Observations
+				}
+			}
+			if p.Anti() {
+				anti[s.Label] = true
+				if sr.AntiAfter == 0 {
+					sr.AntiAfter = sr.Observations
+				}
+			}
+			sr.FinalState, sr.Inverted = p.State, p.Inverted
+		}
+		res.Proven, res.Anti = Score(proven, good, labels), Score(anti, bad, labels)
+		res.Curve = append(res.Curve, Point{Obs: res.Attempts, SuccessRate: ratio(res.Successes, res.Attempts),
+			Proven: res.Proven, Anti: res.Anti})
+	}
+	type attempt struct {
+		loop, strategy int
+		ok             bool
+	}
+	iterations := 0
+	for round := 0; ; round++ {
+		now := c.Start.Add(time.Duration(round) * c.Step)
+		st, err := l.State(ctx, now)
+		if err != nil {
+			return res, fmt.Errorf("round %d: state: %w", round, err)
+		}
+		observe(st)
+		var batch []attempt
+		for i, ls := range loops {
+			if ls.task >= c.Tasks {
+				continue
+			}
+			var k int
+			if c.Arm == ArmSteered {
+				k = ChooseSteered(ls.rng, ss, st.Guidance)
+			} else {
+				k = ChooseUniform(ls.rng, ss)
+			}
+			batch = append(batch, attempt{loop: i, strategy: k, ok: ls.rng.Float64() < ss[k].Rate})
+		}
+		if len(batch) == 0 {
+			break
+		}
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		for j, a := range batch {
+			ls := loops[a.loop]
+			o := Outcome{BeadID: fmt.Sprintf("sim-%s-%d-l%d-t%d", c.Arm, c.Seed, a.loop, ls.task), Attempt: ls.attempt,
+				Decomposition: ss[a.strategy].Decomposition, Success: a.ok, Time: now.Add(time.Duration(a.loop+1) * time.Second)}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[j] = l.Record(ctx, o)
+			}()
+		}
+		wg.Wait()
+		for j, a := range batch {
+			if errs[j] != nil {
+				return res, fmt.Errorf("round %d loop %d: record: %w", round, a.loop, errs[j])
+			}
+			ls := loops[a.loop]
+			res.Attempts++
+			res.Strategies[a.strategy].Observations++
+			if a.ok {
+				res.Successes++
+			}
+			if a.ok || ls.attempt == c.MaxAttempts {
+				if !a.ok {
+					res.Failed++
+				}
+				iterations += ls.attempt
+				res.Tasks++
+				ls.task, ls.attempt = ls.task+1, 1
+			} else {
+				ls.attempt++
+			}
+		}
+	}
+	if res.Tasks > 0 {
+		res.Iterations = float64(iterations) / float64(res.Tasks)
+	}
+	return res, nil
+}
