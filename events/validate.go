@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -90,7 +91,7 @@ func ValidateData(typ string, data []byte) error {
 	if !ok {
 		return nil // a derived kind without a schema
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	inst, err := decodeInstance(data)
 	if err != nil {
 		return fmt.Errorf("%w: %s: field \"data\": not JSON: %v", ErrInvalidEvent, typ, err)
 	}
@@ -115,6 +116,22 @@ func ValidateData(typ string, data []byte) error {
 }
 
 var printer = message.NewPrinter(language.English)
+
+// decodeInstance decodes JSON for the validator: numbers as json.Number (the
+// validator's requirement, to keep precision), with goccy/go-json, several
+// times faster than encoding/json here.
+func decodeInstance(data []byte) (any, error) {
+	dec := gojson.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return v, nil
+}
 
 // leafError picks the deepest cause: its location and its message.
 func leafError(ve *jsonschema.ValidationError) (field, msg string) {
