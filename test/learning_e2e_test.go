@@ -153,3 +153,5 @@ func TestLearningOverTwoHundredDays(t *testing.T) {
 		}
 	}
 }
+
+func jsonUnmarshalTest(raw []byte, v any) error { return json.Unmarshal(raw, v) }
