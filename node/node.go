@@ -169,14 +169,17 @@ func (n *Node) tickLoop(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if err := n.Tick(ctx, now); err != nil && ctx.Err() == nil {
+			// Truncated to the interval: replicas ticking in the same
+			// interval append the same id, which JetStream keeps once.
+			if err := n.Tick(ctx, now.Truncate(every)); err != nil && ctx.Err() == nil {
 				n.log.Warn("clock tick", "err", err)
 			}
 		}
 	}
 }
 
-// Tick appends one clock tick at now (truncated to the second).
+// Tick appends one clock tick at now (to the second); its id is the time,
+// so ticks for the same instant are stored once.
 func (n *Node) Tick(ctx context.Context, now time.Time) error {
 	now = now.UTC().Truncate(time.Second)
 	ev, err := events.New("clock.ticked/v1", events.DefaultProject, "lore", now, &events.ClockTicked{})
