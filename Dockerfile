@@ -13,11 +13,11 @@ ARG VERSION=dev
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/lore ./cmd/lore
 # The data folder, owned by the runtime user (a new named volume copies it).
-RUN mkdir -p /out/data
+RUN mkdir -p /out/root/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/lore /usr/local/bin/lore
-COPY --from=build --chown=65532:65532 /out/data /data
+COPY --from=build --chown=65532:65532 /out/root/ /
 ENV LORE_DATA=/data
 VOLUME /data
 # 4222: the embedded NATS server of `lore serve` (without --nats).

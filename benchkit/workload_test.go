@@ -2,6 +2,8 @@ package benchkit_test
 
 import (
 	"errors"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -42,7 +44,7 @@ func TestWorkloadIsReproducible(t *testing.T) {
 // validation and folds into every model without a poison event; it logs
 // each model's fold rate.
 func TestWorkloadIsValidAndFolds(t *testing.T) {
-	n := 5000
+	n, kn, pn := envInt("BENCHKIT_EVENTS", 5000), envInt("BENCHKIT_KNOWLEDGE", 300), envInt("BENCHKIT_PATTERNS", 1000)
 	if testing.Short() {
 		n = 1000
 	}
@@ -50,11 +52,11 @@ func TestWorkloadIsValidAndFolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := benchkit.SeedKnowledge(1, 300)
+	k, err := benchkit.SeedKnowledge(1, kn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := benchkit.SeedPatterns(1, 1000)
+	p, err := benchkit.SeedPatterns(1, pn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +79,9 @@ func TestWorkloadIsValidAndFolds(t *testing.T) {
 		}
 	}
 	for _, m := range app.Models() {
+		if only := os.Getenv("BENCHKIT_MODEL"); only != "" && only != m.Name() {
+			continue
+		}
 		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
 		if err != nil {
 			t.Fatal(err)
@@ -108,4 +113,12 @@ func TestWorkloadIsValidAndFolds(t *testing.T) {
 		t.Logf("model %-12s %8.0f events/s", m.Name(), float64(len(evs))/d.Seconds())
 		st.Close()
 	}
+}
+
+// envInt reads a size from the environment (diagnostics of fold rates).
+func envInt(k string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v >= 0 {
+		return v
+	}
+	return def
 }

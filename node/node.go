@@ -137,6 +137,8 @@ func (n *Node) Models() []projector.Model { return n.models }
 // Run projects and ticks until ctx ends, then returns after the projector
 // committed what it folded.
 func (n *Node) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	wg.Add(1)
@@ -144,6 +146,7 @@ func (n *Node) Run(ctx context.Context) error {
 		defer wg.Done()
 		if err := n.Runtime.Run(ctx); err != nil {
 			errc <- fmt.Errorf("projector: %w", err)
+			cancel() // a stopped projector stops the node: Run returns its error
 		}
 	}()
 	tick := n.cfg.TickInterval

@@ -134,16 +134,19 @@ func StepAt(curve []Point, obs int, m Metric) Ratio {
 }
 
 // MeanCurve averages curves (one per seed) on a grid of steps points from 0
-// to the longest curve's end: at each x, the mean of the defined values of
-// the curves that reach x; NaN where none is defined.
+// to the shortest curve's end (so every mean is over the same seeds): at
+// each x, the mean of the curves' defined values; NaN where none is defined.
 func MeanCurve(curves [][]Point, m Metric, steps int) []XY {
-	end := 0
+	end := -1
 	for _, c := range curves {
-		if len(c) > 0 && c[len(c)-1].Obs > end {
-			end = c[len(c)-1].Obs
+		if len(c) == 0 {
+			return nil
+		}
+		if last := c[len(c)-1].Obs; end < 0 || last < end {
+			end = last
 		}
 	}
-	if steps < 1 || end == 0 {
+	if steps < 1 || end <= 0 {
 		return nil
 	}
 	out := make([]XY, 0, steps+1)
@@ -178,4 +181,62 @@ func MeanOf(vs []Ratio) Ratio {
 		return Undefined
 	}
 	return Ratio(sum / float64(n))
+}
+
+// Summary is the mean of one arm's runs over seeds.
+type Summary struct {
+	Runs        int     `json:"runs"`
+	Iterations  float64 `json:"mean_iterations"`
+	Failed      float64 `json:"failed_tasks"`
+	SuccessRate Ratio   `json:"success_rate"`
+	ProvenP     Ratio   `json:"proven_precision"`
+	ProvenR     Ratio   `json:"proven_recall"`
+	AntiP       Ratio   `json:"anti_precision"`
+	AntiR       Ratio   `json:"anti_recall"`
+	// ObsToProven / ObsToAnti are the mean observations of a good (bad)
+	// strategy when lore first said proven (inverted or deprecated), over
+	// the strategies it detected at all.
+	ObsToProven Ratio `json:"obs_to_proven"`
+	ObsToAnti   Ratio `json:"obs_to_anti"`
+	// Detected counts those detections; Good / Bad the strategies to detect.
+	ProvenDetected int `json:"proven_detected"`
+	AntiDetected   int `json:"anti_detected"`
+	Good           int `json:"good"`
+	Bad            int `json:"bad"`
+}
+
+// Summarize averages runs (of one arm); precision and recall average the
+// runs where they are defined.
+func Summarize(rs []Result) Summary {
+	s := Summary{Runs: len(rs)}
+	if len(rs) == 0 {
+		return s
+	}
+	var sr, pp, prr, ap, ar, toP, toA []Ratio
+	for _, r := range rs {
+		s.Iterations += r.Iterations / float64(len(rs))
+		s.Failed += float64(r.Failed) / float64(len(rs))
+		sr = append(sr, ratio(r.Successes, r.Attempts))
+		pp, prr = append(pp, r.Proven.Precision), append(prr, r.Proven.Recall)
+		ap, ar = append(ap, r.Anti.Precision), append(ar, r.Anti.Recall)
+		for _, st := range r.Strategies {
+			switch st.Truth {
+			case TruthGood:
+				s.Good++
+				if st.ProvenAfter > 0 {
+					s.ProvenDetected++
+					toP = append(toP, Ratio(st.ProvenAfter))
+				}
+			case TruthBad:
+				s.Bad++
+				if st.AntiAfter > 0 {
+					s.AntiDetected++
+					toA = append(toA, Ratio(st.AntiAfter))
+				}
+			}
+		}
+	}
+	s.SuccessRate, s.ProvenP, s.ProvenR, s.AntiP, s.AntiR = MeanOf(sr), MeanOf(pp), MeanOf(prr), MeanOf(ap), MeanOf(ar)
+	s.ObsToProven, s.ObsToAnti = MeanOf(toP), MeanOf(toA)
+	return s
 }

@@ -2,11 +2,14 @@ package sim
 
 import "math/rand/v2"
 
-// Guidance is what lore's decomposition prompt says about the strategies:
-// the proven ones and the excluded ones (anti-patterns and deprecated).
+// Guidance is what lore injects about the strategies: the proven ones,
+// the excluded ones (the decomposition prompt's deprecated patterns and
+// anti-patterns, both under an AVOID heading) and, among those, the
+// anti-patterns (inverted: "AVOID: … Failed F/T times").
 type Guidance struct {
 	Proven   map[string]bool
 	Excluded map[string]bool
+	Anti     map[string]bool
 }
 
 // Explore is the share of steered choices that ignore proven strategies
@@ -21,15 +24,22 @@ func ChooseUniform(rng *rand.Rand, ss []Strategy) int {
 	return int(pick * float64(len(ss)))
 }
 
-// ChooseSteered is the steered arm: excluded (AVOID'ed or deprecated)
-// strategies are skipped; with probability 1-Explore a proven strategy is
-// picked (uniformly among them); otherwise uniformly among the rest. When
-// lore excludes everything it is ignored. It always draws two numbers, so
-// the stream of draws does not depend on the guidance.
+// ChooseSteered is the steered arm. It draws two numbers whatever the
+// guidance, so the stream of draws does not depend on it. With probability
+// 1-Explore it picks a proven strategy (uniformly among them) when lore
+// names any; otherwise it picks uniformly among the first non-empty tier of
+// candidates: not excluded; else not an anti-pattern (lore deprecates after
+// one harmful outcome in three, so it can exclude every strategy, and a
+// loop then still follows the stronger AVOID of the anti-patterns); else all.
 func ChooseSteered(rng *rand.Rand, ss []Strategy, g Guidance) int {
 	explore, pick := rng.Float64(), rng.Float64()
-	var proven, allowed []int
+	var proven, allowed, notAnti, all []int
 	for i, s := range ss {
+		all = append(all, i)
+		if g.Anti[s.Label] {
+			continue
+		}
+		notAnti = append(notAnti, i)
 		if g.Excluded[s.Label] {
 			continue
 		}
@@ -38,15 +48,14 @@ func ChooseSteered(rng *rand.Rand, ss []Strategy, g Guidance) int {
 			proven = append(proven, i)
 		}
 	}
-	from := allowed
+	from := all
 	switch {
-	case len(allowed) == 0:
-		from = make([]int, len(ss))
-		for i := range ss {
-			from[i] = i
-		}
 	case len(proven) > 0 && explore >= Explore:
 		from = proven
+	case len(allowed) > 0:
+		from = allowed
+	case len(notAnti) > 0:
+		from = notAnti
 	}
 	return from[int(pick*float64(len(from)))]
 }

@@ -159,6 +159,15 @@ func TestNewReplicaStartsFromSnapshot(t *testing.T) {
 	if got.Name != s.Name || b.Runtime.Seq() != s.LastSeq {
 		t.Fatalf("restored %s at seq %d, want %s at %d", got.Name, b.Runtime.Seq(), s.Name, s.LastSeq)
 	}
+	// It announces nothing the group announced: folds up to the newest
+	// announcement's cause are silent.
+	announced, err := projector.LastAnnouncedCause(context.Background(), a.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lf, _ := b.Store.LiveFrom(); announced == 0 || lf < announced {
+		t.Fatalf("restored live-from %d, newest announcement caused by %d", lf, announced)
+	}
 	if again, ok, err := b.RestoreSnapshot(context.Background()); err != nil || ok {
 		t.Fatalf("a second restore over a read model must do nothing: %+v ok=%v err=%v", again, ok, err)
 	}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loredev/lore/sim"
+)
+
+type simulateOptions struct {
+	seeds             string
+	loops, tasks, nst int
+	attempts          int
+	plot              string
+}
+
+func init() { addCommand(newCmdSimulate) }
+
+func newCmdSimulate(f *Factory) *cobra.Command {
+	var o simulateOptions
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Measure how well lore learns: simulated loops with hidden strategy success rates, steered vs unguided",
+		Long: `Run the learning-efficacy simulation. Per seed, a workload of decomposition
+strategies with hidden true success rates is drawn; simulated loops work
+through tasks (up to 5 attempts each) in two arms, each on its own embedded
+lore: "unguided" loops choose uniformly, "steered" loops follow lore's
+decomposition prompt (skip excluded anti-patterns and deprecated patterns,
+prefer proven ones, explore 20% of the time). Every attempt is recorded with
+learning.record_outcome. Reported per run: mean iterations per task, failed
+tasks, success rate, precision and recall of proven patterns (truth: rate >=
+0.7) and anti-patterns (truth: rate <= 0.35), and the observations lore
+needed to detect each. --plot writes the curves as SVG.`,
+		Example: `  lore simulate
+  lore simulate --seeds 1,2,3,4,5 --loops 8 --tasks 60 --plot sim.svg
+  lore simulate --seeds 7 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			seeds, err := parseSeeds(o.seeds)
+			if err != nil {
+				return err
+			}
+			if o.loops < 1 || o.tasks < 1 || o.attempts < 1 || o.nst < 1 || o.nst > 12 {
+				return fmt.Errorf("%w: --loops, --tasks and --attempts must be >= 1, --strategies between 1 and 12", errBadInput)
+			}
+			return runSimulate(cmd, f, o, seeds)
+		},
+	}
+	cmd.Flags().StringVar(&o.seeds, "seeds", "1,2,3", "comma-separated seeds (one workload and two runs per seed)")
+	cmd.Flags().IntVar(&o.loops, "loops", 8, "concurrent simulated loops")
+	cmd.Flags().IntVar(&o.tasks, "tasks", 60, "tasks per loop")
+	cmd.Flags().IntVar(&o.nst, "strategies", 6, "strategies in the workload (1-12)")
+	cmd.Flags().IntVar(&o.attempts, "attempts", 5, "attempts per task before it counts as failed")
+	cmd.Flags().StringVar(&o.plot, "plot", "", "write the curves to this SVG file")
+	return cmd
+}
+
+func parseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, p := range strings.Split(s, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --seeds: %q is not a non-negative integer", errBadInput, p)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// simulateReport is the --json output.
+type simulateReport struct {
+	Runs  []sim.Result           `json:"runs"`
+	Means map[string]sim.Summary `json:"means"`
+}
+
+func runSimulate(cmd *cobra.Command, f *Factory, o simulateOptions, seeds []uint64) error {
+	ctx := cmd.Context()
+	began := time.Now()
+	var runs []sim.Result
+	for _, seed := range seeds {
+		var pair []sim.Result
+		for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
+			l, err := sim.StartLocal(ctx, "", version)
+			if err != nil {
+				return err
+			}
+			r, err := sim.Run(ctx, l.Lore, sim.Config{Arm: arm, Seed: seed, Loops: o.loops, Tasks: o.tasks,
+				Strategies: o.nst, MaxAttempts: o.attempts})
+			l.Close()
+			if err != nil {
+				return fmt.Errorf("seed %d, %s arm: %w", seed, arm, err)
+			}
+			pair = append(pair, r)
+		}
+		runs = append(runs, pair...)
+		if !f.JSON {
+			printSeed(f.Out, seed, pair)
+		}
+	}
+	means := map[string]sim.Summary{}
+	for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
+		var rs []sim.Result
+		for _, r := range runs {
+			if r.Arm == arm {
+				rs = append(rs, r)
+			}
+		}
+		means[arm] = sim.Summarize(rs)
+	}
+	if o.plot != "" {
+		fh, err := os.Create(o.plot)
+		if err != nil {
+			return err
+		}
+		if err := sim.Plot(fh, runs); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := fh.Close(); err != nil {
+			return err
+		}
+	}
+	if f.JSON {
+		return f.PrintJSON(simulateReport{Runs: runs, Means: means})
+	}
+	fmt.Fprintf(f.Out, "mean over %d seed(s)\n", len(seeds))
+	tw := tabwriter.NewWriter(f.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "arm\titer/task\tfailed tasks\tsuccess\tproven P\tproven R\tanti P\tanti R\tobs→proven\tobs→anti")
+	for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
+		m := means[arm]
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", arm, m.Iterations, m.Failed, pct(m.SuccessRate),
+			pct(m.ProvenP), pct(m.ProvenR), pct(m.AntiP), pct(m.AntiR), num(m.ObsToProven), num(m.ObsToAnti))
+	}
+	tw.Flush()
+	if o.plot != "" {
+		fmt.Fprintf(f.Out, "\nplot: %s\n", o.plot)
+	}
+	fmt.Fprintf(f.Err, "simulated %d run(s) in %s\n", len(runs), time.Since(began).Round(100*time.Millisecond))
+	return nil
+}
+
+func printSeed(w io.Writer, seed uint64, pair []sim.Result) {
+	fmt.Fprintf(w, "seed %d\n", seed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  strategy\trate\ttruth\tobs unguided\tobs steered\tstate unguided\tstate steered\tproven after\tanti after")
+	for i, s := range pair[0].Strategies {
+		t := pair[1].Strategies[i]
+		fmt.Fprintf(tw, "  %s\t%.2f\t%s\t%d\t%d\t%s\t%s\t%s / %s\t%s / %s\n", s.Label, s.Rate, s.Truth, s.Observations, t.Observations,
+			stateOf(s), stateOf(t), after(s.ProvenAfter), after(t.ProvenAfter), after(s.AntiAfter), after(t.AntiAfter))
+	}
+	fmt.Fprintln(tw, "  \t\t\t\t\t\t\t(unguided / steered, observations of the strategy)")
+	tw.Flush()
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  arm\ttasks\tattempts\titer/task\tfailed tasks\tsuccess\tproven P\tproven R\tanti P\tanti R")
+	for _, r := range pair {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%.2f\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Arm, r.Tasks, r.Attempts, r.Iterations, r.Failed,
+			pct(sim.Ratio(float64(r.Successes)/float64(max(r.Attempts, 1)))), pct(r.Proven.Precision), pct(r.Proven.Recall),
+			pct(r.Anti.Precision), pct(r.Anti.Recall))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+func stateOf(s sim.StrategyResult) string {
+	switch {
+	case s.FinalState == "":
+		return "unseen"
+	case s.Inverted:
+		return s.FinalState + ", inverted"
+	}
+	return s.FinalState
+}
+
+func after(n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return strconv.Itoa(n)
+}
+
+func pct(r sim.Ratio) string {
+	if !r.Defined() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(r))
+}
+
+func num(r sim.Ratio) string {
+	if !r.Defined() {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", float64(r))
+}
