@@ -111,7 +111,10 @@ func TestCrossLoopLearning(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Add(1)
-		go func() { defer wg.Done(); ralph(t, a, t0.Add(time.Duration(i)*time.Minute), "Fix TypeScript null errors in the auth module", nullFix(), "success", false, nil) }()
+		go func() {
+			defer wg.Done()
+			ralph(t, a, t0.Add(time.Duration(i)*time.Minute), "Fix TypeScript null errors in the auth module", nullFix(), "success", false, nil)
+		}()
 	}
 	wg.Add(1)
 	go func() {
