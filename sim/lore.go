@@ -84,7 +84,6 @@ func set(xs []string) map[string]bool {
 // Local is a lore node embedded in this process on a temporary folder.
 type Local struct {
 	Lore APILore
-	dir  string
 	stop func()
 }
 
@@ -128,7 +127,7 @@ func StartLocal(ctx context.Context, dir, version string) (*Local, error) {
 		n.Close()
 		os.RemoveAll(tmp)
 	}
-	return &Local{Lore: APILore{C: api.NewClient(nc), Project: Project}, dir: tmp, stop: stop}, nil
+	return &Local{Lore: APILore{C: api.NewClient(nc), Project: Project}, stop: stop}, nil
 }
 
 // Close stops the node and removes its folder.

@@ -62,7 +62,7 @@ type Config struct {
 	Step  time.Duration
 }
 
-// Defaults fills zero fields.
+// withDefaults fills zero fields: 5 attempts, round 0 on 2026-01-05 09:00 UTC, 20-minute rounds.
 func (c Config) withDefaults() Config {
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = 5
