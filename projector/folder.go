@@ -108,7 +108,7 @@ func (f *Folder) Fold(ev *events.Event) (skipped bool, err error) {
 	}
 	for i, m := range f.models {
 		tx := modelTx{f: f, prefix: f.prefixes[i]}
-		if err := m.Fold(tx, ev, data); err != nil {
+		if err := foldSafely(m, tx, ev, data); err != nil {
 			clear(f.cur)
 			f.curEmits = f.curEmits[:0]
 			if errors.Is(err, ErrStorage) {
@@ -313,3 +313,14 @@ func FoldEvents(store *Store, models []Model, evs []*events.Event) (poison []err
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// foldSafely runs one model's fold; a panic (a fold bug met by some input)
+// becomes a poison error for that event instead of stopping the projector.
+func foldSafely(m Model, tx Tx, ev *events.Event, data events.Payload) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("fold panicked: %v", r)
+		}
+	}()
+	return m.Fold(tx, ev, data)
+}

@@ -1,0 +1,143 @@
+package projector_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// counter counts outcomes per bead; it fails on bead "poison" after writing,
+// and panics on bead "panic".
+type counter struct{}
+
+func (counter) Name() string { return "counter" }
+func (counter) Version() int { return 1 }
+func (counter) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	o, ok := data.(*events.OutcomeRecorded)
+	if !ok {
+		return nil
+	}
+	if err := tx.Set([]byte("bead/"+o.BeadID), []byte("seen")); err != nil {
+		return err
+	}
+	v, _, err := tx.Get([]byte("total"))
+	if err != nil {
+		return err
+	}
+	var n uint64
+	if len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	if err := tx.Set([]byte("total"), binary.BigEndian.AppendUint64(nil, n+1)); err != nil {
+		return err
+	}
+	switch o.BeadID {
+	case "poison":
+		return errors.New("refused")
+	case "panic":
+		panic("fold bug")
+	}
+	return nil
+}
+
+func outcomeEv(t *testing.T, seq uint64, bead string) *events.Event {
+	t.Helper()
+	ev, err := events.New("outcome.recorded/v1", "p", "test", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		&events.OutcomeRecorded{BeadID: bead, DurationMs: 1, Success: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Seq = seq
+	return ev
+}
+
+func TestFolderDiscardsPoisonWritesAndSkipsRedeliveries(t *testing.T) {
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	evs := []*events.Event{outcomeEv(t, 1, "a"), outcomeEv(t, 2, "poison"), outcomeEv(t, 3, "panic"), outcomeEv(t, 4, "b")}
+	poison, err := projector.FoldEvents(st, []projector.Model{counter{}}, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(poison) != 2 || !errors.Is(poison[0], projector.ErrPoison) || !errors.Is(poison[1], projector.ErrPoison) {
+		t.Fatalf("poison = %v, want two poison events", poison)
+	}
+	r := st.Model("counter")
+	total, _, _ := r.Get([]byte("total"))
+	if binary.BigEndian.Uint64(total) != 2 {
+		t.Fatalf("total = %d, want 2 (poison writes discarded)", binary.BigEndian.Uint64(total))
+	}
+	if _, ok, _ := r.Get([]byte("bead/poison")); ok {
+		t.Fatal("a poison event's write survived")
+	}
+	if cp, _ := st.Checkpoint(); cp != 4 {
+		t.Fatalf("checkpoint %d, want 4", cp)
+	}
+	// A redelivery at or below the checkpoint changes nothing.
+	if _, err := projector.FoldEvents(st, []projector.Model{counter{}}, []*events.Event{outcomeEv(t, 3, "c"), outcomeEv(t, 4, "d")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := r.Get([]byte("bead/c")); ok {
+		t.Fatal("a redelivered event was folded again")
+	}
+	var keys []string
+	if err := r.Scan([]byte("bead/"), func(k, _ []byte) error { keys = append(keys, string(k)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 2 || keys[0] != "bead/a" || keys[1] != "bead/b" {
+		t.Fatalf("keys %v", keys)
+	}
+}
+
+// scanner records, at bead "scan", the keys a Scan sees: committed keys and
+// the uncommitted writes and deletions of the same batch, in order.
+type scanner struct{ seen *[]string }
+
+func (scanner) Name() string { return "scanner" }
+func (scanner) Version() int { return 1 }
+func (s scanner) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	o := data.(*events.OutcomeRecorded)
+	switch o.BeadID {
+	case "scan":
+		*s.seen = nil
+		return tx.Scan([]byte("k/"), func(k, v []byte) error { *s.seen = append(*s.seen, string(k)+"="+string(v)); return nil })
+	case "del-b":
+		return tx.Delete([]byte("k/b"))
+	default:
+		return tx.Set([]byte("k/"+o.BeadID), []byte(o.BeadID))
+	}
+}
+
+func TestScanMergesCommittedAndBatchWrites(t *testing.T) {
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var seen []string
+	m := []projector.Model{scanner{&seen}}
+	if _, err := projector.FoldEvents(st, m, []*events.Event{outcomeEv(t, 1, "b"), outcomeEv(t, 2, "d")}); err != nil {
+		t.Fatal(err)
+	}
+	// committed: b, d; this batch: a, c, delete b, then scan.
+	_, err = projector.FoldEvents(st, m, []*events.Event{outcomeEv(t, 3, "c"), outcomeEv(t, 4, "a"), outcomeEv(t, 5, "del-b"), outcomeEv(t, 6, "scan")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"k/a=a", "k/c=c", "k/d=d"}
+	if len(seen) != len(want) {
+		t.Fatalf("scan saw %v, want %v", seen, want)
+	}
+	for i := range want {
+		if seen[i] != want[i] {
+			t.Fatalf("scan saw %v, want %v", seen, want)
+		}
+	}
+}
