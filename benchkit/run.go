@@ -17,6 +17,7 @@ import (
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/eventlog"
 )
 
 // Options size a bench run.
@@ -90,6 +91,10 @@ type Report struct {
 	RebuildSeconds    float64 `json:"rebuild_s"`
 	RebuildRatio      float64 `json:"rebuild_time_ratio"`
 	RebuildMatches    bool    `json:"rebuild_digest_matches"`
+	// RebuildLogSeconds rebuilds the log model alone: the runtime's own
+	// cost (decode, batch, checkpoint) without the domain folds.
+	RebuildLogSeconds float64 `json:"rebuild_log_model_s"`
+	RebuildLogRatio   float64 `json:"rebuild_log_model_time_ratio"`
 
 	LagRate int     `json:"lag_rate_per_s"`
 	Lag     Latency `json:"lag"`
@@ -200,13 +205,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	o.Logf("full rebuild of %d events", msgs)
-	rb, rebuildDigest, err := rebuild(ctx, n, filepath.Join(dir, "rebuild"))
+	rb, rebuildDigest, err := rebuild(ctx, n, n.Models(), filepath.Join(dir, "rebuild"))
 	if err != nil {
 		return nil, err
 	}
 	rep.RebuildSeconds = rb.Seconds()
 	rep.RebuildRatio = rb.Seconds() / rc.Seconds()
 	rep.RebuildMatches = rebuildDigest == liveDigest
+	o.Logf("rebuild of the log model alone")
+	rl, _, err := rebuild(ctx, n, []projector.Model{eventlog.Model{}}, filepath.Join(dir, "rebuild-log"))
+	if err != nil {
+		return nil, err
+	}
+	rep.RebuildLogSeconds = rl.Seconds()
+	rep.RebuildLogRatio = rl.Seconds() / rc.Seconds()
 
 	// 3. End-to-end lag under a steady paced load.
 	o.Logf("paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
@@ -274,15 +286,15 @@ func logState(ctx context.Context, n *node.Node) (last, msgs uint64, err error) 
 }
 
 // rebuild folds the whole log into a fresh store (fsync'd commits, as the
-// node's) with every model, and returns its time and digest.
-func rebuild(ctx context.Context, n *node.Node, dir string) (time.Duration, string, error) {
+// node's) with models, and returns its time and digest.
+func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir string) (time.Duration, string, error) {
 	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: true})
 	if err != nil {
 		return 0, "", err
 	}
 	defer st.Close()
 	start := time.Now()
-	if _, err := projector.Replay(ctx, n.JS, st, n.Models(), projector.ReplayOptions{}); err != nil {
+	if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{}); err != nil {
 		return 0, "", fmt.Errorf("rebuild: %w", err)
 	}
 	d := time.Since(start)

@@ -103,11 +103,13 @@ func ValidateData(typ string, data []byte) error {
 		}
 		return fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
 	}
+	// The payload must also fit its Go type (an integer beyond int64 passes
+	// the schema's "integer"): decode it, so nothing appended is poison.
 	p := k.New()
+	if err := decodeStrict(data, p); err != nil {
+		return fmt.Errorf("%w: %s: field \"data\": %v", ErrInvalidEvent, typ, err)
+	}
 	if c, ok := p.(Checker); ok {
-		if err := decodeStrict(data, p); err != nil {
-			return fmt.Errorf("%w: %s: field \"data\": %v", ErrInvalidEvent, typ, err)
-		}
 		if err := c.Check(); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
 		}

@@ -50,3 +50,10 @@ func TestTokensRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateDataRefusesNumbersTheGoTypeCannotHold(t *testing.T) {
+	err := events.ValidateData("outcome.recorded/v1", []byte(`{"bead_id":"b","duration_ms":1e400,"retry_count":0,"success":true}`))
+	if !errors.Is(err, events.ErrInvalidEvent) || !strings.Contains(err.Error(), "duration_ms") {
+		t.Fatalf("err = %v, want an invalid event naming duration_ms", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -53,17 +54,9 @@ func Create(ctx context.Context, js jetstream.JetStream, st *projector.Store, o 
 	if err != nil {
 		return Info{}, err
 	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeTar(pw, dir)) }()
-	oi, err := obs.Put(ctx, jetstream.ObjectMeta{
-		Name:        s.Name,
-		Description: fmt.Sprintf("lore read model at seq %d (%s)", s.LastSeq, s.Format),
-		Metadata:    metadata(s),
-		Opts:        &jetstream.ObjectMetaOptions{ChunkSize: chunkSize},
-	}, pr)
-	pr.CloseWithError(errors.New("snapshot upload ended")) // stops the writer if Put failed early
+	oi, err := put(ctx, obs, s, dir)
 	if err != nil {
-		return Info{}, fmt.Errorf("put snapshot %s: %w", s.Name, err)
+		return Info{}, err
 	}
 	s.Size = oi.Size
 	o.Logger.Info("snapshot stored", "name", s.Name, "last_seq", s.LastSeq, "bytes", s.Size)
@@ -77,6 +70,39 @@ func Create(ctx context.Context, js jetstream.JetStream, st *projector.Store, o 
 		}
 	}
 	return s, nil
+}
+
+// put uploads the archive of dir, retrying transient failures (a bucket
+// whose stream leader is still being elected, a failover) with a fresh
+// archive under the same name: a Put replaces an object of that name.
+func put(ctx context.Context, obs jetstream.ObjectStore, s Info, dir string) (*jetstream.ObjectInfo, error) {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 200 * time.Millisecond
+	b.MaxInterval = 2 * time.Second
+	b.MaxElapsedTime = time.Minute
+	var oi *jetstream.ObjectInfo
+	attempt := 0
+	err := backoff.Retry(func() error {
+		attempt++
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(writeTar(pw, dir)) }()
+		var err error
+		oi, err = obs.Put(ctx, jetstream.ObjectMeta{
+			Name:        s.Name,
+			Description: fmt.Sprintf("lore read model at seq %d (%s)", s.LastSeq, s.Format),
+			Metadata:    metadata(s),
+			Opts:        &jetstream.ObjectMetaOptions{ChunkSize: chunkSize},
+		}, pr)
+		pr.CloseWithError(errors.New("snapshot upload ended")) // stops the writer if Put failed early
+		if err != nil && ctx.Err() != nil {
+			return backoff.Permanent(ctx.Err())
+		}
+		return err
+	}, backoff.WithContext(b, ctx))
+	if err != nil {
+		return nil, fmt.Errorf("put snapshot %s (%d attempts): %w", s.Name, attempt, err)
+	}
+	return oi, nil
 }
 
 // readCheckpoint opens a checkpoint copy and returns the sequence and the

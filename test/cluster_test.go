@@ -204,8 +204,8 @@ func TestClusterFailoverAndReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		if s.Total != total {
-			t.Fatalf("replica %s counts %d events, want %d; sequences it never folded: %v",
-				n.ReplicaName(), s.Total, total, watches[n.ReplicaName()].gaps())
+			t.Fatalf("replica %s counts %d events, want %d; sequences it never folded: %v; dead-lettered: %d",
+				n.ReplicaName(), s.Total, total, watches[n.ReplicaName()].gaps(), n.Runtime.Poisoned())
 		}
 	}
 	da, db := storeDigest(t, a), storeDigest(t, b)
