@@ -73,5 +73,15 @@ func (n *Node) Serve(o api.Options) (micro.Service, error) {
 	if o.Logger == nil {
 		o.Logger = n.log
 	}
-	return api.Serve(n.NC, n, o)
+	svc, err := api.Serve(n.NC, n, o)
+	if err != nil {
+		return nil, err
+	}
+	// The endpoints' subscriptions are registered once the server has seen
+	// them: flush, so a request sent right after Serve finds a responder.
+	if err := n.NC.Flush(); err != nil {
+		_ = svc.Stop()
+		return nil, fmt.Errorf("serve: flush subscriptions: %w", err)
+	}
+	return svc, nil
 }
