@@ -281,3 +281,30 @@ func (s *Store) Digest() (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// MarkAnnounced records that every transition caused at or below seq was
+// announced elsewhere (by the replica a snapshot came from, or another): it
+// raises the live-from mark to seq and drops pending announcements caused at
+// or below it, in one batch.
+func (s *Store) MarkAnnounced(seq uint64) error {
+	if seq == 0 {
+		return nil
+	}
+	lf, err := s.LiveFrom()
+	if err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if seq > lf {
+		_ = b.Set([]byte(sysLiveFrom), u64(seq), nil)
+	}
+	hi := binary.BigEndian.AppendUint64([]byte(sysOutbox), seq+1)
+	if err := b.DeleteRange([]byte(sysOutbox), hi, nil); err != nil {
+		return fmt.Errorf("%w: mark announced: %v", ErrStorage, err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("%w: mark announced: %v", ErrStorage, err)
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package snapshots
 import (
 	"archive/tar"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/loredev/lore/projector"
@@ -180,38 +178,11 @@ func prepare(ctx context.Context, js jetstream.JetStream, dir string, models []p
 	if err != nil {
 		return err
 	}
+	// The group announced every transition caused up to the newest
+	// announcement: never again from this store.
 	liveFrom, err := st.LiveFrom()
 	if err != nil {
 		return err
 	}
-	if announced > liveFrom {
-		liveFrom = announced
-		f, err := projector.NewFolder(st, models, true)
-		if err != nil {
-			return err
-		}
-		f.SetLiveFrom(liveFrom)
-		if _, err := f.Commit(); err != nil {
-			return err
-		}
-	}
-	return dropOutbox(st, liveFrom)
-}
-
-// Outbox key layout of projector/store.go: sys/outbox/<cause seq BE 8><n BE 4>.
-// NB: must follow that layout.
-const outboxPrefix = "sys/outbox/"
-
-// dropOutbox removes pending announcements caused at or below seq: the
-// replica the snapshot was taken from (or another) announced them.
-func dropOutbox(st *projector.Store, seq uint64) error {
-	if seq == 0 {
-		return nil
-	}
-	lo := []byte(outboxPrefix)
-	hi := binary.BigEndian.AppendUint64([]byte(outboxPrefix), seq+1)
-	if err := st.DB().DeleteRange(lo, hi, pebble.Sync); err != nil {
-		return fmt.Errorf("%w: drop announced outbox: %v", projector.ErrStorage, err)
-	}
-	return nil
+	return st.MarkAnnounced(max(announced, liveFrom))
 }
