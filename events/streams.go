@@ -65,9 +65,14 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 			DenyDelete: true, DenyPurge: true, AllowDirect: true,
 		}
 	}
+	// Reads of the derived stream decide what a restored or rebuilt replica
+	// may announce, so they go through the stream leader: a direct get may
+	// be answered by a follower still catching up after a restart.
+	derived := base(DerivedStream, DerivedFilter, "lore announcements: promotions, inversions, deprecations, archives", o.DerivedDuplicates)
+	derived.AllowDirect = false
 	return []jetstream.StreamConfig{
 		base(LogStream, EventsFilter, "lore event log: the only source of truth", o.Duplicates),
-		base(DerivedStream, DerivedFilter, "lore announcements: promotions, inversions, deprecations, archives", o.DerivedDuplicates),
+		derived,
 		base(DLQStream, DLQPrefix+".>", "lore dead letters: events a projector could not fold, with the reason", o.Duplicates),
 	}
 }

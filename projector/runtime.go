@@ -169,14 +169,12 @@ func LastAnnouncedCause(ctx context.Context, js jetstream.JetStream) (uint64, er
 	if err != nil {
 		return 0, fmt.Errorf("derived stream: %w", err)
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("derived stream info: %w", err)
-	}
-	if info.State.Msgs == 0 {
+	// One request, answered by the stream leader (the derived stream allows
+	// no direct gets): the newest message of the whole stream.
+	m, err := st.GetLastMsgForSubject(ctx, events.DerivedFilter)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
-	m, err := st.GetMsg(ctx, info.State.LastSeq)
 	if err != nil {
 		return 0, fmt.Errorf("last announcement: %w", err)
 	}

@@ -150,6 +150,11 @@ func TestNewReplicaStartsFromSnapshot(t *testing.T) {
 		t.Fatalf("snapshot %+v, want last_seq %d from lore-a", s, last)
 	}
 	pats = append(pats, appendMix(t, a.Appender, "p", 300, 100)...) // the tail
+	// The group folds and announces the tail before b joins: b's fold of
+	// it must stay silent.
+	tail, _ := lastSeq(t, a.JS, events.LogStream)
+	waitSeq(t, a, tail)
+	waitAnnounced(t, a.JS, len(pats))
 
 	b := startNode(t, node.Config{NatsURL: a.ClientURL(), Replica: "lore-b"})
 	got, ok, err := b.RestoreSnapshot(context.Background())
@@ -165,13 +170,15 @@ func TestNewReplicaStartsFromSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lf, _ := b.Store.LiveFrom(); announced == 0 || lf < announced {
-		t.Fatalf("restored live-from %d, newest announcement caused by %d", lf, announced)
+	if lf, _ := b.Store.LiveFrom(); announced <= s.LastSeq || lf < announced {
+		t.Fatalf("restored live-from %d, newest announcement caused by %d (snapshot at %d)", lf, announced, s.LastSeq)
 	}
 	if again, ok, err := b.RestoreSnapshot(context.Background()); err != nil || ok {
 		t.Fatalf("a second restore over a read model must do nothing: %+v ok=%v err=%v", again, ok, err)
 	}
 	runNode(t, b)
+	// Both replicas fold what comes next and announce it once for the group.
+	pats = append(pats, appendMix(t, a.Appender, "p", 400, 100)...)
 	last, msgs := lastSeq(t, a.JS, events.LogStream)
 	waitSeq(t, a, last)
 	waitSeq(t, b, last)
