@@ -26,11 +26,11 @@ type Folder struct {
 	models   []Model
 	prefixes [][]byte
 
-	committed uint64  // checkpoint on disk
-	seq       uint64  // last sequence folded (>= committed)
-	liveFrom  uint64  // events with seq <= liveFrom are not announced
-	batch     overlay // writes of folded, uncommitted events
-	cur       overlay // writes of the event being folded
+	committed uint64        // checkpoint on disk
+	seq       uint64        // last sequence folded (>= committed)
+	liveFrom  uint64        // events with seq <= liveFrom are not announced
+	batch     *batchOverlay // writes of folded, uncommitted events
+	cur       overlay       // writes of the event being folded
 	curEmits  []Derived
 	outbox    []outboxEntry // announcements of folded, uncommitted events
 	pending   int           // events folded since the last commit
@@ -62,7 +62,7 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 		return nil, err
 	}
 	f := &Folder{store: store, models: models, committed: cp, seq: cp, liveFrom: lf,
-		batch: overlay{}, cur: overlay{}, announce: announce}
+		batch: newBatchOverlay(), cur: overlay{}, announce: announce}
 	for _, m := range models {
 		f.prefixes = append(f.prefixes, []byte(modelPrefix+m.Name()+"/"))
 	}
@@ -79,7 +79,7 @@ func (f *Folder) Pending() int { return f.pending }
 // announcing. It is committed with the next batch.
 func (f *Folder) SetLiveFrom(seq uint64) {
 	f.liveFrom = seq
-	f.batch[sysLiveFrom] = overlayVal{v: u64(seq)}
+	f.batch.set(sysLiveFrom, overlayVal{v: u64(seq)})
 }
 
 // ErrPoison wraps the reason an event could not be folded.
@@ -118,7 +118,7 @@ func (f *Folder) Fold(ev *events.Event) (skipped bool, err error) {
 		}
 	}
 	for k, v := range f.cur {
-		f.batch[k] = v
+		f.batch.set(k, v)
 	}
 	if f.announce && ev.Seq > f.liveFrom {
 		for i, d := range f.curEmits {
@@ -149,12 +149,12 @@ func (f *Folder) Skip(seq uint64) {
 // Commit writes every write folded since the last commit, the outbox and the
 // checkpoint in one Pebble batch. It reports how many outbox entries it wrote.
 func (f *Folder) Commit() (int, error) {
-	if f.seq == f.committed && len(f.batch) == 0 {
+	if f.seq == f.committed && f.batch.len() == 0 {
 		return 0, nil
 	}
 	b := f.store.db.NewBatch()
 	defer b.Close()
-	for k, v := range f.batch {
+	for k, v := range f.batch.vals {
 		var err error
 		if v.del {
 			err = b.Delete([]byte(k), nil)
@@ -186,7 +186,7 @@ func (f *Folder) Commit() (int, error) {
 		return 0, fmt.Errorf("%w: commit: %v", ErrStorage, err)
 	}
 	f.committed = f.seq
-	clear(f.batch)
+	f.batch.clear()
 	f.outbox = f.outbox[:0]
 	f.pending = 0
 	return n, nil
@@ -216,7 +216,7 @@ func (t modelTx) Get(key []byte) ([]byte, bool, error) {
 	if v, ok := t.f.cur[k]; ok {
 		return v.v, !v.del, nil
 	}
-	if v, ok := t.f.batch[k]; ok {
+	if v, ok := t.f.batch.get(k); ok {
 		return v.v, !v.del, nil
 	}
 	return dbReader{r: t.f.store.db, prefix: t.prefix}.Get(key)
@@ -240,14 +240,7 @@ func (t modelTx) Seq() uint64 { return t.f.seq }
 func (t modelTx) Scan(prefix []byte, fn func(k, v []byte) error) error {
 	full := append(append([]byte{}, t.prefix...), prefix...)
 	// Overlay view: cur shadows batch.
-	view := overlay{}
-	for _, k := range t.f.batch.sortedKeys(full) {
-		view[k] = t.f.batch[k]
-	}
-	for _, k := range t.f.cur.sortedKeys(full) {
-		view[k] = t.f.cur[k]
-	}
-	oks := view.sortedKeys(full)
+	oks, view := mergedKeys(t.f.batch, t.f.cur, full)
 	it, err := t.f.store.db.NewIter(&pebble.IterOptions{LowerBound: full, UpperBound: prefixEnd(full)})
 	if err != nil {
 		return fmt.Errorf("%w: iter: %v", ErrStorage, err)
@@ -268,7 +261,7 @@ func (t modelTx) Scan(prefix []byte, fn func(k, v []byte) error) error {
 				it.Next() // shadowed by the overlay
 			}
 			i++
-			if ov := view[k]; !ov.del {
+			if ov := view(k); !ov.del {
 				err = call([]byte(k), ov.v)
 			}
 		default:

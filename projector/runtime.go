@@ -224,17 +224,26 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The iterator's heartbeat monitor runs only inside a blocking Next: it
+	// is what notices a pull request lost with a server (a stream leader
+	// stopped mid-pull) and re-issues it. So Next blocks in its own
+	// goroutine, and the flush of a partial batch is driven by a timer.
 	it, err := cons.Messages(jetstream.PullMaxMessages(r.opts.BatchSize),
-		jetstream.WithMessagesErrOnMissingHeartbeat(false))
+		jetstream.PullExpiry(pullExpiry), jetstream.WithMessagesErrOnMissingHeartbeat(false))
 	if err != nil {
 		return fmt.Errorf("consume: %w", err)
 	}
-	defer it.Stop()
-	go func() { <-ctx.Done(); it.Stop() }()
+	deliveries := make(chan delivery, r.opts.BatchSize)
+	done := make(chan struct{})
+	defer func() { it.Stop(); close(done) }()
+	go pump(it, deliveries, done)
 
 	var last jetstream.Msg
-	var oldest time.Time // arrival of the oldest uncommitted event
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
+	defer flush.Stop()
 	commit := func() error {
+		flush.Stop()
 		n, err := folder.Commit()
 		if err != nil {
 			return err
@@ -252,31 +261,38 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		return nil
 	}
 	for {
-		msg, err := it.Next(jetstream.NextMaxWait(r.opts.FlushInterval))
-		if err != nil {
-			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-				if folder.Pending() > 0 {
-					if err := commit(); err != nil {
-						return err
-					}
-				}
-				continue
+		var d delivery
+		select {
+		case <-ctx.Done():
+			if folder.Pending() > 0 {
+				return commit()
 			}
-			if ctx.Err() != nil {
-				if folder.Pending() > 0 {
-					return commit()
-				}
-				return nil
+			return nil
+		case <-flush.C:
+			// The oldest uncommitted event waited a flush interval: under
+			// a steady load the lag stays bounded; when idle, commands
+			// read their own writes.
+			if err := commit(); err != nil {
+				return err
 			}
-			return fmt.Errorf("next message: %w", err)
+			continue
+		case d = <-deliveries:
 		}
+		if d.err != nil {
+			if ctx.Err() != nil {
+				continue // the select above commits and returns
+			}
+			return fmt.Errorf("next message: %w", d.err)
+		}
+		msg := d.msg
 		meta, err := msg.Metadata()
 		if err != nil {
 			return fmt.Errorf("message metadata: %w", err)
 		}
 		// INVARIANT: the log has no holes (no deletes, discard new), so a
-		// delivery past checkpoint+1 means the client dropped messages (slow
-		// consumer): restart from the checkpoint rather than skip them.
+		// delivery past checkpoint+1 means messages were lost on the way
+		// (a slow consumer, a consumer leader change): restart from the
+		// checkpoint rather than skip them.
 		if s := meta.Sequence.Stream; s > folder.Seq()+1 {
 			return fmt.Errorf("delivery gap: got seq %d after %d", s, folder.Seq())
 		}
@@ -285,14 +301,38 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			return err
 		}
 		if folder.Pending() == 1 {
-			oldest = time.Now()
+			flush.Reset(r.opts.FlushInterval)
 		}
-		// Commit a full batch, or a partial one whose oldest event waited a
-		// flush interval: under a steady load the lag stays bounded.
-		if folder.Pending() >= r.opts.BatchSize || time.Since(oldest) >= r.opts.FlushInterval {
+		if folder.Pending() >= r.opts.BatchSize {
 			if err := commit(); err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// pullExpiry bounds a pull request's life; the server's heartbeats come at
+// half of it, so a lost pull request is noticed within about this long.
+const pullExpiry = 5 * time.Second
+
+// delivery is one result of the iterator's Next.
+type delivery struct {
+	msg jetstream.Msg
+	err error
+}
+
+// pump hands the iterator's messages to the fold loop until Next fails
+// (the iterator stopped) or done closes.
+func pump(it jetstream.MessagesContext, out chan<- delivery, done <-chan struct{}) {
+	for {
+		m, err := it.Next()
+		select {
+		case out <- delivery{msg: m, err: err}:
+		case <-done:
+			return
+		}
+		if err != nil {
+			return
 		}
 	}
 }

@@ -1,13 +1,11 @@
 package projector
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -157,27 +155,6 @@ func prefixEnd(p []byte) []byte {
 		}
 	}
 	return nil
-}
-
-// overlay holds uncommitted writes in memory, keyed by full key.
-// A nil value with del=true is a deletion.
-type overlay map[string]overlayVal
-
-type overlayVal struct {
-	v   []byte
-	del bool
-}
-
-// sortedKeys returns the overlay's keys with the prefix, sorted.
-func (o overlay) sortedKeys(prefix []byte) []string {
-	var ks []string
-	for k := range o {
-		if bytes.HasPrefix([]byte(k), prefix) {
-			ks = append(ks, k)
-		}
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 type quietLogger struct{}

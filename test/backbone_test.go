@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -48,6 +49,9 @@ func startNode(t testing.TB, cfg node.Config) *node.Node {
 	}
 	if cfg.TickInterval == 0 {
 		cfg.TickInterval = -1
+	}
+	if cfg.Logger == nil && os.Getenv("LORE_TEST_LOG") != "" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", cfg.Replica)
 	}
 	n, err := node.Start(context.Background(), cfg)
 	if err != nil {
