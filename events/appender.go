@@ -84,13 +84,17 @@ func (a *Appender) Prepare(ev *Event) (*nats.Msg, error) {
 	if err := Upcast(ev); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
 	}
-	if err := ValidateData(ev.Type, ev.Data); err != nil {
+	// One validation decodes the payload once; its aggregate id names the
+	// subject when the writer gave none.
+	p, err := validateData(ev.Type, ev.Data)
+	if err != nil {
 		return nil, err
 	}
 	if ev.Subject == "" {
-		p, err := DecodeData(ev)
-		if err != nil {
-			return nil, err
+		if p == nil {
+			if p, err = DecodeData(ev); err != nil {
+				return nil, err
+			}
 		}
 		ev.Subject = p.AggregateID()
 	}
@@ -102,12 +106,11 @@ func (a *Appender) Prepare(ev *Event) (*nats.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg := nats.NewMsg(subj)
-	msg.Data = body
-	msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
-	msg.Header.Set(TypeHeader, ev.Type)
-	msg.Header.Set(CheckedHeader, ev.Type)
-	return msg, nil
+	return &nats.Msg{Subject: subj, Data: body, Header: nats.Header{
+		jetstream.MsgIDHeader: {ev.ID},
+		TypeHeader:            {ev.Type},
+		CheckedHeader:         {ev.Type},
+	}}, nil
 }
 
 // Headers of appended events. NB: must not change.

@@ -27,14 +27,29 @@ func EncodeToken(s string) string {
 	if s == "" {
 		return "%"
 	}
+	safe := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	}
+	i := 0
+	for i < len(s) && safe(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s // nothing to escape: the common case, without allocating
+	}
+	const hex = "0123456789ABCDEF"
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
 		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
+		if safe(c) {
 			b.WriteByte(c)
 			continue
 		}
-		fmt.Fprintf(&b, "%%%02X", c)
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
 	}
 	return b.String()
 }

@@ -27,10 +27,15 @@ var compiled = struct {
 	once    sync.Once
 	err     error
 	schemas map[string]*jsonschema.Schema // by versioned type
+	// fast holds, by versioned type, the one-pass byte check of the same
+	// schema (see fastSchema); a type missing here always takes the full
+	// validator.
+	fast map[string]*fastSchema
 }{}
 
 func compileSchemas() {
 	compiled.schemas = map[string]*jsonschema.Schema{}
+	compiled.fast = map[string]*fastSchema{}
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	entries, err := fs.ReadDir(schemas.FS, ".")
@@ -64,6 +69,14 @@ func compileSchemas() {
 			return
 		}
 		compiled.schemas[k.Type] = s
+		raw, err := schemas.FS.ReadFile(schemas.FileName(k.Type))
+		if err != nil {
+			compiled.err = err
+			return
+		}
+		if f, err := compileFastSchema(raw); err == nil {
+			compiled.fast[k.Type] = f
+		} // else: a keyword the fast path does not handle; the full validator decides alone
 	}
 }
 
@@ -79,18 +92,53 @@ func SchemaCheck() error {
 // ValidateData checks data against the JSON Schema of typ and the payload's
 // Check. The error wraps ErrInvalidEvent and names the field.
 func ValidateData(typ string, data []byte) error {
+	_, err := validateData(typ, data)
+	return err
+}
+
+// validateData is ValidateData returning the payload it decoded (nil for a
+// derived kind without a schema), so that a caller needs no second decode.
+//
+// The schema check has two paths with one outcome: the fast byte check
+// (fastSchema) accepts only what the full validator accepts; whatever it
+// does not accept — invalid data, or data it cannot decide cheaply — goes
+// to the full validator, which decides and names the field. Either way the
+// payload is then decoded into its Go type and its Check runs.
+func validateData(typ string, data []byte) (Payload, error) {
 	compiled.once.Do(compileSchemas)
 	if compiled.err != nil {
-		return fmt.Errorf("schemas: %w", compiled.err)
+		return nil, fmt.Errorf("schemas: %w", compiled.err)
 	}
 	k, ok := Lookup(typ)
 	if !ok {
-		return fmt.Errorf("%w: field \"type\": unknown type %q", ErrInvalidEvent, typ)
+		return nil, fmt.Errorf("%w: field \"type\": unknown type %q", ErrInvalidEvent, typ)
 	}
 	s, ok := compiled.schemas[typ]
 	if !ok {
-		return nil // a derived kind without a schema
+		return nil, nil // a derived kind without a schema
 	}
+	if f := compiled.fast[typ]; f == nil || !f.valid(data) {
+		if err := validateFull(s, typ, data); err != nil {
+			return nil, err
+		}
+	}
+	// The payload must also fit its Go type (an integer beyond int64 passes
+	// the schema's "integer"): decode it, so nothing appended is poison.
+	p := k.New()
+	if err := decodeStrict(data, p); err != nil {
+		return nil, fmt.Errorf("%w: %s: field \"data\": %v", ErrInvalidEvent, typ, err)
+	}
+	if c, ok := p.(Checker); ok {
+		if err := c.Check(); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
+		}
+	}
+	return p, nil
+}
+
+// validateFull validates data with the JSON Schema validator; its error
+// names the deepest failing field.
+func validateFull(s *jsonschema.Schema, typ string, data []byte) error {
 	inst, err := decodeInstance(data)
 	if err != nil {
 		return fmt.Errorf("%w: %s: field \"data\": not JSON: %v", ErrInvalidEvent, typ, err)
@@ -102,17 +150,6 @@ func ValidateData(typ string, data []byte) error {
 			return fmt.Errorf("%w: %s: field %q: %s", ErrInvalidEvent, typ, "data"+field, msg)
 		}
 		return fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
-	}
-	// The payload must also fit its Go type (an integer beyond int64 passes
-	// the schema's "integer"): decode it, so nothing appended is poison.
-	p := k.New()
-	if err := decodeStrict(data, p); err != nil {
-		return fmt.Errorf("%w: %s: field \"data\": %v", ErrInvalidEvent, typ, err)
-	}
-	if c, ok := p.(Checker); ok {
-		if err := c.Check(); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
-		}
 	}
 	return nil
 }
