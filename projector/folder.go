@@ -94,15 +94,21 @@ func (f *Folder) Fold(ev *events.Event) (skipped bool, err error) {
 	if ev.Seq <= f.seq {
 		return true, nil
 	}
+	data, derr := decodePayload(ev)
+	return f.foldDecoded(ev, data, derr)
+}
+
+// foldDecoded is Fold of an event whose payload was decoded already (derr:
+// why it could not be).
+func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) (skipped bool, err error) {
+	if ev.Seq <= f.seq {
+		return true, nil
+	}
 	f.seq = ev.Seq
 	f.pending++
 	clear(f.cur)
 	f.curEmits = f.curEmits[:0]
 
-	data, derr := events.DecodeData(ev)
-	if derr == nil && !ev.Checked {
-		derr = events.ValidateData(ev.Type, ev.Data)
-	}
 	if derr != nil {
 		return false, fmt.Errorf("%w: seq %d: decode: %v", ErrPoison, ev.Seq, derr)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/loredev/lore/events"
@@ -79,42 +78,36 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	if err != nil {
 		return stats, fmt.Errorf("replay consume: %w", err)
 	}
-	defer it.Stop()
+	deliveries, stop := startPump(it, 1000)
+	defer stop()
 	lastReport := time.Now()
 	for f.Seq() < target {
-		msg, err := it.Next(jetstream.NextMaxWait(5 * time.Second))
-		if err != nil {
-			if errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
+		d := next(deliveries, 5*time.Second)
+		if d.err != nil {
+			if errors.Is(d.err, errNoMessage) && ctx.Err() == nil {
 				continue
 			}
 			if ctx.Err() != nil {
 				return stats, ctx.Err()
 			}
-			return stats, fmt.Errorf("replay next: %w", err)
+			return stats, fmt.Errorf("replay next: %w", d.err)
 		}
-		meta, err := msg.Metadata()
-		if err != nil {
-			return stats, fmt.Errorf("replay metadata: %w", err)
-		}
-		seq := meta.Sequence.Stream
+		seq := d.meta.Sequence.Stream
 		if seq > target {
 			break
 		}
-		ev, derr := events.Decode(msg.Data())
 		switch {
-		case derr != nil:
+		case d.ev == nil:
 			f.Skip(seq)
 			stats.Poison++
 			if o.OnPoison != nil {
-				o.OnPoison(seq, derr)
+				o.OnPoison(seq, d.derr)
 			}
-		case !o.UntilTime.IsZero() && ev.Time.After(o.UntilTime):
+		case !o.UntilTime.IsZero() && d.ev.Time.After(o.UntilTime):
 			f.Skip(seq)
 			stats.Skipped++
 		default:
-			ev.Seq, ev.Received = seq, meta.Timestamp
-			ev.Checked = msg.Headers().Get(events.CheckedHeader) == ev.Type
-			if _, err := f.Fold(ev); err != nil {
+			if _, err := f.foldDecoded(d.ev, d.data, d.derr); err != nil {
 				if !errors.Is(err, ErrPoison) {
 					return stats, err
 				}

@@ -233,10 +233,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consume: %w", err)
 	}
-	deliveries := make(chan delivery, r.opts.BatchSize)
-	done := make(chan struct{})
-	defer func() { it.Stop(); close(done) }()
-	go pump(it, deliveries, done)
+	deliveries, stop := startPump(it, r.opts.BatchSize)
+	defer stop()
 
 	var last jetstream.Msg
 	flush := time.NewTimer(time.Hour)
@@ -284,20 +282,15 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			}
 			return fmt.Errorf("next message: %w", d.err)
 		}
-		msg := d.msg
-		meta, err := msg.Metadata()
-		if err != nil {
-			return fmt.Errorf("message metadata: %w", err)
-		}
 		// INVARIANT: the log has no holes (no deletes, discard new), so a
 		// delivery past checkpoint+1 means messages were lost on the way
 		// (a slow consumer, a consumer leader change): restart from the
 		// checkpoint rather than skip them.
-		if s := meta.Sequence.Stream; s > folder.Seq()+1 {
+		if s := d.meta.Sequence.Stream; s > folder.Seq()+1 {
 			return fmt.Errorf("delivery gap: got seq %d after %d", s, folder.Seq())
 		}
-		last = msg
-		if err := r.fold(ctx, folder, msg, meta); err != nil {
+		last = d.msg
+		if err := r.fold(ctx, folder, d); err != nil {
 			return err
 		}
 		if folder.Pending() == 1 {
@@ -315,37 +308,13 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 // half of it, so a lost pull request is noticed within about this long.
 const pullExpiry = 5 * time.Second
 
-// delivery is one result of the iterator's Next.
-type delivery struct {
-	msg jetstream.Msg
-	err error
-}
-
-// pump hands the iterator's messages to the fold loop until Next fails
-// (the iterator stopped) or done closes.
-func pump(it jetstream.MessagesContext, out chan<- delivery, done <-chan struct{}) {
-	for {
-		m, err := it.Next()
-		select {
-		case out <- delivery{msg: m, err: err}:
-		case <-done:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
 // fold folds one message; a poison event is dead-lettered before the batch
 // that passes it commits, so it is never silently skipped.
-func (r *Runtime) fold(ctx context.Context, f *Folder, msg jetstream.Msg, meta *jetstream.MsgMetadata) error {
-	seq := meta.Sequence.Stream
-	ev, err := events.Decode(msg.Data())
-	if err == nil {
-		ev.Seq, ev.Received = seq, meta.Timestamp
-		ev.Checked = msg.Headers().Get(events.CheckedHeader) == ev.Type
-		_, err = f.Fold(ev)
+func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery) error {
+	seq := d.meta.Sequence.Stream
+	var err error
+	if d.ev != nil {
+		_, err = f.foldDecoded(d.ev, d.data, d.derr)
 		if err == nil || !errors.Is(err, ErrPoison) {
 			return err
 		}
@@ -354,9 +323,9 @@ func (r *Runtime) fold(ctx context.Context, f *Folder, msg jetstream.Msg, meta *
 			return nil
 		}
 		f.Skip(seq)
-		err = fmt.Errorf("%w: seq %d: %v", ErrPoison, seq, err)
+		err = fmt.Errorf("%w: seq %d: %v", ErrPoison, seq, d.derr)
 	}
-	return r.deadLetter(ctx, msg.Subject(), msg.Data(), seq, err)
+	return r.deadLetter(ctx, d.msg.Subject(), d.msg.Data(), seq, err)
 }
 
 func (r *Runtime) deadLetter(ctx context.Context, subject string, data []byte, seq uint64, reason error) error {
