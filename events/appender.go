@@ -36,6 +36,9 @@ type Appender struct {
 	MaxElapsed     time.Duration
 	// Now stamps events that carry no time.
 	Now func() time.Time
+	// MaxInFlight bounds the unacknowledged publishes of one AppendBatch
+	// (DefaultMaxInFlight when 0).
+	MaxInFlight int
 }
 
 // NewAppender returns an appender publishing with pub.
@@ -185,8 +188,19 @@ func (a *Appender) policy(ctx context.Context) backoff.BackOff {
 
 // AppendBatch validates every event first (nothing is appended if one is
 // invalid; the error names its index and field), then publishes them
-// asynchronously and waits for every ack, retrying failed ones with their
-// ids. Results are in the order of evs.
+// asynchronously in the order of evs, with at most MaxInFlight of them
+// unacknowledged at a time, and collects each ack as it arrives. Events
+// whose attempt failed are published again, in their order, with the same
+// ids: one that was stored after all becomes a duplicate (Result.Duplicate),
+// never a second event. Results are in the order of evs.
+//
+// Order: within one attempt the events are published in order on one
+// connection, and JetStream stores them in the order it receives them. An
+// attempt stops publishing at its first failure; the next attempt publishes,
+// in order, the events that failed and those not yet published. An event
+// after a failed one that was already in flight and got acknowledged stays
+// where it was stored, so only a failed attempt can reorder events of one
+// aggregate (as before pipelining).
 func (a *Appender) AppendBatch(ctx context.Context, evs []*Event) ([]Result, error) {
 	msgs := make([]*nats.Msg, len(evs))
 	for i, ev := range evs {
@@ -201,45 +215,157 @@ func (a *Appender) AppendBatch(ctx context.Context, evs []*Event) ([]Result, err
 	for i := range todo {
 		todo[i] = i
 	}
+	w := newWindow(a.maxInFlight(len(todo)))
+	defer w.stop()
 	op := func() error {
-		futs := make([]jetstream.PubAckFuture, len(todo))
-		var failed []int
-		var lastErr error
-		for j, i := range todo {
-			f, err := a.pub.PublishMsgAsync(msgs[i])
-			if err != nil {
-				failed, lastErr = append(failed, todo[j:]...), err
-				futs = futs[:j]
-				break
-			}
-			futs[j] = f
-		}
-		actx, cancel := context.WithTimeout(ctx, a.AttemptTimeout+time.Duration(len(futs))*20*time.Microsecond)
-		defer cancel()
-		for j, f := range futs {
-			i := todo[j]
-			select {
-			case ack := <-f.Ok():
-				res[i] = Result{ID: evs[i].ID, Seq: ack.Sequence, Subject: msgs[i].Subject, Duplicate: ack.Duplicate}
-			case err := <-f.Err():
-				failed, lastErr = append(failed, i), err
-			case <-actx.Done():
-				if ctx.Err() != nil {
-					return backoff.Permanent(ctx.Err())
-				}
-				// Unacknowledged in time: publish again with the same id
-				// (a late ack of the first try makes the retry a duplicate).
-				failed, lastErr = append(failed, i), context.DeadlineExceeded
-			}
-		}
+		failed, err := a.attempt(ctx, w, evs, msgs, todo, res)
 		todo = failed
-		if len(todo) > 0 {
-			return fmt.Errorf("%d of the batch unacknowledged: %w", len(todo), lastErr)
-		}
-		return nil
+		return err
 	}
 	if err := backoff.Retry(op, a.policy(ctx)); err != nil {
 		return res, fmt.Errorf("append batch of %d: %w", len(evs), err)
 	}
 	return res, nil
+}
+
+// DefaultMaxInFlight is the default bound of one AppendBatch's
+// unacknowledged publishes. It is below the JetStream context's own bound
+// (jetstream.WithPublishAsyncMaxPending, 4000 by default), so that a few
+// concurrent batches do not stall on it.
+const DefaultMaxInFlight = 1024
+
+func (a *Appender) maxInFlight(n int) int {
+	m := a.MaxInFlight
+	if m <= 0 {
+		m = DefaultMaxInFlight
+	}
+	return max(1, min(m, n))
+}
+
+// inFlight is one published, not yet acknowledged event of an attempt.
+type inFlight struct {
+	i        int // index in the batch
+	f        jetstream.PubAckFuture
+	deadline time.Time
+}
+
+// window is the ring of an attempt's in-flight events, oldest first, and
+// the timer that bounds the wait for the oldest one's ack.
+type window struct {
+	ring        []inFlight
+	head, count int
+	timer       *time.Timer
+}
+
+func newWindow(size int) *window { return &window{ring: make([]inFlight, size)} }
+
+func (w *window) full() bool { return w.count == len(w.ring) }
+
+func (w *window) push(e inFlight) {
+	w.ring[(w.head+w.count)%len(w.ring)] = e
+	w.count++
+}
+
+func (w *window) pop() inFlight {
+	e := w.ring[w.head]
+	w.ring[w.head] = inFlight{}
+	w.head = (w.head + 1) % len(w.ring)
+	w.count--
+	return e
+}
+
+func (w *window) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// attempt publishes the events todo (indexes into evs, in order) with the
+// window bounding the unacknowledged ones, fills res for every event
+// acknowledged, and returns the indexes still to append, in order. After
+// its first failure (a refused publish, an error ack, no ack by the
+// deadline) it publishes nothing more: what is in flight is still
+// collected, the rest is returned for the next attempt. A cancelled ctx and
+// a full log are permanent errors.
+func (a *Appender) attempt(ctx context.Context, w *window, evs []*Event, msgs []*nats.Msg, todo []int, res []Result) ([]int, error) {
+	var failed []int
+	var lastErr, permanent error
+	next := 0
+	stopped := false
+	// Concurrent batches may together exceed the context's own bound on
+	// pending acks: wait for room up to an attempt's timeout rather than
+	// fail after the default 200 ms.
+	stall := jetstream.WithStallWait(max(a.AttemptTimeout, time.Millisecond))
+	for {
+		for !stopped && next < len(todo) && !w.full() {
+			i := todo[next]
+			f, err := a.pub.PublishMsgAsync(msgs[i], stall)
+			if err != nil {
+				stopped, lastErr = true, err
+				break
+			}
+			w.push(inFlight{i: i, f: f, deadline: time.Now().Add(a.AttemptTimeout)})
+			next++
+		}
+		if w.count == 0 {
+			break
+		}
+		e := w.pop()
+		ack, err := w.await(ctx, e)
+		if err == nil {
+			res[e.i] = Result{ID: evs[e.i].ID, Seq: ack.Sequence, Subject: msgs[e.i].Subject, Duplicate: ack.Duplicate}
+			continue
+		}
+		// Unacknowledged or refused: publish it again with the same id (a
+		// late ack of this try makes the retry a duplicate).
+		failed, lastErr, stopped = append(failed, e.i), err, true
+		if ctx.Err() != nil {
+			permanent = ctx.Err()
+		} else if isLogFull(err) && permanent == nil {
+			permanent = fmt.Errorf("the log is full: %w", err)
+		}
+	}
+	failed = append(failed, todo[next:]...) // never published in this attempt
+	switch {
+	case permanent != nil:
+		return failed, backoff.Permanent(permanent)
+	case len(failed) > 0:
+		return failed, fmt.Errorf("%d of the batch unacknowledged: %w", len(failed), lastErr)
+	}
+	return nil, nil
+}
+
+// await waits for e's ack until its deadline or the end of ctx.
+func (w *window) await(ctx context.Context, e inFlight) (*jetstream.PubAck, error) {
+	select {
+	case ack := <-e.f.Ok():
+		return ack, nil
+	case err := <-e.f.Err():
+		return nil, err
+	default:
+	}
+	d := time.Until(e.deadline)
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	defer w.timer.Stop()
+	select {
+	case ack := <-e.f.Ok():
+		return ack, nil
+	case err := <-e.f.Err():
+		return nil, err
+	case <-w.timer.C:
+		return nil, context.DeadlineExceeded
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// isLogFull reports the server's "stream store full" refusal (discard new
+// with a byte cap): retrying cannot help.
+func isLogFull(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10077
 }
