@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -50,7 +51,16 @@ func newCmdInject(f *Factory) *cobra.Command {
 			if err := json.Unmarshal(raw, &out); err != nil {
 				return err
 			}
+			if out.Text == "" {
+				// An empty block is an answer (no room, nothing relevant):
+				// say so on stderr, keep stdout what an agent would paste.
+				fmt.Fprintln(f.Err, "lore: nothing to inject for this task and budget")
+				return nil
+			}
 			fmt.Fprint(f.Out, out.Text)
+			if !strings.HasSuffix(out.Text, "\n") {
+				fmt.Fprintln(f.Out)
+			}
 			return nil
 		},
 	}
