@@ -26,6 +26,12 @@ func Apply(p *Pattern, loopID, agent string, success bool, t time.Time) {
 }
 
 func record(p *Pattern, loopID, agent, role string, success bool, t time.Time) {
+	recordKnown(p, loopID != "" && p.HasLoop(loopID), loopID, agent, role, success, t)
+}
+
+// recordKnown is record with the lineage test done by the caller: known
+// reports whether loopID is already in p's lineage.
+func recordKnown(p *Pattern, known bool, loopID, agent, role string, success bool, t time.Time) {
 	p.UsageCount++
 	if success {
 		p.Successful++
@@ -38,7 +44,7 @@ func record(p *Pattern, loopID, agent, role string, success bool, t time.Time) {
 	}
 	p.Trend = append(p.Trend, TrendPoint{Timestamp: t, SuccessRate: p.SuccessRate,
 		SampleSize: p.Successful + p.Failed, SourceLoop: loopID})
-	if loopID != "" && !p.HasLoop(loopID) {
+	if loopID != "" && !known {
 		p.SourceLoops = append(p.SourceLoops, SourceLoop{LoopID: loopID, Timestamp: t,
 			ContributedBy: agent, Role: role, Success: success})
 	}

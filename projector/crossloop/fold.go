@@ -30,7 +30,10 @@ func New(cfg Config) *Model {
 func (m *Model) Config() Config { return m.cfg }
 
 func (m *Model) Name() string { return ModelName }
-func (m *Model) Version() int { return 1 }
+
+// Version 2: growing lists (trend, lineage, iterations) stored one key per
+// entry, binary merge lists, signature and scoring records (store.go).
+func (m *Model) Version() int { return 2 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
@@ -99,13 +102,15 @@ func (f *folder) putJSON(k []byte, v any) error {
 	return f.tx.Set(k, raw)
 }
 
-func (f *folder) loop(id string) (*Loop, error) {
-	l, ok, err := LoadLoop(f.tx, id)
+// loop reads a loop's head (iterations not loaded); a loop never seen
+// starts at the event's time.
+func (f *folder) loop(id string) (*loopHead, error) {
+	l, ok, err := loadLoopHead(f.tx, id)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		l = &Loop{ID: id, Started: f.t}
+		l = &loopHead{Loop: Loop{ID: id, Started: f.t}}
 	}
 	return l, nil
 }
@@ -119,9 +124,11 @@ func (f *folder) started(d *events.LoopStarted) error {
 	if l.Agent == "" {
 		l.Agent = f.ev.Source
 	}
-	return f.putJSON(loopKey(l.ID), l)
+	return saveLoopHead(f.tx, l)
 }
 
+// iteration stores the iteration under its number (replacing one of the
+// same number): the loop's other iterations are neither read nor rewritten.
 func (f *folder) iteration(d *events.LoopIteration) error {
 	l, err := f.loop(d.LoopID)
 	if err != nil {
@@ -130,22 +137,18 @@ func (f *folder) iteration(d *events.LoopIteration) error {
 	it := Iteration{N: d.Iteration, ErrorType: d.ErrorType, ErrorMessage: d.ErrorMessage, Location: d.Location,
 		FixDescription: d.FixDescription, FixDiff: d.FixDiff, TestsPassed: d.TestsPassed, TestsFailed: d.TestsFailed,
 		Tools: d.ToolsUsed, FilesChanged: d.FilesChanged, Agent: d.Agent, Time: f.t}
-	replaced := false
-	for i := range l.Iterations {
-		if l.Iterations[i].N == it.N {
-			l.Iterations[i], replaced = it, true
-		}
+	if err := putIteration(f.tx, l, &it); err != nil {
+		return err
 	}
-	if !replaced {
-		l.Iterations = append(l.Iterations, it)
-		sort.SliceStable(l.Iterations, func(i, j int) bool { return l.Iterations[i].N < l.Iterations[j].N })
-	}
-	return f.putJSON(loopKey(l.ID), l)
+	return saveLoopHead(f.tx, l)
 }
 
 func (f *folder) completed(d *events.LoopCompleted) error {
 	l, err := f.loop(d.LoopID)
 	if err != nil {
+		return err
+	}
+	if err := loadIterations(f.tx, l); err != nil {
 		return err
 	}
 	l.Outcome, l.Completed, l.NIterations = d.Outcome, f.t, d.Iterations
@@ -172,11 +175,12 @@ func (f *folder) completed(d *events.LoopCompleted) error {
 	if err := f.extract(l, nil); err != nil {
 		return err
 	}
-	return f.putJSON(loopKey(l.ID), l)
+	return saveLoopHead(f.tx, l)
 }
 
-func (f *folder) extract(l *Loop, types map[string]bool) error {
-	for _, c := range Extract(l, ExtractOptions{Types: types, Templates: f.m.cfg.templates()}) {
+// extract upserts what a loop teaches; its iterations must be loaded.
+func (f *folder) extract(l *loopHead, types map[string]bool) error {
+	for _, c := range Extract(&l.Loop, ExtractOptions{Types: types, Templates: f.m.cfg.templates()}) {
 		if err := f.upsert(l, c); err != nil {
 			return err
 		}
@@ -184,79 +188,99 @@ func (f *folder) extract(l *Loop, types map[string]bool) error {
 	return nil
 }
 
-func (f *folder) agentOf(l *Loop) string {
+func (f *folder) agentOf(l *loopHead) (string, error) {
 	if l.Agent != "" {
-		return l.Agent
+		return l.Agent, nil
+	}
+	if l.Iterations == nil && len(l.Ns) > 0 {
+		if err := loadIterations(f.tx, l); err != nil {
+			return "", err
+		}
 	}
 	for i := len(l.Iterations) - 1; i >= 0; i-- {
 		if l.Iterations[i].Agent != "" {
-			return l.Iterations[i].Agent
+			return l.Iterations[i].Agent, nil
 		}
 	}
-	return f.ev.Source
+	return f.ev.Source, nil
+}
+
+// mergeTarget is the pattern a signature merges into: among the active
+// patterns of its type more than the threshold similar, the most similar
+// one, ties to the smaller id; with first, the first one in candidate
+// order (mergeMatches). "" when none.
+func (f *folder) mergeTarget(typ, sig string, first bool) (string, error) {
+	ms, err := mergeMatches(f.tx, typ, sig, f.m.cfg.SimilarityThreshold)
+	if err != nil || len(ms) == 0 {
+		return "", err
+	}
+	if first {
+		return ms[0].id, nil
+	}
+	best := ms[0]
+	for _, m := range ms[1:] {
+		if m.sim > best.sim || (m.sim == best.sim && m.id < best.id) {
+			best = m
+		}
+	}
+	return best.id, nil
 }
 
 // upsert merges a candidate into the most similar active pattern of its
 // type (similarity > threshold), or adds it with a new id.
-func (f *folder) upsert(l *Loop, c Candidate) error {
+func (f *folder) upsert(l *loopHead, c Candidate) error {
 	st, err := f.stats()
 	if err != nil {
 		return err
 	}
 	th := f.m.cfg.SimilarityThreshold
-	sig := c.Pattern.Signature()
-	ids, err := MergeCandidates(f.tx, c.Pattern.Type, sig, th)
+	bestID, err := f.mergeTarget(c.Pattern.Type, c.Pattern.Signature(), false)
 	if err != nil {
 		return err
 	}
-	var best *Pattern
-	bestSim := 0.0
-	sb := Bigrams(sig)
-	for _, id := range ids {
-		p, ok, err := LoadPattern(f.tx, id)
+	agent, err := f.agentOf(l)
+	if err != nil {
+		return err
+	}
+	if bestID != "" {
+		best, ok, err := loadHead(f.tx, bestID)
 		if err != nil {
 			return err
 		}
-		if !ok || p.Archived {
-			continue
+		if !ok {
+			return fmt.Errorf("merge candidate %s has no pattern", bestID)
 		}
-		s := Jaccard(sb, Bigrams(p.Signature()))
-		if ShouldMerge(s, th) && (best == nil || s > bestSim || (s == bestSim && p.ID < best.ID)) {
-			best, bestSim = p, s
+		known, err := hasLoop(f.tx, best, l.ID)
+		if err != nil || known {
+			return err // known: this loop already counted here (re-extraction)
 		}
-	}
-	agent := f.agentOf(l)
-	if best != nil {
-		if best.HasLoop(l.ID) {
-			return nil // this loop already counted here (re-extraction)
-		}
-		Merge(best, l.ID, agent, f.t)
-		annotate(best, l, &c.Pattern)
+		recordKnown(&best.Pattern, false, l.ID, agent, RoleMerged, best.Type != TypeAnti, f.t) // Merge
+		annotate(&best.Pattern, &l.Loop, &c.Pattern)
 		tags := MergeTags(best.Tags, c.Pattern.Tags)
 		reindex := len(tags) != len(best.Tags)
 		best.Tags = tags
 		if reindex {
-			if err := IndexPattern(f.tx, st, best, th); err != nil {
+			if err := IndexPattern(f.tx, st, &best.Pattern, th); err != nil {
 				return err
 			}
 		}
 		l.Extracted = append(l.Extracted, Extracted{PatternID: best.ID})
-		f.emitExtracted(best, l.ID, false)
-		return f.putJSON(patternKey(best.ID), best)
+		f.emitExtracted(&best.Pattern, l.ID, false)
+		return savePattern(f.tx, best)
 	}
-	p := c.Pattern
+	p := &patternHead{Pattern: c.Pattern}
 	st.Counters[p.Type]++
 	p.ID = PatternID(p.Type, c.Slug, st.Counters[p.Type])
 	sort.Strings(p.Tags)
-	Discover(&p, l.ID, agent, f.t)
-	annotate(&p, l, &c.Pattern)
+	Discover(&p.Pattern, l.ID, agent, f.t)
+	annotate(&p.Pattern, &l.Loop, &c.Pattern)
 	st.ByType[p.Type]++
-	if err := IndexPattern(f.tx, st, &p, th); err != nil {
+	if err := IndexPattern(f.tx, st, &p.Pattern, th); err != nil {
 		return err
 	}
 	l.Extracted = append(l.Extracted, Extracted{PatternID: p.ID, New: true})
-	f.emitExtracted(&p, l.ID, true)
-	return f.putJSON(patternKey(p.ID), &p)
+	f.emitExtracted(&p.Pattern, l.ID, true)
+	return savePattern(f.tx, p)
 }
 
 // annotate completes the newest lineage entry with the loop's details and
@@ -289,7 +313,7 @@ func (f *folder) emitExtracted(p *Pattern, loopID string, isNew bool) {
 }
 
 func (f *folder) applied(d *events.PatternApplied) error {
-	p, ok, err := LoadPattern(f.tx, d.PatternID)
+	p, ok, err := loadHead(f.tx, d.PatternID)
 	if err != nil {
 		return err
 	}
@@ -302,9 +326,17 @@ func (f *folder) applied(d *events.PatternApplied) error {
 	}
 	agent := d.Agent
 	if agent == "" {
-		agent = f.agentOf(l)
+		if agent, err = f.agentOf(l); err != nil {
+			return err
+		}
 	}
-	Apply(p, d.LoopID, agent, d.Success, f.t)
+	known := false
+	if d.LoopID != "" {
+		if known, err = hasLoop(f.tx, p, d.LoopID); err != nil {
+			return err
+		}
+	}
+	recordKnown(&p.Pattern, known, d.LoopID, agent, RoleApplied, d.Success, f.t) // Apply
 	l.Applied = append(l.Applied, Application{PatternID: d.PatternID, Success: d.Success, Iteration: d.Iteration})
 	st, err := f.stats()
 	if err != nil {
@@ -315,10 +347,10 @@ func (f *folder) applied(d *events.PatternApplied) error {
 	} else {
 		st.Failed++
 	}
-	if err := f.putJSON(loopKey(l.ID), l); err != nil {
+	if err := saveLoopHead(f.tx, l); err != nil {
 		return err
 	}
-	return f.putJSON(patternKey(p.ID), p)
+	return savePattern(f.tx, p)
 }
 
 func (f *folder) injected(d *events.LoopInjected) error {
@@ -327,7 +359,7 @@ func (f *folder) injected(d *events.LoopInjected) error {
 		return err
 	}
 	l.Injected = uniq(append(l.Injected, d.PatternIDs...))
-	return f.putJSON(loopKey(l.ID), l)
+	return saveLoopHead(f.tx, l)
 }
 
 func (f *folder) extractRequested(d *events.ExtractRequested) error {
@@ -339,18 +371,21 @@ func (f *folder) extractRequested(d *events.ExtractRequested) error {
 		}
 	}
 	if !d.All {
-		l, ok, err := LoadLoop(f.tx, d.LoopID)
+		l, ok, err := loadLoopHead(f.tx, d.LoopID)
 		if err != nil || !ok || l.Outcome == "" {
 			return err // unknown or running loop: nothing to extract
+		}
+		if err := loadIterations(f.tx, l); err != nil {
+			return err
 		}
 		if err := f.extract(l, types); err != nil {
 			return err
 		}
-		return f.putJSON(loopKey(l.ID), l)
+		return saveLoopHead(f.tx, l)
 	}
-	var loops []*Loop
+	var loops []*loopHead
 	err := f.tx.Scan([]byte(prefLoop), func(_, v []byte) error {
-		var l Loop
+		var l loopHead
 		if err := json.Unmarshal(v, &l); err != nil {
 			return fmt.Errorf("decode loop: %w", err)
 		}
@@ -369,10 +404,13 @@ func (f *folder) extractRequested(d *events.ExtractRequested) error {
 		return loops[i].ID < loops[j].ID
 	})
 	for _, l := range loops {
+		if err := loadIterations(f.tx, l); err != nil {
+			return err
+		}
 		if err := f.extract(l, types); err != nil {
 			return err
 		}
-		if err := f.putJSON(loopKey(l.ID), l); err != nil {
+		if err := saveLoopHead(f.tx, l); err != nil {
 			return err
 		}
 	}
@@ -385,7 +423,7 @@ func (f *folder) pruned(d *events.RegistryPruned) error {
 		return err
 	}
 	for _, pp := range d.Patterns {
-		p, ok, err := LoadPattern(f.tx, pp.PatternID)
+		p, ok, err := loadHead(f.tx, pp.PatternID)
 		if err != nil {
 			return err
 		}
@@ -400,7 +438,7 @@ func (f *folder) pruned(d *events.RegistryPruned) error {
 		st.Archived++
 		f.tx.Emit(projector.Derived{Type: "registry.pattern_archived/v1", Project: f.ev.Project, Subject: p.ID,
 			Key: p.ID, Data: events.PatternArchived{PatternID: p.ID, Month: d.Month, Reason: pp.Reason}})
-		if err := f.putJSON(patternKey(p.ID), p); err != nil {
+		if err := savePattern(f.tx, p); err != nil {
 			return err
 		}
 	}
@@ -425,12 +463,14 @@ func (f *folder) imported(d *events.RegistryImported) error {
 		if n > st.Counters[typ] {
 			st.Counters[typ] = n
 		}
-		if _, exists, err := LoadPattern(f.tx, p.ID); err != nil {
+		if _, exists, err := f.tx.Get(patternKey(p.ID)); err != nil {
 			return err
 		} else if exists {
 			continue // same id: the registry already holds it
 		}
 		if !p.Archived {
+			// NB: after a merge the rest of the event is not folded (kept
+			// as it was: changing it changes the registry a log folds to).
 			if merged, err := f.mergeImported(st, &p); err != nil || merged {
 				return err
 			}
@@ -443,7 +483,7 @@ func (f *folder) imported(d *events.RegistryImported) error {
 				return err
 			}
 		}
-		if err := f.putJSON(patternKey(p.ID), &p); err != nil {
+		if err := savePattern(f.tx, &patternHead{Pattern: p}); err != nil {
 			return err
 		}
 	}
@@ -454,37 +494,37 @@ func (f *folder) imported(d *events.RegistryImported) error {
 // (counts add, lineage unions); it reports whether it did.
 func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
 	th := f.m.cfg.SimilarityThreshold
-	ids, err := MergeCandidates(f.tx, p.Type, p.Signature(), th)
+	id, err := f.mergeTarget(p.Type, p.Signature(), true)
+	if err != nil || id == "" {
+		return false, err
+	}
+	q, ok, err := loadHead(f.tx, id)
 	if err != nil {
 		return false, err
 	}
-	sb := Bigrams(p.Signature())
-	for _, id := range ids {
-		q, ok, err := LoadPattern(f.tx, id)
+	if !ok {
+		return false, fmt.Errorf("merge candidate %s has no pattern", id)
+	}
+	q.Successful += p.Successful
+	q.Failed += p.Failed
+	q.UsageCount += p.UsageCount
+	q.SuccessRate = SuccessRate(q.Successful, q.Failed)
+	for _, s := range p.SourceLoops {
+		known, err := hasLoop(f.tx, q, s.LoopID)
 		if err != nil {
 			return false, err
 		}
-		if !ok || q.Archived || !ShouldMerge(Jaccard(sb, Bigrams(q.Signature())), th) {
-			continue
+		if !known {
+			q.SourceLoops = append(q.SourceLoops, s)
 		}
-		q.Successful += p.Successful
-		q.Failed += p.Failed
-		q.UsageCount += p.UsageCount
-		q.SuccessRate = SuccessRate(q.Successful, q.Failed)
-		for _, s := range p.SourceLoops {
-			if !q.HasLoop(s.LoopID) {
-				q.SourceLoops = append(q.SourceLoops, s)
-			}
-		}
-		if p.LastUsed.After(q.LastUsed) {
-			q.LastUsed = p.LastUsed
-		}
-		q.Trend = append(q.Trend, TrendPoint{Timestamp: f.t, SuccessRate: q.SuccessRate, SampleSize: q.Successful + q.Failed})
-		q.Tags = MergeTags(q.Tags, p.Tags)
-		if err := IndexPattern(f.tx, st, q, th); err != nil {
-			return false, err
-		}
-		return true, f.putJSON(patternKey(q.ID), q)
 	}
-	return false, nil
+	if p.LastUsed.After(q.LastUsed) {
+		q.LastUsed = p.LastUsed
+	}
+	q.Trend = append(q.Trend, TrendPoint{Timestamp: f.t, SuccessRate: q.SuccessRate, SampleSize: q.Successful + q.Failed})
+	q.Tags = MergeTags(q.Tags, p.Tags)
+	if err := IndexPattern(f.tx, st, &q.Pattern, th); err != nil {
+		return false, err
+	}
+	return true, savePattern(f.tx, q)
 }

@@ -23,24 +23,38 @@ type Reader interface {
 	Scan(prefix []byte, fn func(key, value []byte) error) error
 }
 
-// Key layout of the read model. NB: must not change (rebuild otherwise).
+// Key layout of the read model. NB: must not change without a new
+// Model.Version (a stored model of another version is rebuilt).
 //
-//	p/<pattern id>              Pattern
-//	l/<loop id>                 Loop
+//	p/<pattern id>              pattern head: the Pattern without trend and lineage, their lengths (store.go)
+//	pt/<pattern id>\x00<i>      trend point i (uint32)
+//	ps/<pattern id>\x00<i>      lineage entry i (uint32)
+//	pm/<pattern id>\x00<loop>   the loop is in the pattern's lineage (empty value)
+//	l/<loop id>                 loop head: the Loop without iterations, their numbers
+//	li/<loop id>\x00<N>         iteration N (uint64, sign bit flipped)
 //	stats                       Stats
 //	ix/t/<term>\x00<pattern id> posting: tf (uint32) + doc length (uint32)
 //	ix/df/<term>                document frequency (uint64)
 //	ix/d/<pattern id>           docInfo: indexed terms, merge tokens
-//	ix/m/<type>/<token>         ids whose merge prefix holds the token
+//	ix/m/<type>/<token>         the patterns whose merge prefix holds the token, each with its
+//	                            signature's sorted bigrams (mergeEntry), in insertion order
+//	ix/r/<pattern id>           scoring record of an active pattern (store.go): injection
 const (
 	keyStats    = "stats"
 	prefPattern = "p/"
+	prefTrend   = "pt/"
+	prefSource  = "ps/"
+	prefMember  = "pm/"
 	prefLoop    = "l/"
+	prefIter    = "li/"
 	prefPosting = "ix/t/"
 	prefDF      = "ix/df/"
 	prefDoc     = "ix/d/"
 	prefMerge   = "ix/m/"
+	prefScore   = "ix/r/"
 )
+
+func scoreKey(id string) []byte { return []byte(prefScore + id) }
 
 func patternKey(id string) []byte { return []byte(prefPattern + id) }
 func loopKey(id string) []byte    { return []byte(prefLoop + id) }
@@ -117,7 +131,9 @@ func IndexPattern(s Store, st *Stats, p *Pattern, threshold float64) error {
 		return nil
 	}
 	tf, n := Terms(p.SearchText())
-	d := docInfo{Terms: tf, Len: n, Type: p.Type, Merge: MergeTokens(p.Signature(), threshold)}
+	sig := p.Signature()
+	d := docInfo{Terms: tf, Len: n, Type: p.Type, Merge: MergeTokens(sig, threshold)}
+	entry := mergeEntry(p.ID, sortedBigrams(sig))
 	for t, c := range tf {
 		v := make([]byte, 8)
 		binary.BigEndian.PutUint32(v, uint32(c))
@@ -130,7 +146,7 @@ func IndexPattern(s Store, st *Stats, p *Pattern, threshold float64) error {
 		}
 	}
 	for _, tok := range d.Merge {
-		if err := editList(s, mergeKey(p.Type, tok), p.ID, true); err != nil {
+		if err := editList(s, mergeKey(p.Type, tok), p.ID, entry); err != nil {
 			return err
 		}
 	}
@@ -162,7 +178,7 @@ func UnindexPattern(s Store, st *Stats, id string) error {
 		}
 	}
 	for _, tok := range d.Merge {
-		if err := editList(s, mergeKey(d.Type, tok), id, false); err != nil {
+		if err := editList(s, mergeKey(d.Type, tok), id, nil); err != nil {
 			return err
 		}
 	}
@@ -198,42 +214,130 @@ func getDF(r Reader, term string) (int, error) {
 	return int(binary.BigEndian.Uint64(v)), nil
 }
 
-func editList(s Store, k []byte, id string, add bool) error {
-	ids, err := getList(s, k)
+// A merge list is a sequence of entries, one per pattern:
+//
+//	uvarint len(id) | id | uvarint len(sig) | sig
+//
+// sig is the pattern's signature bigrams, sorted, as encodeList with the
+// count first (uvarint). Merge checks read the similarity of every
+// candidate from the lists, without loading a pattern.
+func mergeEntry(id string, sig []string) []byte {
+	body := binary.AppendUvarint(nil, uint64(len(sig)))
+	body = append(body, encodeList(sig)...)
+	out := binary.AppendUvarint(make([]byte, 0, len(id)+len(body)+8), uint64(len(id)))
+	out = append(out, id...)
+	out = binary.AppendUvarint(out, uint64(len(body)))
+	return append(out, body...)
+}
+
+// nextEntry splits the first entry off a merge list: the id, the encoded
+// signature (count first), the entry's bytes, the rest.
+func nextEntry(v []byte) (id, sig, entry, rest []byte, err error) {
+	l, k := binary.Uvarint(v)
+	if k <= 0 || uint64(len(v)-k) < l {
+		return nil, nil, nil, nil, fmt.Errorf("corrupt merge list")
+	}
+	id = v[k : k+int(l)]
+	w := v[k+int(l):]
+	l, k = binary.Uvarint(w)
+	if k <= 0 || uint64(len(w)-k) < l {
+		return nil, nil, nil, nil, fmt.Errorf("corrupt merge list")
+	}
+	sig = w[k : k+int(l)]
+	n := len(v) - len(w) + k + int(l)
+	return id, sig, v[:n], v[n:], nil
+}
+
+// editList removes id's entry from the list at k and, when entry is not
+// nil, appends entry at its end (a re-indexed pattern moves to the end).
+func editList(s Store, k []byte, id string, entry []byte) error {
+	v, _, err := s.Get(k)
 	if err != nil {
 		return err
 	}
-	out := ids[:0]
-	for _, x := range ids {
-		if x != id {
-			out = append(out, x)
+	out := make([]byte, 0, len(v)+len(entry))
+	for rest := v; len(rest) > 0; {
+		eid, _, e, r, err := nextEntry(rest)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
 		}
+		if string(eid) != id {
+			out = append(out, e...)
+		}
+		rest = r
 	}
-	if add {
-		out = append(out, id)
-	}
+	out = append(out, entry...)
 	if len(out) == 0 {
 		return s.Delete(k)
 	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	return s.Set(k, raw)
+	return s.Set(k, out)
 }
 
-func getList(s interface {
-	Get([]byte) ([]byte, bool, error)
-}, k []byte) ([]string, error) {
-	v, ok, err := s.Get(k)
-	if err != nil || !ok {
-		return nil, err
+// encodeList encodes a list of strings: each as uvarint length + bytes.
+func encodeList(l []string) []byte {
+	n := 0
+	for _, x := range l {
+		n += len(x) + binary.MaxVarintLen32
 	}
-	var ids []string
-	if err := json.Unmarshal(v, &ids); err != nil {
-		return nil, fmt.Errorf("decode list %s: %w", k, err)
+	out := make([]byte, 0, n)
+	for _, x := range l {
+		out = binary.AppendUvarint(out, uint64(len(x)))
+		out = append(out, x...)
 	}
-	return ids, nil
+	return out
+}
+
+// mergeMatch is one candidate of a merge check and its similarity.
+type mergeMatch struct {
+	id  string
+	sim float64
+}
+
+// mergeMatches are the active patterns of a type more than t similar to
+// sig (word-bigram Jaccard), in first-seen order of the merge lists of
+// sig's tokens. By the prefix-filter invariant (MergeTokens) it misses
+// none; only ids above t are materialised.
+func mergeMatches(s getter, typ, sig string, t float64) ([]mergeMatch, error) {
+	sb := sortedBigrams(sig)
+	// Jaccard(A, B) <= min(|A|,|B|)/max(|A|,|B|): sizes outside
+	// [t|A|, |A|/t] cannot exceed t.
+	// (widened by 1e-9 against rounding: the filter may only keep more)
+	lo, hi := t*float64(len(sb))*(1-1e-9), float64(len(sb))/t*(1+1e-9)
+	var out []mergeMatch
+	var seen map[string]bool
+	for _, tok := range MergeTokens(sig, t) {
+		v, _, err := s.Get(mergeKey(typ, tok))
+		if err != nil {
+			return nil, err
+		}
+		for rest := v; len(rest) > 0; {
+			id, es, _, r, err := nextEntry(rest)
+			if err != nil {
+				return nil, err
+			}
+			rest = r
+			n, k := binary.Uvarint(es)
+			if k <= 0 {
+				return nil, fmt.Errorf("corrupt merge list")
+			}
+			if len(sb) > 0 && n > 0 && (float64(n) < lo || float64(n) > hi) {
+				continue
+			}
+			sim, err := jaccardEncoded(sb, es[k:])
+			if err != nil {
+				return nil, err
+			}
+			if !ShouldMerge(sim, t) || seen[string(id)] {
+				continue
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[string(id)] = true
+			out = append(out, mergeMatch{string(id), sim})
+		}
+	}
+	return out, nil
 }
 
 // MergeCandidates are the ids of active patterns of a type that may be more
@@ -244,14 +348,19 @@ func MergeCandidates(s interface {
 	var out []string
 	seen := map[string]bool{}
 	for _, tok := range MergeTokens(sig, t) {
-		ids, err := getList(s, mergeKey(typ, tok))
+		v, _, err := s.Get(mergeKey(typ, tok))
 		if err != nil {
 			return nil, err
 		}
-		for _, id := range ids {
-			if !seen[id] {
-				seen[id] = true
-				out = append(out, id)
+		for rest := v; len(rest) > 0; {
+			id, _, _, r, err := nextEntry(rest)
+			if err != nil {
+				return nil, err
+			}
+			rest = r
+			if !seen[string(id)] {
+				seen[string(id)] = true
+				out = append(out, string(id))
 			}
 		}
 	}

@@ -49,22 +49,6 @@ func (f ListFilter) Match(p *Pattern) bool {
 	return true
 }
 
-// AllPatterns scans every pattern (list, export, prune: admin reads).
-func AllPatterns(r Reader, keep func(*Pattern) bool) ([]*Pattern, error) {
-	var out []*Pattern
-	err := r.Scan([]byte(prefPattern), func(_, v []byte) error {
-		var p Pattern
-		if err := json.Unmarshal(v, &p); err != nil {
-			return fmt.Errorf("decode pattern: %w", err)
-		}
-		if keep == nil || keep(&p) {
-			out = append(out, &p)
-		}
-		return nil
-	})
-	return out, err
-}
-
 // List returns the patterns matching f, by type order then id.
 func List(r Reader, f ListFilter) ([]*Pattern, error) {
 	ps, err := AllPatterns(r, f.Match)
@@ -122,12 +106,15 @@ func LoopImpacts(r Reader) ([]LoopImpact, error) {
 	}
 	var out []LoopImpact
 	err = r.Scan([]byte(prefLoop), func(_, v []byte) error {
-		var l Loop
-		if err := json.Unmarshal(v, &l); err != nil {
+		var h loopHead
+		if err := json.Unmarshal(v, &h); err != nil {
 			return fmt.Errorf("decode loop: %w", err)
 		}
-		if l.Outcome != "" {
-			out = append(out, st.Impact(&l))
+		if h.Outcome != "" {
+			if h.NIterations <= 0 { // the count is the number of iterations seen
+				h.Iterations = make([]Iteration, len(h.Ns))
+			}
+			out = append(out, st.Impact(&h.Loop))
 		}
 		return nil
 	})
@@ -147,7 +134,7 @@ func AverageImpact(r Reader, p *Pattern) (*float64, error) {
 		if s.Role != RoleApplied {
 			continue
 		}
-		l, ok, err := LoadLoop(r, s.LoopID)
+		l, ok, err := loadLoopHead(r, s.LoopID)
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +142,7 @@ func AverageImpact(r Reader, p *Pattern) (*float64, error) {
 			continue
 		}
 		if b, ok := st.Baseline(l.Category); ok {
-			sum += float64(l.IterationCount()) - b
+			sum += float64(l.count()) - b
 			n++
 		}
 	}

@@ -144,13 +144,9 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 			return nil, err
 		}
 	}
-	type cand struct {
-		id string
-		s  float64
-	}
-	cands := make([]cand, 0, len(scores))
+	cands := make([]candidate, 0, len(scores))
 	for id, s := range scores {
-		cands = append(cands, cand{id, s})
+		cands = append(cands, candidate{id, s})
 	}
 	sort.Slice(cands, func(i, j int) bool {
 		if cands[i].s != cands[j].s {
@@ -161,9 +157,74 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	if len(cands) > cfg.CandidatePool {
 		cands = cands[:cfg.CandidatePool]
 	}
+	if emb != nil {
+		return rankEmbedded(ctx, r, req, emb, cands, minRate, types, limit)
+	}
+	// Lexical: filter and score every candidate from its scoring record,
+	// then load only the top limit patterns whole.
+	type scored struct {
+		id              string
+		rel, eff, score float64
+		maturity        string
+	}
+	taskBigrams := Bigrams(req.Task)
+	var top []scored
+	for _, c := range cands {
+		v, ok, err := r.Get(scoreKey(c.id))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		rec, ok := decodeScore(v)
+		if !ok {
+			return nil, fmt.Errorf("decode scoring record of %s", c.id)
+		}
+		p := rec.pattern()
+		if !Keep(&p, minRate, types) {
+			continue
+		}
+		lex := LexicalRelevance(BM25Norm(c.s, idfSum), rec.jaccard(taskBigrams))
+		rel := Relevance(lex, req.Category != "" && strings.EqualFold(string(rec.category), req.Category))
+		state, _ := Maturity(&p)
+		eff := Effectiveness(&p)
+		top = append(top, scored{id: c.id, rel: rel, eff: eff, score: Score(rel, eff), maturity: state})
+	}
+	sort.Slice(top, func(i, j int) bool {
+		if top[i].score != top[j].score {
+			return top[i].score > top[j].score
+		}
+		return top[i].id < top[j].id
+	})
+	if len(top) > limit {
+		top = top[:limit]
+	}
+	out := make([]Ranked, 0, len(top))
+	for _, s := range top {
+		p, ok, err := LoadPattern(r, s.id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("scored pattern %s has no record", s.id)
+		}
+		out = append(out, Ranked{Pattern: p, Relevance: s.rel, Effectiveness: s.eff, Score: s.score, Maturity: s.maturity})
+	}
+	return out, nil
+}
+
+type candidate struct {
+	id string
+	s  float64
+}
+
+// rankEmbedded scores the candidates with the embedder's relevance: the
+// candidates are loaded whole (the embedder needs their text).
+func rankEmbedded(ctx context.Context, r Reader, req InjectRequest, emb Embedder, cands []candidate,
+	minRate float64, types map[string]bool, limit int) ([]Ranked, error) {
 	var out []Ranked
 	var pats []*Pattern
-	var bm []float64
 	for _, c := range cands {
 		p, ok, err := LoadPattern(r, c.id)
 		if err != nil {
@@ -173,30 +234,23 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 			continue
 		}
 		pats = append(pats, p)
-		bm = append(bm, c.s)
 	}
-	var embRel []float64
-	if emb != nil && len(pats) > 0 {
-		docs := make([]string, len(pats))
-		for i, p := range pats {
-			docs[i] = p.SearchText()
-		}
-		embRel, err = emb.Relevance(ctx, req.Task, docs)
-		if err != nil {
-			return nil, fmt.Errorf("embedder: %w", err)
-		}
-		if len(embRel) != len(docs) {
-			return nil, fmt.Errorf("embedder: %d scores for %d documents", len(embRel), len(docs))
-		}
+	if len(pats) == 0 {
+		return nil, nil
 	}
-	taskBigrams := Bigrams(req.Task)
+	docs := make([]string, len(pats))
 	for i, p := range pats {
-		var lex float64
-		if embRel != nil {
-			lex = math.Max(0, math.Min(1, embRel[i]))
-		} else {
-			lex = LexicalRelevance(BM25Norm(bm[i], idfSum), Jaccard(taskBigrams, Bigrams(p.SearchText())))
-		}
+		docs[i] = p.SearchText()
+	}
+	embRel, err := emb.Relevance(ctx, req.Task, docs)
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	if len(embRel) != len(docs) {
+		return nil, fmt.Errorf("embedder: %d scores for %d documents", len(embRel), len(docs))
+	}
+	for i, p := range pats {
+		lex := math.Max(0, math.Min(1, embRel[i]))
 		rel := Relevance(lex, req.Category != "" && strings.EqualFold(p.Category, req.Category))
 		state, _ := Maturity(p)
 		eff := Effectiveness(p)
@@ -236,34 +290,4 @@ func LoadStats(r interface {
 		st.Categories = map[string]*Cat{}
 	}
 	return st, nil
-}
-
-// LoadPattern reads one pattern.
-func LoadPattern(r interface {
-	Get([]byte) ([]byte, bool, error)
-}, id string) (*Pattern, bool, error) {
-	v, ok, err := r.Get(patternKey(id))
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	var p Pattern
-	if err := json.Unmarshal(v, &p); err != nil {
-		return nil, false, fmt.Errorf("decode pattern %s: %w", id, err)
-	}
-	return &p, true, nil
-}
-
-// LoadLoop reads one loop.
-func LoadLoop(r interface {
-	Get([]byte) ([]byte, bool, error)
-}, id string) (*Loop, bool, error) {
-	v, ok, err := r.Get(loopKey(id))
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	var l Loop
-	if err := json.Unmarshal(v, &l); err != nil {
-		return nil, false, fmt.Errorf("decode loop %s: %w", id, err)
-	}
-	return &l, true, nil
 }
