@@ -117,6 +117,9 @@ func compileFast(doc any) (*fastSchema, error) {
 }
 
 func (s *fastSchema) keyword(k string, v any) error {
+	if k == "$schema" && v != "https://json-schema.org/draft/2020-12/schema" {
+		return fmt.Errorf("the fast path knows the semantics of draft 2020-12 only")
+	}
 	if annotations[k] {
 		return nil
 	}
