@@ -15,7 +15,10 @@ import (
 )
 
 // BenchmarkInject100k: one injection query among 100k patterns. The query
-// reads the postings of its terms and at most candidate_pool patterns.
+// reads the postings of its terms (which carry what filtering and bounding
+// a candidate needs), the scoring records of the candidates whose bound can
+// still reach the top k, and the k patterns returned. It reports the p50
+// and p99 of the calls.
 func BenchmarkInject100k(b *testing.B) {
 	const n, chunk = 100_000, 500
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})

@@ -266,7 +266,7 @@ func (f *folder) upsert(l *loopHead, c Candidate) error {
 		}
 		l.Extracted = append(l.Extracted, Extracted{PatternID: best.ID})
 		f.emitExtracted(&best.Pattern, l.ID, false)
-		return savePattern(f.tx, best)
+		return savePattern(f.tx, best, !reindex)
 	}
 	p := &patternHead{Pattern: c.Pattern}
 	st.Counters[p.Type]++
@@ -280,7 +280,7 @@ func (f *folder) upsert(l *loopHead, c Candidate) error {
 	}
 	l.Extracted = append(l.Extracted, Extracted{PatternID: p.ID, New: true})
 	f.emitExtracted(&p.Pattern, l.ID, true)
-	return savePattern(f.tx, p)
+	return savePattern(f.tx, p, false)
 }
 
 // annotate completes the newest lineage entry with the loop's details and
@@ -350,7 +350,7 @@ func (f *folder) applied(d *events.PatternApplied) error {
 	if err := saveLoopHead(f.tx, l); err != nil {
 		return err
 	}
-	return savePattern(f.tx, p)
+	return savePattern(f.tx, p, true)
 }
 
 func (f *folder) injected(d *events.LoopInjected) error {
@@ -438,7 +438,7 @@ func (f *folder) pruned(d *events.RegistryPruned) error {
 		st.Archived++
 		f.tx.Emit(projector.Derived{Type: "registry.pattern_archived/v1", Project: f.ev.Project, Subject: p.ID,
 			Key: p.ID, Data: events.PatternArchived{PatternID: p.ID, Month: d.Month, Reason: pp.Reason}})
-		if err := savePattern(f.tx, p); err != nil {
+		if err := savePattern(f.tx, p, false); err != nil { // archived: unindexed
 			return err
 		}
 	}
@@ -483,7 +483,7 @@ func (f *folder) imported(d *events.RegistryImported) error {
 				return err
 			}
 		}
-		if err := savePattern(f.tx, &patternHead{Pattern: p}); err != nil {
+		if err := savePattern(f.tx, &patternHead{Pattern: p}, false); err != nil {
 			return err
 		}
 	}
@@ -526,5 +526,5 @@ func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
 	if err := IndexPattern(f.tx, st, &q.Pattern, th); err != nil {
 		return false, err
 	}
-	return true, savePattern(f.tx, q)
+	return true, savePattern(f.tx, q, false)
 }

@@ -33,7 +33,8 @@ type Reader interface {
 //	l/<loop id>                 loop head: the Loop without iterations, their numbers
 //	li/<loop id>\x00<N>         iteration N (uint64, sign bit flipped)
 //	stats                       Stats
-//	ix/t/<term>\x00<pattern id> posting: tf (uint32) + doc length (uint32)
+//	ix/t/<term>\x00<pattern id> posting: tf (uint32) + doc length (uint32) + the
+//	                            pattern's scoring header (postingMeta)
 //	ix/df/<term>                document frequency (uint64)
 //	ix/d/<pattern id>           docInfo: indexed terms, merge tokens
 //	ix/m/<type>/<token>         the patterns whose merge prefix holds the token, each with its
@@ -130,15 +131,14 @@ func IndexPattern(s Store, st *Stats, p *Pattern, threshold float64) error {
 	if p.Archived {
 		return nil
 	}
-	tf, n := Terms(p.SearchText())
+	text := p.SearchText()
+	tf, n := Terms(text)
 	sig := p.Signature()
 	d := docInfo{Terms: tf, Len: n, Type: p.Type, Merge: MergeTokens(sig, threshold)}
 	entry := mergeEntry(p.ID, sortedBigrams(sig))
+	meta := postingMeta(p, len(Bigrams(text)))
 	for t, c := range tf {
-		v := make([]byte, 8)
-		binary.BigEndian.PutUint32(v, uint32(c))
-		binary.BigEndian.PutUint32(v[4:], uint32(n))
-		if err := s.Set(postingKey(t, p.ID), v); err != nil {
+		if err := s.Set(postingKey(t, p.ID), posting(c, n, meta)); err != nil {
 			return err
 		}
 		if err := addDF(s, t, 1); err != nil {
@@ -157,6 +157,52 @@ func IndexPattern(s Store, st *Stats, p *Pattern, threshold float64) error {
 		return fmt.Errorf("encode doc info: %w", err)
 	}
 	return s.Set([]byte(prefDoc+p.ID), raw)
+}
+
+// posting is a posting's value: tf, the document's length, meta.
+func posting(tf, dl int, meta []byte) []byte {
+	v := make([]byte, 8, 8+len(meta))
+	binary.BigEndian.PutUint32(v, uint32(tf))
+	binary.BigEndian.PutUint32(v[4:], uint32(dl))
+	return append(v, meta...)
+}
+
+// postingMeta is what a posting carries of its pattern, so that ranking
+// filters and bounds a candidate without reading it: the scoring header
+// (type, counts, success rate), the number of bigrams of its search text
+// and its category.
+//
+//	type (1) | successful, failed (int64) | success_rate (float64 bits) | bigrams (uint32) | category
+//
+// INVARIANT: the postings of an active pattern carry the meta of its
+// stored head (IndexPattern writes them; savePattern refreshes them).
+func postingMeta(p *Pattern, nBigrams int) []byte {
+	v := make([]byte, 0, 29+len(p.Category))
+	v = append(v, typeCodes[p.Type])
+	v = binary.BigEndian.AppendUint64(v, uint64(p.Successful))
+	v = binary.BigEndian.AppendUint64(v, uint64(p.Failed))
+	v = binary.BigEndian.AppendUint64(v, math.Float64bits(p.SuccessRate))
+	v = binary.BigEndian.AppendUint32(v, uint32(nBigrams))
+	return append(v, p.Category...)
+}
+
+// refreshPostings rewrites the meta of an indexed pattern's postings.
+func refreshPostings(s Store, p *Pattern, nBigrams int) error {
+	raw, ok, err := s.Get([]byte(prefDoc + p.ID))
+	if err != nil || !ok {
+		return err
+	}
+	var d docInfo
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return fmt.Errorf("decode doc info %s: %w", p.ID, err)
+	}
+	meta := postingMeta(p, nBigrams)
+	for t, c := range d.Terms {
+		if err := s.Set(postingKey(t, p.ID), posting(c, d.Len, meta)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // UnindexPattern removes a pattern from the index (no-op when absent).

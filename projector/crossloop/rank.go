@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -118,7 +119,7 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	if avgdl <= 0 {
 		avgdl = 1
 	}
-	scores := map[string]float64{}
+	cs := map[string]*candidate{}
 	idfSum := 0.0
 	for _, t := range terms {
 		df, err := getDF(r, t)
@@ -132,21 +133,26 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 		idfSum += idf
 		pref := []byte(prefPosting + t + "\x00")
 		err = r.Scan(pref, func(k, v []byte) error {
-			if len(v) != 8 {
+			if len(v) < 8 {
 				return nil
 			}
 			tf := float64(binary.BigEndian.Uint32(v))
 			dl := float64(binary.BigEndian.Uint32(v[4:]))
-			scores[string(k[len(pref):])] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
+			c := cs[string(k[len(pref):])]
+			if c == nil {
+				c = &candidate{id: string(k[len(pref):]), meta: append([]byte(nil), v[8:]...)}
+				cs[c.id] = c
+			}
+			c.s += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	cands := make([]candidate, 0, len(scores))
-	for id, s := range scores {
-		cands = append(cands, candidate{id, s})
+	cands := make([]*candidate, 0, len(cs))
+	for _, c := range cs {
+		cands = append(cands, c)
 	}
 	sort.Slice(cands, func(i, j int) bool {
 		if cands[i].s != cands[j].s {
@@ -160,17 +166,63 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	if emb != nil {
 		return rankEmbedded(ctx, r, req, emb, cands, minRate, types, limit)
 	}
-	// Lexical: filter and score every candidate from its scoring record,
-	// then load only the top limit patterns whole.
+	return rankLexical(r, req, cands, idfSum, minRate, types, limit)
+}
+
+// rankLexical filters the candidates and bounds their scores from their
+// postings' meta (the bigram similarity bounded by the sizes of the two
+// bigram sets), then computes exact scores best bound first, reading a
+// candidate's scoring record only while its bound can still reach the top
+// limit; it loads only the patterns returned.
+//
+// INVARIANT: bound ≥ exact score for every candidate (same formula with
+// Jaccard replaced by min(|A|,|B|)/max(|A|,|B|) ≥ Jaccard; float rounding
+// is monotone), so a candidate left unread cannot enter the top limit,
+// ties included: the result equals scoring every candidate.
+func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRate float64,
+	types map[string]bool, limit int) ([]Ranked, error) {
 	type scored struct {
-		id              string
-		rel, eff, score float64
-		maturity        string
+		id             string
+		bm, bound, eff float64
+		rel, score     float64
+		cat            bool
+		maturity       string
 	}
 	taskBigrams := Bigrams(req.Task)
-	var top []scored
+	nt := len(taskBigrams)
+	var kept []scored
 	for _, c := range cands {
-		v, ok, err := r.Get(scoreKey(c.id))
+		m, ok := decodeMeta(c.meta)
+		if !ok {
+			return nil, fmt.Errorf("posting meta of %s", c.id)
+		}
+		p := m.pattern()
+		if !Keep(&p, minRate, types) {
+			continue
+		}
+		jb := 1.0
+		if lo, hi := min(nt, m.nBigrams), max(nt, m.nBigrams); hi > 0 {
+			jb = float64(lo) / float64(hi)
+		}
+		sc := scored{id: c.id, bm: BM25Norm(c.s, idfSum), eff: Effectiveness(&p),
+			cat: req.Category != "" && strings.EqualFold(string(m.category), req.Category)}
+		sc.maturity, _ = Maturity(&p)
+		sc.bound = Score(Relevance(LexicalRelevance(sc.bm, jb), sc.cat), sc.eff)
+		kept = append(kept, sc)
+	}
+	sort.Slice(kept, func(i, j int) bool {
+		if kept[i].bound != kept[j].bound {
+			return kept[i].bound > kept[j].bound
+		}
+		return kept[i].id < kept[j].id
+	})
+	better := func(a, b *scored) bool { return a.score > b.score || (a.score == b.score && a.id < b.id) }
+	var top []scored // best first, at most limit
+	for _, sc := range kept {
+		if len(top) == limit && sc.bound < top[limit-1].score {
+			break // kept is by bound: no later candidate reaches the top
+		}
+		v, ok, err := r.Get(scoreKey(sc.id))
 		if err != nil {
 			return nil, err
 		}
@@ -179,26 +231,20 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 		}
 		rec, ok := decodeScore(v)
 		if !ok {
-			return nil, fmt.Errorf("decode scoring record of %s", c.id)
+			return nil, fmt.Errorf("decode scoring record of %s", sc.id)
 		}
-		p := rec.pattern()
-		if !Keep(&p, minRate, types) {
-			continue
+		sc.rel = Relevance(LexicalRelevance(sc.bm, rec.jaccard(taskBigrams)), sc.cat)
+		sc.score = Score(sc.rel, sc.eff)
+		i := len(top)
+		for i > 0 && better(&sc, &top[i-1]) {
+			i--
 		}
-		lex := LexicalRelevance(BM25Norm(c.s, idfSum), rec.jaccard(taskBigrams))
-		rel := Relevance(lex, req.Category != "" && strings.EqualFold(string(rec.category), req.Category))
-		state, _ := Maturity(&p)
-		eff := Effectiveness(&p)
-		top = append(top, scored{id: c.id, rel: rel, eff: eff, score: Score(rel, eff), maturity: state})
-	}
-	sort.Slice(top, func(i, j int) bool {
-		if top[i].score != top[j].score {
-			return top[i].score > top[j].score
+		if i < limit {
+			top = slices.Insert(top, i, sc)
+			if len(top) > limit {
+				top = top[:limit]
+			}
 		}
-		return top[i].id < top[j].id
-	})
-	if len(top) > limit {
-		top = top[:limit]
 	}
 	out := make([]Ranked, 0, len(top))
 	for _, s := range top {
@@ -214,14 +260,17 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	return out, nil
 }
 
+// candidate is a pattern met in the postings: its BM25 score and its
+// postings' meta.
 type candidate struct {
-	id string
-	s  float64
+	id   string
+	s    float64
+	meta []byte
 }
 
 // rankEmbedded scores the candidates with the embedder's relevance: the
 // candidates are loaded whole (the embedder needs their text).
-func rankEmbedded(ctx context.Context, r Reader, req InjectRequest, emb Embedder, cands []candidate,
+func rankEmbedded(ctx context.Context, r Reader, req InjectRequest, emb Embedder, cands []*candidate,
 	minRate float64, types map[string]bool, limit int) ([]Ranked, error) {
 	var out []Ranked
 	var pats []*Pattern

@@ -98,10 +98,11 @@ func hasLoop(r getter, h *patternHead, loopID string) (bool, error) {
 
 // savePattern writes a head loaded with loadHead (or a new pattern, with
 // zero lengths): the head, the trend points and lineage entries appended
-// to h.Trend and h.SourceLoops since, and the scoring record. h's slices
-// are emptied and its lengths advanced, so h can be modified and saved
-// again.
-func savePattern(s Store, h *patternHead) error {
+// to h.Trend and h.SourceLoops since, and the scoring record; with
+// refresh, the meta of its postings too (not needed right after
+// IndexPattern). h's slices are emptied and its lengths advanced, so h can
+// be modified and saved again.
+func savePattern(s Store, h *patternHead, refresh bool) error {
 	for i, tp := range h.Trend {
 		raw, err := json.Marshal(tp)
 		if err != nil {
@@ -136,7 +137,13 @@ func savePattern(s Store, h *patternHead) error {
 	if h.Archived {
 		return s.Delete(scoreKey(h.ID))
 	}
-	return s.Set(scoreKey(h.ID), encodeScore(&h.Pattern))
+	bg := sortedBigrams(h.SearchText())
+	if refresh {
+		if err := refreshPostings(s, &h.Pattern, len(bg)); err != nil {
+			return err
+		}
+	}
+	return s.Set(scoreKey(h.ID), encodeScore(&h.Pattern, bg))
 }
 
 // LoadPattern reads one pattern, whole.
@@ -332,8 +339,8 @@ type scoreRec struct {
 var typeCodes = map[string]byte{TypeError: 1, TypeSuccess: 2, TypeAnti: 3, TypeTemplate: 4}
 var typeNames = [...]string{"", TypeError, TypeSuccess, TypeAnti, TypeTemplate}
 
-func encodeScore(p *Pattern) []byte {
-	bg := sortedBigrams(p.SearchText())
+// encodeScore encodes p's scoring record; bg is sortedBigrams(p.SearchText()).
+func encodeScore(p *Pattern, bg []string) []byte {
 	n := 1 + 24 + binary.MaxVarintLen64 + len(p.Category) + binary.MaxVarintLen64
 	for _, b := range bg {
 		n += len(b) + 2
@@ -374,6 +381,21 @@ func decodeScore(v []byte) (scoreRec, bool) {
 		return s, false
 	}
 	s.nBigrams, s.bigrams = int(nb), v[k:]
+	return s, true
+}
+
+// decodeMeta reads a posting's meta (postingMeta).
+func decodeMeta(v []byte) (scoreRec, bool) {
+	var s scoreRec
+	if len(v) < 29 || int(v[0]) >= len(typeNames) {
+		return s, false
+	}
+	s.typ = v[0]
+	s.successful = int(int64(binary.BigEndian.Uint64(v[1:])))
+	s.failed = int(int64(binary.BigEndian.Uint64(v[9:])))
+	s.rate = math.Float64frombits(binary.BigEndian.Uint64(v[17:]))
+	s.nBigrams = int(binary.BigEndian.Uint32(v[25:]))
+	s.category = v[29:]
 	return s, true
 }
 
