@@ -218,17 +218,23 @@ func (m *Model) foldOutcome(tx projector.Tx, ev *events.Event, o *events.Outcome
 			return err
 		}
 	}
-	contents := ExtractPatternsFromDescription(o.Decomposition)
-	if o.Strategy != "" {
-		contents = append([]string{o.Strategy}, contents...)
-	}
-	var ids []string
-	for _, c := range contents {
-		id := PatternID(c)
-		if slices.Contains(ids, id) {
+	// The strategy, then the extracted strategies in table order (their
+	// ids are precomputed); a pattern named twice is fed once.
+	extracted := extractStrategies(o.Decomposition)
+	for i := -1; i < len(extracted); i++ {
+		var c, id string
+		if i < 0 {
+			if o.Strategy == "" {
+				continue
+			}
+			c, id = o.Strategy, PatternID(o.Strategy)
+		} else {
+			s := &strategies[extracted[i]]
+			c, id = s.label, s.id
+		}
+		if slices.Contains(view.Patterns, id) {
 			continue
 		}
-		ids = append(ids, id)
 		view.Patterns = append(view.Patterns, id)
 		// The seed's workflow: an observation succeeds when the outcome
 		// scored helpful; the maturity feedback has the outcome's type.

@@ -38,35 +38,105 @@ func jsCI(src string) string {
 	return b.String()
 }
 
+// jsLowerRE rewrites a lower-case JavaScript regex source written for the
+// /i flag into an RE2 source that means the same on asciiLower(text): \s
+// becomes JavaScript's whitespace class, letters stay lower case.
+//
+// INVARIANT (why this equals jsCI's regex on the original text): the
+// sources hold no letters outside a-z and no escapes but \s, and
+// asciiLower maps only the bytes A-Z, which never occur inside a UTF-8
+// multi-byte sequence, so every rune r of the text becomes a rune r' with
+// r ∈ [xX] ⇔ r' = x and r ∈ class ⇔ r' ∈ class for the whitespace class
+// (which holds no ASCII letter); invalid bytes stay invalid. The lower-case
+// source has a literal prefix ("split", "test", ...), which Go's regexp
+// finds with a substring search instead of trying every position.
+func jsLowerRE(src string) string {
+	return strings.ReplaceAll(src, `\s`, jsWhitespace)
+}
+
+// asciiLower maps A-Z to a-z and leaves every other byte as it is; it
+// returns text itself when it holds no upper-case ASCII letter.
+func asciiLower(text string) string {
+	i := 0
+	for i < len(text) && !('A' <= text[i] && text[i] <= 'Z') {
+		i++
+	}
+	if i == len(text) {
+		return text
+	}
+	b := []byte(text)
+	for ; i < len(b); i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 // strategy is one row of extractPatternsFromDescription's table.
 type strategy struct {
-	re    *regexp.Regexp
+	re *regexp.Regexp // matches asciiLower(text), see jsLowerRE
+	// needs are literals a match must contain, each group as one of its
+	// alternatives: a text missing a group cannot match, so the regex
+	// (whose every call costs a pass over the text) is skipped.
+	needs [][]string
+	label string
+	id    string // PatternID(label)
+}
+
+// strategyRow is a row of the reference's table: a lower-case source for
+// JavaScript's /i flag, the literals every match holds (see strategy.needs;
+// each group read off the source: a word outside any optional part, or the
+// alternatives of a required group), and the label.
+type strategyRow struct {
+	src   string
+	needs [][]string
 	label string
 }
 
-// strategies are the reference's twelve regexes, in its table order.
+// strategyRows are the reference's twelve regexes, in its table order.
 // NB: the order is the output order.
+var strategyRows = []strategyRow{
+	{`split(?:ting)?\s+by\s+file\s+type`, [][]string{{"split"}, {"by"}, {"file"}, {"type"}}, "Split by file type"},
+	{`split(?:ting)?\s+by\s+component`, [][]string{{"split"}, {"by"}, {"component"}}, "Split by component"},
+	{`split(?:ting)?\s+by\s+layer`, [][]string{{"split"}, {"by"}, {"layer"}}, "Split by layer (UI/logic/data)"},
+	{`split(?:ting)?\s+by\s+feature`, [][]string{{"split"}, {"by"}, {"feature"}}, "Split by feature"},
+	{`one\s+file\s+per\s+(?:sub)?task`, [][]string{{"one"}, {"file"}, {"per"}, {"task"}}, "One file per subtask"},
+	{`shared\s+types?\s+first`, [][]string{{"shared"}, {"type"}, {"first"}}, "Handle shared types first"},
+	{`api\s+(?:routes?)?\s+separate`, [][]string{{"api"}, {"separate"}}, "Separate API routes"},
+	{`tests?\s+(?:with|alongside)\s+(?:code|implementation)`, [][]string{{"test"}, {"with", "alongside"}, {"code", "implementation"}},
+		"Tests alongside implementation"},
+	{`tests?\s+(?:in\s+)?separate\s+(?:sub)?task`, [][]string{{"test"}, {"separate"}, {"task"}}, "Tests in separate subtask"},
+	{`parallel(?:ize)?\s+(?:all|everything)`, [][]string{{"parallel"}, {"all", "everything"}}, "Maximize parallelization"},
+	{`sequential\s+(?:order|execution)`, [][]string{{"sequential"}, {"order", "execution"}}, "Sequential execution order"},
+	{`dependency\s+(?:chain|order)`, [][]string{{"dependency"}, {"chain", "order"}}, "Respect dependency chain"},
+}
+
+// strategies are strategyRows compiled once, with their pattern ids.
 var strategies = func() []strategy {
-	rows := [][2]string{
-		{`split(?:ting)?\s+by\s+file\s+type`, "Split by file type"},
-		{`split(?:ting)?\s+by\s+component`, "Split by component"},
-		{`split(?:ting)?\s+by\s+layer`, "Split by layer (UI/logic/data)"},
-		{`split(?:ting)?\s+by\s+feature`, "Split by feature"},
-		{`one\s+file\s+per\s+(?:sub)?task`, "One file per subtask"},
-		{`shared\s+types?\s+first`, "Handle shared types first"},
-		{`api\s+(?:routes?)?\s+separate`, "Separate API routes"},
-		{`tests?\s+(?:with|alongside)\s+(?:code|implementation)`, "Tests alongside implementation"},
-		{`tests?\s+(?:in\s+)?separate\s+(?:sub)?task`, "Tests in separate subtask"},
-		{`parallel(?:ize)?\s+(?:all|everything)`, "Maximize parallelization"},
-		{`sequential\s+(?:order|execution)`, "Sequential execution order"},
-		{`dependency\s+(?:chain|order)`, "Respect dependency chain"},
-	}
-	out := make([]strategy, len(rows))
-	for i, r := range rows {
-		out[i] = strategy{re: regexp.MustCompile(jsCI(r[0])), label: r[1]}
+	out := make([]strategy, len(strategyRows))
+	for i, r := range strategyRows {
+		out[i] = strategy{re: regexp.MustCompile(jsLowerRE(r.src)), needs: r.needs, label: r.label, id: PatternID(r.label)}
 	}
 	return out
 }()
+
+// mayMatch reports whether lower holds every literal group of s.
+func (s *strategy) mayMatch(lower string) bool {
+	for _, group := range s.needs {
+		found := false
+		for _, lit := range group {
+			if strings.Contains(lower, lit) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
 
 // StrategyLabels lists the twelve strategies in table order.
 func StrategyLabels() []string {
@@ -81,9 +151,20 @@ func StrategyLabels() []string {
 // the twelve strategies whose regex matches, once, in table order.
 func ExtractPatternsFromDescription(text string) []string {
 	out := []string{}
-	for _, s := range strategies {
-		if s.re.MatchString(text) {
-			out = append(out, s.label)
+	for _, i := range extractStrategies(text) {
+		out = append(out, strategies[i].label)
+	}
+	return out
+}
+
+// extractStrategies returns the indexes (in table order) of the strategies
+// whose regex matches text; nil when none does.
+func extractStrategies(text string) []int {
+	lower := asciiLower(text)
+	var out []int
+	for i := range strategies {
+		if s := &strategies[i]; s.mayMatch(lower) && s.re.MatchString(lower) {
+			out = append(out, i)
 		}
 	}
 	return out
