@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -92,4 +93,15 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, o StreamOptions)
 		}
 	}
 	return nil
+}
+
+// PublishAckTimeout bounds the wait for one async publish's ack: an ack
+// lost with a server is then released instead of holding a slot of the
+// connection's pending-ack limit forever (the appender re-sends with the
+// same id, so nothing is stored twice).
+const PublishAckTimeout = 30 * time.Second
+
+// NewJetStream returns the JetStream context lore's clients use.
+func NewJetStream(nc *nats.Conn) (jetstream.JetStream, error) {
+	return jetstream.New(nc, jetstream.WithPublishAsyncTimeout(PublishAckTimeout))
 }

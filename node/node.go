@@ -102,7 +102,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("connect %s: %w", url, err)
 	}
 	n.NC = nc
-	n.JS, err = jetstream.New(nc)
+	n.JS, err = events.NewJetStream(nc)
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)

@@ -48,7 +48,9 @@ func rawPublish(b *testing.B, js jetstream.JetStream, app *events.Appender, evs 
 	}
 	start := time.Now()
 	for _, m := range msgs {
-		if _, err := js.PublishMsgAsync(m); err != nil {
+		// A long stall wait: on a loaded machine the default (200 ms) fails
+		// the baseline instead of measuring it.
+		if _, err := js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute)); err != nil {
 			b.Fatal(err)
 		}
 	}

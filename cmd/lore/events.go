@@ -58,7 +58,7 @@ func runEventsTail(ctx context.Context, f *Factory, o tailOptions) error {
 	if err != nil {
 		return err
 	}
-	js, err := jetstream.New(nc)
+	js, err := events.NewJetStream(nc)
 	if err != nil {
 		return err
 	}

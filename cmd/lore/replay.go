@@ -6,10 +6,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/eventlog"
 )
@@ -62,7 +62,7 @@ func runReplay(ctx context.Context, f *Factory, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	js, err := jetstream.New(nc)
+	js, err := events.NewJetStream(nc)
 	if err != nil {
 		return err
 	}

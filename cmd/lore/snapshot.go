@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/snapshots"
@@ -221,7 +222,7 @@ func (f *Factory) jetStream() (jetstream.JetStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jetstream.New(nc)
+	return events.NewJetStream(nc)
 }
 
 func humanBytes(n uint64) string {

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/loredev/lore/consumers"
+	"github.com/loredev/lore/events"
 )
 
 func init() { addCommand(newCmdWatch) }
@@ -72,7 +72,7 @@ func runWatch(ctx context.Context, f *Factory, o watchOptions) error {
 	if err != nil {
 		return err
 	}
-	js, err := jetstream.New(nc)
+	js, err := events.NewJetStream(nc)
 	if err != nil {
 		return err
 	}

@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/loredev/lore/consumers"
+	"github.com/loredev/lore/events"
 )
 
 func init() { addCommand(newCmdWebhook) }
@@ -62,7 +62,7 @@ func runWebhook(ctx context.Context, f *Factory, o webhookOptions) error {
 	if err != nil {
 		return err
 	}
-	js, err := jetstream.New(nc)
+	js, err := events.NewJetStream(nc)
 	if err != nil {
 		return err
 	}

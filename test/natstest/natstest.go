@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
 )
 
@@ -36,7 +37,7 @@ func Connect(t testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstre
 		t.Fatalf("connect %s: %v", url, err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
+	js, err := events.NewJetStream(nc)
 	if err != nil {
 		t.Fatalf("jetstream: %v", err)
 	}
