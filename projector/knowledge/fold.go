@@ -26,7 +26,10 @@ func New() *Model { return &Model{Base: DefaultConfig()} }
 var _ projector.Model = (*Model)(nil)
 
 func (*Model) Name() string { return ModelName }
-func (*Model) Version() int { return 1 }
+
+// Version 2 added the entry summaries (xa/, xi/) and the summary key in
+// the index: a version-1 store is rebuilt from the log.
+func (*Model) Version() int { return 2 }
 
 // fold is the state of folding one event.
 type fold struct {
@@ -147,17 +150,14 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	}
 	phase := max(d.Phase, 1)
 
-	var pool []*Entry
-	var err error
-	if tier == TierHive {
-		pool, err = HiveEntries(f.tx)
-	} else {
-		pool, err = SwarmEntries(f.tx, project)
-	}
+	// The pool is read from the entry summaries: one compact record per
+	// entry with its text features, no JSON decode; full entries are loaded
+	// only for those this submission changes.
+	pool, err := poolSummaries(f.tx, tier, project)
 	if err != nil {
 		return err
 	}
-	existing, refs := existingOf(pool, "")
+	existing, refs := activeExisting(pool, "")
 	res := Result{Valid: true}
 	if f.cfg.ValidationEnabled {
 		res = Validate(d.Lesson, existing, Meta{Category: d.Category, Scope: scope, Confidence: conf,
@@ -169,7 +169,11 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	}
 
 	// Near-duplicates reinforce (or, for imports, are dropped).
-	if dup := nearest(d.Lesson, pool, f.cfg.DedupThreshold); dup != nil {
+	if ds := nearestSummary(sortedBigrams(Normalize(d.Lesson)), pool, f.cfg.DedupThreshold); ds != nil {
+		dup, err := f.load(ds.ID)
+		if err != nil {
+			return err
+		}
 		return f.duplicate(dup, d, id, project, phase, tier)
 	}
 
@@ -191,7 +195,10 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 		applyImport(e, d.Import, tier)
 	}
 	for _, i := range res.Conflicts {
-		other := refs[i]
+		other, err := f.load(refs[i].ID)
+		if err != nil {
+			return err
+		}
 		e.Conflicts = append(e.Conflicts, other.ID)
 		other.Conflicts = appendOnce(other.Conflicts, e.ID)
 		if err := saveEntry(f.tx, other); err != nil {
@@ -201,11 +208,10 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	if err := saveEntry(f.tx, e); err != nil {
 		return err
 	}
-	pool = append(pool, e)
 	if tier == TierHive {
-		return f.enforceCap(pool, TierHive, project, f.cfg.HiveMaxEntries)
+		return f.enforceCap(pool, e, TierHive, project, f.cfg.HiveMaxEntries)
 	}
-	if err := f.enforceCap(pool, TierSwarm, project, f.cfg.SwarmMaxEntries); err != nil {
+	if err := f.enforceCap(pool, e, TierSwarm, project, f.cfg.SwarmMaxEntries); err != nil {
 		return err
 	}
 	if !e.Active() {
@@ -217,6 +223,18 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	return f.lifecycle(e)
 }
 
+// load reads an entry a summary names.
+func (f *fold) load(id string) (*Entry, error) {
+	e, ok, err := GetEntry(f.tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("knowledge: summary of %s without its entry", id)
+	}
+	return e, nil
+}
+
 func appendOnce(xs []string, x string) []string {
 	for _, y := range xs {
 		if y == x {
@@ -224,26 +242,6 @@ func appendOnce(xs []string, x string) []string {
 		}
 	}
 	return append(xs, x)
-}
-
-// nearest returns the near-duplicate of lesson in pool: the first active one
-// (creation order), else the first inactive one, else nil. Entries removed
-// from view (todo past TTL) are ignored.
-func nearest(lesson string, pool []*Entry, threshold float64) *Entry {
-	bg := WordBigrams(lesson)
-	var inactive *Entry
-	for _, e := range pool {
-		if Removed(e) || Jaccard(bg, WordBigrams(e.Lesson)) < threshold {
-			continue
-		}
-		if e.Active() {
-			return e
-		}
-		if inactive == nil {
-			inactive = e
-		}
-	}
-	return inactive
 }
 
 func (f *fold) duplicate(dup *Entry, d *events.KnowledgeSubmitted, id, project string, phase int, tier string) error {
@@ -331,8 +329,25 @@ func applyImport(e *Entry, imp *events.KnowledgeImport, tier string) {
 }
 
 // enforceCap archives the lowest-value active entries over max (K4).
-func (f *fold) enforceCap(pool []*Entry, tier, project string, max int) error {
-	for _, v := range CapVictims(pool, max) {
+// pool is the tier's pool as read at the start of the change; fresh is the
+// entry this event adds to it (held in full: it may be a victim). Victims
+// are loaded from the Tx, so they carry every write of this event.
+func (f *fold) enforceCap(pool []*summary, fresh *Entry, tier, project string, max int) error {
+	keys := make([]capKey, 0, len(pool)+1)
+	for _, s := range pool {
+		keys = append(keys, capKey{active: s.active(), promoted: s.Status == StatusPromoted,
+			signal: ValueSignal(s.Outcomes), seq: s.CreatedSeq})
+	}
+	keys = append(keys, capKey{active: fresh.Active(), promoted: fresh.Status == StatusPromoted,
+		signal: ValueSignal(fresh.Outcomes), seq: fresh.CreatedSeq})
+	for _, i := range capVictims(keys, max) {
+		v := fresh
+		if i < len(pool) {
+			var err error
+			if v, err = f.load(pool[i].ID); err != nil {
+				return err
+			}
+		}
 		Archive(v, ArchiveCap, f.t)
 		if err := saveEntry(f.tx, v); err != nil {
 			return err
@@ -349,14 +364,18 @@ func (f *fold) encounters(e *Entry) error {
 	if !f.cfg.HiveEnabled {
 		return nil
 	}
-	hive, err := HiveEntries(f.tx)
+	hive, err := activeSummaries(f.tx, TierHive, "")
 	if err != nil {
 		return err
 	}
-	bg := WordBigrams(e.Lesson)
-	for _, h := range hive {
-		if !h.Active() || Jaccard(bg, WordBigrams(h.Lesson)) < f.cfg.DedupThreshold {
+	bg := cachedFeatures(e.Lesson, e.Tags, e.Category).bigrams
+	for _, s := range hive {
+		if jaccardSorted(bg, s.bigrams) < f.cfg.DedupThreshold {
 			continue
+		}
+		h, err := f.load(s.ID)
+		if err != nil {
+			return err
 		}
 		counted, advanced := Encounter(h, e.Project, f.t, f.cfg)
 		if !counted {
@@ -398,18 +417,18 @@ func (f *fold) promote(e *Entry, route string) error {
 			return err
 		}
 	}
-	hive, err := HiveEntries(f.tx)
+	hive, err := poolSummaries(f.tx, TierHive, "")
 	if err != nil {
 		return err
 	}
-	bg := WordBigrams(e.Lesson)
-	for _, h := range hive {
-		if Jaccard(bg, WordBigrams(h.Lesson)) >= f.cfg.DedupThreshold {
+	bg := cachedFeatures(e.Lesson, e.Tags, e.Category).bigrams
+	for _, s := range hive {
+		if jaccardSorted(bg, s.bigrams) >= f.cfg.DedupThreshold {
 			return nil // already in the hive: encounters count it
 		}
 	}
 	if f.cfg.ValidationEnabled {
-		existing, _ := existingOf(hive, "")
+		existing, _ := activeExisting(hive, "")
 		conf := 0.5
 		if route == RouteManual {
 			conf = 1
@@ -432,7 +451,7 @@ func (f *fold) promote(e *Entry, route string) error {
 	}
 	f.emit("knowledge.hive_promoted/v1", e.Project, hid, "hive:"+hid, &events.KnowledgeHivePromoted{
 		HiveID: hid, SwarmID: e.ID, Route: route, SourceProject: e.Project, Lesson: e.Lesson})
-	return f.enforceCap(append(hive, &h), TierHive, e.Project, f.cfg.HiveMaxEntries)
+	return f.enforceCap(hive, &h, TierHive, e.Project, f.cfg.HiveMaxEntries)
 }
 
 func (f *fold) phaseCompleted(project string, phase int) error {

@@ -115,11 +115,11 @@ func (f *fold) promoted(d *events.KnowledgePromoted) error {
 	if src.Scope == "" {
 		src.Scope = "global"
 	}
-	hive, err := HiveEntries(f.tx)
+	hive, err := poolSummaries(f.tx, TierHive, "")
 	if err != nil {
 		return err
 	}
-	if nearest(d.Lesson, hive, f.cfg.DedupThreshold) != nil {
+	if nearestSummary(sortedBigrams(Normalize(d.Lesson)), hive, f.cfg.DedupThreshold) != nil {
 		return nil // already in the hive
 	}
 	hid := src.ID
@@ -127,7 +127,7 @@ func (f *fold) promoted(d *events.KnowledgePromoted) error {
 		return err
 	}
 	if f.cfg.ValidationEnabled {
-		existing, _ := existingOf(hive, "")
+		existing, _ := activeExisting(hive, "")
 		res := Validate(src.Lesson, existing, Meta{Category: src.Category, Scope: src.Scope, Confidence: 1, Tags: src.Tags})
 		if !res.Valid {
 			return f.reject(&Rejected{ID: hid, Tier: TierHive, Project: project, Lesson: src.Lesson,
@@ -141,5 +141,5 @@ func (f *fold) promoted(d *events.KnowledgePromoted) error {
 	}
 	f.emit("knowledge.hive_promoted/v1", project, hid, "hive:"+hid, &events.KnowledgeHivePromoted{
 		HiveID: hid, Route: RouteManual, SourceProject: project, Lesson: h.Lesson})
-	return f.enforceCap(append(hive, &h), TierHive, project, f.cfg.HiveMaxEntries)
+	return f.enforceCap(hive, &h, TierHive, project, f.cfg.HiveMaxEntries)
 }

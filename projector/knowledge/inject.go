@@ -91,47 +91,41 @@ type InjectOptions struct {
 // Inject builds the block from the project's swarm entries and the hive.
 // Archived and quarantined entries are never shown.
 func Inject(swarm, hive []*Entry, o InjectOptions, cfg Config, now time.Time) Injection {
+	return injectSummaries(summariesBySeq(swarm), summariesBySeq(hive), o, cfg)
+}
+
+func summariesBySeq(es []*Entry) []*summary {
+	out := make([]*summary, len(es))
+	for i, e := range sortedBySeq(es) {
+		out[i] = summaryOf(e)
+	}
+	return out
+}
+
+// injectSummaries is Inject on summaries, each pool in creation order.
+func injectSummaries(swarm, hive []*summary, o InjectOptions, cfg Config) Injection {
 	b := BudgetFor(o.Headroom, cfg)
 	inj := Injection{Budget: b, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}
 	scopes := setOf(append(append([]string(nil), cfg.ScopeFilter...), o.Scopes...)...)
-	var pool []*Entry
+	var pool []*summary
 	if cfg.HiveEnabled {
-		pool = append(pool, sortedBySeq(hive)...)
+		pool = append(pool, hive...)
 	}
-	pool = append(pool, sortedBySeq(swarm)...)
-	var kept []*Entry
-	var keptBigrams [][]string
-	for _, e := range pool {
-		if !e.Active() || !scopes[e.Scope] {
-			continue
-		}
-		bg := WordBigrams(e.Lesson)
-		dup := false
-		for _, k := range keptBigrams {
-			if Jaccard(bg, k) >= cfg.DedupThreshold {
-				dup = true
-				break
-			}
-		}
-		if dup {
-			continue
-		}
-		kept = append(kept, e)
-		keptBigrams = append(keptBigrams, bg)
-	}
+	pool = append(pool, swarm...)
+	kept := dedupKept(pool, scopes, cfg.DedupThreshold)
 	inj.Candidates = len(kept)
 	if b.MaxEntries == 0 || len(kept) == 0 {
 		return inj
 	}
 	task := taskTerms(o.Task)
 	type scored struct {
-		e        *Entry
+		e        *summary
 		rel, val float64
 	}
 	ranked := make([]scored, 0, len(kept))
 	for _, e := range kept {
-		rel := Relevance(task, e)
-		ranked = append(ranked, scored{e, rel, Score(rel, len(task) > 0, e, cfg)})
+		rel := relevanceIn(task, e.rel)
+		ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg)})
 	}
 	sort.SliceStable(ranked, func(i, j int) bool {
 		a, c := ranked[i], ranked[j]
@@ -148,7 +142,7 @@ func Inject(swarm, hive []*Entry, o InjectOptions, cfg Config, now time.Time) In
 		if len(inj.Entries) == b.MaxEntries {
 			break
 		}
-		shown, line := displayLine(s.e, o.Project, cfg)
+		shown, line := displayLine(s.e.Lesson, s.e.Tier, s.e.SourceProject, o.Project, cfg)
 		next := text + "\n" + line
 		if UTF16Len(next) > b.MaxChars {
 			break // whole lines only: the rest does not fit either in rank order
@@ -165,6 +159,65 @@ func Inject(swarm, hive []*Entry, o InjectOptions, cfg Config, now time.Time) In
 	return inj
 }
 
+// dedupKept keeps, in pool order, each active in-scope entry that is not a
+// near-duplicate (Jaccard of bigrams >= threshold) of an entry kept before
+// it.
+//
+// Instead of comparing with every kept entry, it counts shared bigrams
+// through postings (bigram → kept entries). This is exact: with threshold
+// > 0 an entry sharing no bigram with a kept one has similarity 0 with it
+// (both empty: 1, handled apart); with threshold <= 0 every similarity
+// passes, so only the first entry is kept.
+func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*summary {
+	var kept []*summary
+	post := map[string][]int32{}
+	var counts []int32
+	var touched []int32
+	emptyKept := false
+	for _, e := range pool {
+		if !e.active() || !scopes[e.Scope] {
+			continue
+		}
+		dup := false
+		switch {
+		case threshold <= 0:
+			dup = len(kept) > 0
+		case len(e.bigrams) == 0:
+			dup = emptyKept && 1 >= threshold
+		default:
+			touched = touched[:0]
+			for _, g := range e.bigrams {
+				for _, k := range post[g] {
+					if counts[k] == 0 {
+						touched = append(touched, k)
+					}
+					counts[k]++
+				}
+			}
+			for _, k := range touched {
+				inter := int(counts[k])
+				if float64(inter)/float64(len(e.bigrams)+len(kept[k].bigrams)-inter) >= threshold {
+					dup = true
+				}
+				counts[k] = 0
+			}
+		}
+		if dup {
+			continue
+		}
+		k := int32(len(kept))
+		kept = append(kept, e)
+		counts = append(counts, 0)
+		if len(e.bigrams) == 0 {
+			emptyKept = true
+		}
+		for _, g := range e.bigrams {
+			post[g] = append(post[g], k)
+		}
+	}
+	return kept
+}
+
 func sortedBySeq(es []*Entry) []*Entry {
 	out := append([]*Entry(nil), es...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedSeq < out[j].CreatedSeq })
@@ -172,15 +225,15 @@ func sortedBySeq(es []*Entry) []*Entry {
 }
 
 // displayLine renders one entry: "- [S] lesson" or "- [H] lesson (from: p)".
-func displayLine(e *Entry, project string, cfg Config) (lesson, line string) {
-	lesson, _ = TruncateUTF16(sanitizeDisplay(e.Lesson), cfg.MaxLessonDisplayChars, "…")
+func displayLine(full, tier, sourceProject, project string, cfg Config) (lesson, line string) {
+	lesson, _ = TruncateUTF16(sanitizeDisplay(full), cfg.MaxLessonDisplayChars, "…")
 	mark := "[S]"
-	if e.Tier == TierHive {
+	if tier == TierHive {
 		mark = "[H]"
 	}
 	line = "- " + mark + " " + lesson
-	if e.Tier == TierHive && e.SourceProject != "" && e.SourceProject != project {
-		line += " (from: " + e.SourceProject + ")"
+	if tier == TierHive && sourceProject != "" && sourceProject != project {
+		line += " (from: " + sourceProject + ")"
 	}
 	return lesson, line
 }
@@ -210,15 +263,27 @@ func Relevance(task []string, e *Entry) float64 {
 	if len(task) == 0 {
 		return 0
 	}
-	text := normalizeText(e.Lesson + " " + strings.Join(e.Tags, " ") + " " + e.Category)
-	ws := words(text)
+	return relevanceIn(task, relevanceText(e.Lesson, e.Tags, e.Category))
+}
+
+// relevanceIn is Relevance on the entry's normalised relevance text (words
+// separated by single spaces), without splitting it.
+func relevanceIn(task []string, text string) float64 {
+	if len(task) == 0 {
+		return 0
+	}
 	hit := 0
 	for _, t := range task {
-		for _, w := range ws {
+		for rest := text; ; {
+			w, tail, more := strings.Cut(rest, " ")
 			if w == t || (len(t) >= 4 && strings.HasPrefix(w, t)) || (len(w) >= 4 && strings.HasPrefix(t, w)) {
 				hit++
 				break
 			}
+			if !more {
+				break
+			}
+			rest = tail
 		}
 	}
 	return float64(hit) / float64(len(task))
@@ -226,8 +291,10 @@ func Relevance(task []string, e *Entry) float64 {
 
 // Maturity weighs an entry's status: promoted 1, established 0.75,
 // candidate 0.5.
-func Maturity(e *Entry) float64 {
-	switch e.Status {
+func Maturity(e *Entry) float64 { return maturity(e.Status) }
+
+func maturity(status string) float64 {
+	switch status {
 	case StatusPromoted:
 		return 1
 	case StatusEstablished:
@@ -240,11 +307,15 @@ func Maturity(e *Entry) float64 {
 // measured) + 0.2·maturity; with a task, score = (0.25 + 0.75·relevance) ×
 // quality, so relevance dominates and quality breaks ties.
 func Score(rel float64, hasTask bool, e *Entry, cfg Config) float64 {
-	u, ok := Utility(e.Outcomes, cfg)
+	return score(rel, hasTask, e.Confidence, e.Outcomes, e.Status, cfg)
+}
+
+func score(rel float64, hasTask bool, confidence float64, o Outcomes, status string, cfg Config) float64 {
+	u, ok := Utility(o, cfg)
 	if !ok {
 		u = 0.5
 	}
-	q := 0.5*e.Confidence + 0.3*u + 0.2*Maturity(e)
+	q := 0.5*confidence + 0.3*u + 0.2*maturity(status)
 	if !hasTask {
 		return q
 	}

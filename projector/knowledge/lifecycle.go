@@ -131,26 +131,60 @@ func Reinforce(e *Entry, project string, phase int, now time.Time) bool {
 // entries remain: lowest value first (K4, v7.103.2's order: lowest outcome
 // signal, then oldest), promoted entries last.
 func CapVictims(entries []*Entry, max int) []*Entry {
-	var active []*Entry
-	for _, e := range entries {
-		if e.Active() {
-			active = append(active, e)
+	keys := make([]capKey, len(entries))
+	for i, e := range entries {
+		keys[i] = capKey{active: e.Active(), promoted: e.Status == StatusPromoted, signal: ValueSignal(e.Outcomes), seq: e.CreatedSeq}
+	}
+	var out []*Entry
+	for _, i := range capVictims(keys, max) {
+		out = append(out, entries[i])
+	}
+	return out
+}
+
+// capKey is what the cap order reads of an entry.
+type capKey struct {
+	active, promoted bool
+	signal           float64
+	seq              uint64
+}
+
+// capLess is the cap's order: non-promoted first, then lowest outcome
+// signal, then oldest.
+func capLess(a, b capKey) bool {
+	if a.promoted != b.promoted {
+		return !a.promoted
+	}
+	if a.signal != b.signal {
+		return a.signal < b.signal
+	}
+	return a.seq < b.seq
+}
+
+// capVictims returns the indexes of the victims, in the order a stable
+// sort of the active entries by capLess lists them. One victim (the usual
+// case: one entry over the cap) is the first minimum, found in one pass.
+func capVictims(keys []capKey, max int) []int {
+	var active []int
+	for i, k := range keys {
+		if k.active {
+			active = append(active, i)
 		}
 	}
 	over := len(active) - max
-	if over <= 0 {
+	switch {
+	case over <= 0:
 		return nil
+	case over == 1:
+		best := active[0]
+		for _, i := range active[1:] {
+			if capLess(keys[i], keys[best]) {
+				best = i
+			}
+		}
+		return []int{best}
 	}
-	sort.SliceStable(active, func(i, j int) bool {
-		a, b := active[i], active[j]
-		if pa, pb := a.Status == StatusPromoted, b.Status == StatusPromoted; pa != pb {
-			return !pa
-		}
-		if sa, sb := ValueSignal(a.Outcomes), ValueSignal(b.Outcomes); sa != sb {
-			return sa < sb
-		}
-		return a.CreatedSeq < b.CreatedSeq
-	})
+	sort.SliceStable(active, func(i, j int) bool { return capLess(keys[active[i]], keys[active[j]]) })
 	return active[:over]
 }
 

@@ -146,26 +146,29 @@ func Rejections(r projector.Reader, project string, limit int) ([]*Rejected, err
 	return out, nil
 }
 
-// InjectFrom builds an injection from the read model.
+// InjectFrom builds an injection from the read model. It reads only the
+// summaries of the active entries of the project's swarm store and of the
+// hive (summary.go): no JSON decode, no scan of other projects or of
+// archived entries.
 func InjectFrom(r projector.Reader, base Config, o InjectOptions, now time.Time) (Injection, error) {
 	cfg, err := LoadConfig(r, base)
 	if err != nil {
 		return Injection{}, err
 	}
-	swarm, err := SwarmEntries(r, o.Project)
-	if err != nil {
-		return Injection{}, err
-	}
-	var hive []*Entry
-	if cfg.HiveEnabled {
-		if hive, err = HiveEntries(r); err != nil {
-			return Injection{}, err
-		}
-	}
 	if !cfg.Enabled {
 		return Injection{Budget: Budget{Regime: RegimeNone}, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}, nil
 	}
-	return Inject(swarm, hive, o, cfg, now), nil
+	swarm, err := activeSummaries(r, TierSwarm, o.Project)
+	if err != nil {
+		return Injection{}, err
+	}
+	var hive []*summary
+	if cfg.HiveEnabled {
+		if hive, err = activeSummaries(r, TierHive, ""); err != nil {
+			return Injection{}, err
+		}
+	}
+	return injectSummaries(swarm, hive, o, cfg), nil
 }
 
 // CurationReport is what `lore knowledge curate` shows.

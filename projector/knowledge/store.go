@@ -1,7 +1,7 @@
 package knowledge
 
 import (
-	"bytes"
+	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -16,7 +16,8 @@ import (
 //	cfg                         the folded Config (knowledge.configured/v1)
 //	s/<project token>/<id>      swarm entry (JSON Entry)
 //	h/<id>                      hive entry
-//	i/<id>                      index: id → entry key
+//	i/<id>                      index: id → entry key and summary key (indexValue)
+//	xa/..., xi/...              entry summaries (summary.go)
 //	r/<id>                      rejected record (JSON Rejected)
 //	seen/<event id>             events already folded (idempotence)
 //	phase/<project token>/<n>   completed phases (one sweep per phase)
@@ -54,11 +55,15 @@ func LoadConfig(r projector.Reader, base Config) (Config, error) {
 
 // GetEntry loads an entry by exact id.
 func GetEntry(r projector.Reader, id string) (*Entry, bool, error) {
-	k, ok, err := r.Get([]byte(pfxIndex + id))
+	iv, ok, err := r.Get([]byte(pfxIndex + id))
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	raw, ok, err := r.Get(k)
+	k, _, err := parseIndex(iv)
+	if err != nil {
+		return nil, false, fmt.Errorf("knowledge: index of %s: %w", id, err)
+	}
+	raw, ok, err := r.Get([]byte(k))
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -141,19 +146,54 @@ func putJSON(tx projector.Tx, key string, v any) error {
 	return tx.Set([]byte(key), b)
 }
 
+// indexValue is the value of i/<id>: uvarint length of the entry key, the
+// entry key, then the summary key.
+func indexValue(entryKey, sumKey string) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(entryKey)))
+	return append(append(b, entryKey...), sumKey...)
+}
+
+func parseIndex(v []byte) (entryKey, sumKey string, err error) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || n > uint64(len(v)-w) {
+		return "", "", errSummary
+	}
+	return string(v[w : w+int(n)]), string(v[w+int(n):]), nil
+}
+
+// saveEntry stores e, its summary and its index.
+//
+// INVARIANT: after saveEntry the summary under summaryKey(e) describes e
+// and no other summary of e exists (a status change moves it between xa/
+// and xi/).
 func saveEntry(tx projector.Tx, e *Entry) error {
 	k := entryKey(e)
 	if err := putJSON(tx, k, e); err != nil {
+		return err
+	}
+	sk := summaryKey(e)
+	if err := tx.Set([]byte(sk), summaryOf(e).encode()); err != nil {
 		return err
 	}
 	cur, ok, err := tx.Get([]byte(pfxIndex + e.ID))
 	if err != nil {
 		return err
 	}
-	if ok && bytes.Equal(cur, []byte(k)) {
-		return nil
+	if ok {
+		ck, csk, err := parseIndex(cur)
+		if err != nil {
+			return fmt.Errorf("knowledge: index of %s: %w", e.ID, err)
+		}
+		if ck == k && csk == sk {
+			return nil
+		}
+		if csk != sk && csk != "" {
+			if err := tx.Delete([]byte(csk)); err != nil {
+				return err
+			}
+		}
 	}
-	return tx.Set([]byte(pfxIndex+e.ID), []byte(k))
+	return tx.Set([]byte(pfxIndex+e.ID), indexValue(k, sk))
 }
 
 func existingOf(es []*Entry, skip string) ([]Existing, []*Entry) {

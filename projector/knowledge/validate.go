@@ -88,6 +88,9 @@ type Meta struct {
 type Existing struct {
 	Text string
 	Tags []string
+	// feat, when set, holds the stored features of Text and Tags (the
+	// fold passes them from entry summaries); nil computes them.
+	feat *features
 }
 
 // Issue is one finding of the validator.
@@ -116,44 +119,132 @@ func reject(layer int, reason string) Result {
 	return Result{Valid: false, Layer: layer, Reason: reason, Severity: SeverityError}
 }
 
-var (
-	dangerousErrors = compileAll(
-		`\brm\s+-rf\b`, `\bsudo\s+rm\b`, `\bmkfs\b`, `\bdd\s+if=`, `:\(\)\s*\{`,
-		// K1: chmod 777 in any form (with or without -R, 0777).
-		`\bchmod\s+(?:-[a-z]+\s+)*0?777\b`,
-		`\bdeltree\b`, `\brmdir\s+/s\b`)
-	dangerousWarnings = compileAll(
-		`\bformat\b`, `\bkill\s+-9\b`, `\bpkill\b`, `\bkillall\b`, "`[^`]*`", `\$\([^)]*\)`)
-	securityDegrading = compileAll(
-		`disable\s+.{0,50}firewall`, `turn\s+off\s+.{0,50}security`, `skip\s+.{0,50}auth`,
-		`bypass\s+.{0,50}auth`, `ignore\s+.{0,50}certificate`, `disable\s+.{0,50}tls`,
-		`disable\s+.{0,50}ssl`, `no\s+.{0,50}validation`, `disable\s+.{0,50}2fa`,
-		`remove\s+.{0,50}password`)
-	injection = compileAll(
-		`[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x0d]`,
-		`[\x{00AD}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2064}\x{2066}-\x{2069}\x{FEFF}]`,
-		`(?im)^\s*system\s*:`, `(?i)<script`, `(?i)javascript:`, `(?i)\beval\(`,
-		`\b__proto__\b`, `\bconstructor\[`, `\.prototype\[`)
-	secrets = compileAll(
-		`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----`,
-		`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
-		`\bgh[pousr]_[A-Za-z0-9]{36,}`, `\bgithub_pat_[A-Za-z0-9_]{22,}`,
-		`\bxox[abposr]-[A-Za-z0-9-]{10,}`,
-		`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
-		`(?i)\b(?:password|passwd|api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token)\s*(?:=\s*["']?[^\s"']{4,}|:\s*["'][^"']{4,}["'])`)
-)
-
-func compileAll(pats ...string) []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(pats))
-	for i, p := range pats {
-		out[i] = regexp.MustCompile(p)
-	}
-	return out
+// A rule is a safety regex with a prefilter: lits are literals of which
+// every match contains at least one (compared with the text, or with its
+// lower case when fold), so when none occurs the regex cannot match and is
+// not run. ctl marks the control-character class, checked byte-wise.
+//
+// INVARIANT: rule.match(s) == rule.re.MatchString(s) for every s
+// (TestSafetyPrefilterIsExact). A case-insensitive regex ((?i)) also
+// matches non-ASCII folds ("ſ" for s, the Kelvin sign for k), so fold
+// literals are only trusted on ASCII text; other text runs the regex.
+type rule struct {
+	re   *regexp.Regexp
+	lits []string
+	fold bool
+	ctl  bool
 }
 
-func anyMatch(res []*regexp.Regexp, s string) bool {
-	for _, re := range res {
-		if re.MatchString(s) {
+// r is a rule needing one of lits; ri is a case-insensitive one.
+func r(pat string, lits ...string) rule { return rule{re: regexp.MustCompile(pat), lits: lits} }
+func ri(pat string, lits ...string) rule {
+	return rule{re: regexp.MustCompile(pat), lits: lits, fold: true}
+}
+
+func (x rule) match(t *safetyInput) bool {
+	switch {
+	case x.ctl:
+		if !t.hasControl() {
+			return false
+		}
+	case x.fold && t.ascii():
+		if !containsAny(t.lowerASCII(), x.lits) {
+			return false
+		}
+	case !x.fold && len(x.lits) > 0:
+		if !containsAny(t.s, x.lits) {
+			return false
+		}
+	}
+	return x.re.MatchString(t.s)
+}
+
+func containsAny(s string, lits []string) bool {
+	for _, l := range lits {
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// safetyInput is one text the rules check, with lazily derived views.
+type safetyInput struct {
+	s              string
+	isASCII, known bool
+	lower          string
+	lowered        bool
+}
+
+func (t *safetyInput) ascii() bool {
+	if !t.known {
+		t.known, t.isASCII = true, true
+		for i := 0; i < len(t.s); i++ {
+			if t.s[i] >= 0x80 {
+				t.isASCII = false
+				break
+			}
+		}
+	}
+	return t.isASCII
+}
+
+func (t *safetyInput) lowerASCII() string {
+	if !t.lowered {
+		t.lowered, t.lower = true, strings.ToLower(t.s)
+	}
+	return t.lower
+}
+
+// hasControl reports a byte of [\x00-\x08\x0b-\x1f\x7f] (controls but TAB
+// and LF), the only bytes the control class matches (all are ASCII, so
+// never inside a multi-byte character).
+func (t *safetyInput) hasControl() bool {
+	for i := 0; i < len(t.s); i++ {
+		if c := t.s[i]; c < 0x20 && c != '\t' && c != '\n' || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	dangerousErrors = []rule{
+		r(`\brm\s+-rf\b`, "-rf"), r(`\bsudo\s+rm\b`, "sudo"), r(`\bmkfs\b`, "mkfs"), r(`\bdd\s+if=`, "if="),
+		r(`:\(\)\s*\{`, ":()"),
+		// K1: chmod 777 in any form (with or without -R, 0777).
+		r(`\bchmod\s+(?:-[a-z]+\s+)*0?777\b`, "chmod"),
+		r(`\bdeltree\b`, "deltree"), r(`\brmdir\s+/s\b`, "rmdir")}
+	dangerousWarnings = []rule{
+		r(`\bformat\b`, "format"), r(`\bkill\s+-9\b`, "kill"), r(`\bpkill\b`, "pkill"), r(`\bkillall\b`, "killall"),
+		r("`[^`]*`", "`"), r(`\$\([^)]*\)`, "$(")}
+	securityDegrading = []rule{
+		r(`disable\s+.{0,50}firewall`, "firewall"), r(`turn\s+off\s+.{0,50}security`, "security"),
+		r(`skip\s+.{0,50}auth`, "skip"), r(`bypass\s+.{0,50}auth`, "bypass"),
+		r(`ignore\s+.{0,50}certificate`, "certificate"), r(`disable\s+.{0,50}tls`, "disable"),
+		r(`disable\s+.{0,50}ssl`, "disable"), r(`no\s+.{0,50}validation`, "validation"),
+		r(`disable\s+.{0,50}2fa`, "2fa"), r(`remove\s+.{0,50}password`, "password")}
+	injection = []rule{
+		{re: regexp.MustCompile(`[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x0d]`), ctl: true},
+		// Invisible characters are all non-ASCII: some byte is >= 0x80.
+		r(`[\x{00AD}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2064}\x{2066}-\x{2069}\x{FEFF}]`,
+			"\xc2\xad", "\xe2\x80", "\xe2\x81", "\xef\xbb\xbf"),
+		ri(`(?im)^\s*system\s*:`, "system"), ri(`(?i)<script`, "<script"), ri(`(?i)javascript:`, "javascript:"),
+		ri(`(?i)\beval\(`, "eval("),
+		r(`\b__proto__\b`, "__proto__"), r(`\bconstructor\[`, "constructor["), r(`\.prototype\[`, ".prototype[")}
+	secrets = []rule{
+		r(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----`, "PRIVATE KEY-----"),
+		r(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, "AKIA", "ASIA"),
+		r(`\bgh[pousr]_[A-Za-z0-9]{36,}`, "gh"), r(`\bgithub_pat_[A-Za-z0-9_]{22,}`, "github_pat_"),
+		r(`\bxox[abposr]-[A-Za-z0-9-]{10,}`, "xox"),
+		r(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "eyJ"),
+		ri(`(?i)\b(?:password|passwd|api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token)\s*(?:=\s*["']?[^\s"']{4,}|:\s*["'][^"']{4,}["'])`,
+			"passw", "api", "secret", "access", "auth")}
+)
+
+func anyMatch(rules []rule, t *safetyInput) bool {
+	for _, x := range rules {
+		if x.match(t) {
 			return true
 		}
 	}
@@ -181,7 +272,7 @@ func Validate(candidate string, existing []Existing, m Meta) Result {
 	// Layer 2 — content safety. Commands and security on the normalised,
 	// lower-cased text; injection and secrets on the original text.
 	var warnings []Issue
-	st := safetyText(candidate)
+	st := &safetyInput{s: safetyText(candidate)}
 	if anyMatch(dangerousErrors, st) {
 		return reject(LayerSafety, ReasonDangerous)
 	}
@@ -191,10 +282,11 @@ func Validate(candidate string, existing []Existing, m Meta) Result {
 	if anyMatch(securityDegrading, st) {
 		return reject(LayerSafety, ReasonSecurity)
 	}
-	if anyMatch(injection, candidate) {
+	ct := &safetyInput{s: candidate}
+	if anyMatch(injection, ct) {
 		return reject(LayerSafety, ReasonInjection)
 	}
-	if anyMatch(secrets, candidate) {
+	if anyMatch(secrets, ct) {
 		return reject(LayerSafety, ReasonSecret)
 	}
 
@@ -265,28 +357,34 @@ func contradictionTags(text string, own []string) map[string]bool {
 // with candidate and hold the other side of a negation pair whose context
 // (3 words either side, the term itself excluded) shares a word.
 func Contradictions(candidate string, tags []string, existing []Existing) []int {
-	ct := contradictionTags(candidate, tags)
+	ct := contradictionTagList(candidate, tags)
 	if len(ct) == 0 {
 		return nil
 	}
 	cw := words(normalizeText(candidate))
+	// The candidate's contexts of both sides of every pair, computed once.
+	cctx := make([][2]map[string]bool, len(negationPairs))
+	for k, p := range negationPairs {
+		cctx[k] = [2]map[string]bool{contextWords(cw, p[0]), contextWords(cw, p[1])}
+	}
 	var out []int
 	for i, ex := range existing {
-		et := contradictionTags(ex.Text, ex.Tags)
-		shared := false
-		for t := range et {
-			if ct[t] {
-				shared = true
-				break
-			}
+		var etags []string
+		var enorm string
+		if ex.feat != nil {
+			etags, enorm = ex.feat.ctags, ex.feat.cnorm
+		} else {
+			etags, enorm = contradictionTagList(ex.Text, ex.Tags), normalizeText(ex.Text)
 		}
-		if !shared {
+		if !sharesSorted(ct, etags) {
 			continue
 		}
-		ew := words(normalizeText(ex.Text))
-		for _, p := range negationPairs {
-			if overlap(contextWords(cw, p[0]), contextWords(ew, p[1])) ||
-				overlap(contextWords(cw, p[1]), contextWords(ew, p[0])) {
+		ew := words(enorm)
+		for k, p := range negationPairs {
+			// An empty candidate context overlaps nothing: the existing
+			// side is only computed when it can matter.
+			if len(cctx[k][0]) > 0 && overlap(cctx[k][0], contextWords(ew, p[1])) ||
+				len(cctx[k][1]) > 0 && overlap(cctx[k][1], contextWords(ew, p[0])) {
 				out = append(out, i)
 				break
 			}
@@ -295,11 +393,25 @@ func Contradictions(candidate string, tags []string, existing []Existing) []int 
 	return out
 }
 
+// negationTermWords are the negation terms split into words, once.
+var negationTermWords = func() map[string][]string {
+	m := map[string][]string{}
+	for _, p := range negationPairs {
+		for _, t := range p {
+			m[t] = strings.Split(t, " ")
+		}
+	}
+	return m
+}()
+
 // contextWords collects the words within 3 tokens of every occurrence of
 // term (a contiguous word slice), the term's own words excluded.
 func contextWords(ws []string, term string) map[string]bool {
-	tw := strings.Split(term, " ")
-	ctx := map[string]bool{}
+	tw, ok := negationTermWords[term]
+	if !ok {
+		tw = strings.Split(term, " ")
+	}
+	var ctx map[string]bool // allocated at the first occurrence
 	for i := 0; i+len(tw) <= len(ws); {
 		match := true
 		for k := range tw {
@@ -314,6 +426,9 @@ func contextWords(ws []string, term string) map[string]bool {
 		}
 		for j := max(0, i-3); j < min(len(ws), i+len(tw)+3); j++ {
 			if (j < i || j >= i+len(tw)) && ws[j] != "" {
+				if ctx == nil {
+					ctx = map[string]bool{}
+				}
 				ctx[ws[j]] = true
 			}
 		}

@@ -1,0 +1,146 @@
+package knowledge
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Fragments that exercise the literals, their case and Unicode folds
+// ("ſ" folds to s, the Kelvin sign to k), spacing, control and invisible
+// characters.
+var fragments = []string{
+	"rm", " -rf", "sudo", " ", "  ", "\t", "\n", "mkfs", "dd if=", ":()", "{", "chmod", " -R ", "0777", "777",
+	"deltree", "rmdir", " /s", "format", "kill", " -9", "pkill", "killall", "`", "$(", ")", "disable", "firewall",
+	"turn off", "security", "skip", "bypass", "auth", "ignore", "certificate", "tls", "ssl", "no", "validation",
+	"2fa", "remove", "password", "\x01", "\x7f", "\r", "\u00ad", "\u200b", "\u2062", "\ufeff", "System", "SYSTEM",
+	"ſystem", ":", "<script", "<SCRIPT", "<ſcript", "JavaScript:", "eval(", "EVAL(", "__proto__", "constructor[",
+	".prototype[", "-----BEGIN RSA PRIVATE KEY-----", "AKIA", "ASIA", "ABCDEFGHIJKLMNOP", "ghp_", "github_pat_",
+	"xoxb-", "eyJ", "abcdefghij", ".", "=", "\"", "'", "hunter22", "API_KEY", "api-Key", "api_\u212aey", "Passwd",
+	"secret_key", "ACCESS_TOKEN", "auth-token", "ts", "TS", "node", "Docker", "k8s", "\u212a8s", "ci/cd", "_ci",
+	"todo", "TODO:", "remember", "don't forget", "dont forget", "test", "tests", "é", "ｒｍ", "\xff", "a", "B9",
+}
+
+func randomText(rng *rand.Rand) string {
+	var b strings.Builder
+	for range 1 + rng.IntN(12) {
+		b.WriteString(fragments[rng.IntN(len(fragments))])
+		if rng.IntN(3) == 0 {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+// TestSafetyPrefilterIsExact: a rule's prefilter never changes its verdict.
+func TestSafetyPrefilterIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	all := [][]rule{dangerousErrors, dangerousWarnings, securityDegrading, injection, secrets}
+	for range 15000 {
+		raw := randomText(rng)
+		for _, s := range []string{raw, safetyText(raw), strings.ToUpper(raw)} {
+			in := &safetyInput{s: s}
+			for _, rules := range all {
+				for _, x := range rules {
+					if got, want := x.match(in), x.re.MatchString(s); got != want {
+						t.Fatalf("rule %s on %q: prefiltered %v, regex %v", x.re, s, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestInferTagsMatchesRegexes: the token lookup gives the reference's
+// regex rules' tags.
+func TestInferTagsMatchesRegexes(t *testing.T) {
+	ref := []struct {
+		re  *regexp.Regexp
+		tag string
+	}{
+		{regexp.MustCompile(`\b(?:typescript|ts)\b`), "typescript"},
+		{regexp.MustCompile(`\b(?:javascript|js)\b`), "javascript"},
+		{regexp.MustCompile(`\bpython\b`), "python"},
+		{regexp.MustCompile(`\b(?:bun|node|deno)\b`), "runtime"},
+		{regexp.MustCompile(`\b(?:react|vue|svelte|angular)\b`), "frontend"},
+		{regexp.MustCompile(`\b(?:git|github|gitlab)\b`), "git"},
+		{regexp.MustCompile(`\b(?:docker|kubernetes|k8s)\b`), "container"},
+		{regexp.MustCompile(`\b(?:sql|postgres|mysql|sqlite)\b`), "database"},
+		{regexp.MustCompile(`\b(?:test|spec|vitest|jest|mocha)\b`), "testing"},
+		{regexp.MustCompile(`\b(?:ci|cd|pipeline|workflow|action)\b`), "ci-cd"},
+		{regexp.MustCompile(`\b(?:security|auth|token|password|encrypt)\b`), "security"},
+		{regexp.MustCompile(`\b(?:performance|latency|throughput|cache)\b`), "performance"},
+		{regexp.MustCompile(`\b(?:api|rest|graphql|grpc|endpoint)\b`), "api"},
+		{regexp.MustCompile(`\b(?:swarm|architect|agent|hook|plan)\b`), "opencode-swarm"},
+	}
+	words := []string{"typescript", "ts", "JS", "python", "bun", "Node", "deno", "react", "vue", "git", "GitHub",
+		"docker", "k8s", "\u212a8s", "sql", "test", "spec", "ci", "cd", "action", "auth", "token", "cache", "api",
+		"rest", "agent", "hook", "plan", "todo", "remember", "tests", "node_js", "ts2", "é", "_", "-", ".", "/", " ",
+		"\xff", "\u00e9ts", "İ"}
+	rng := rand.New(rand.NewPCG(2, 2))
+	for range 15000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(8) {
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		s := b.String()
+		var want []string
+		if todoTag.MatchString(s) {
+			want = append(want, "todo")
+		}
+		lower := strings.ToLower(s)
+		for _, r := range ref {
+			if r.re.MatchString(lower) {
+				want = append(want, r.tag)
+			}
+		}
+		if got := InferTags(s); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("InferTags(%q) = %v, regexes give %v", s, got, want)
+		}
+	}
+}
+
+// TestSummaryRoundTrip: a summary decodes to what was encoded.
+func TestSummaryRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for range 2000 {
+		e := &Entry{ID: randomText(rng), Tier: TierHive, Project: "p/ü", Lesson: randomText(rng), Category: "testing",
+			Tags: []string{randomText(rng)}, Scope: "global", Status: StatusArchived, ArchiveReason: ArchiveTTLTodo,
+			SourceProject: "q", CreatedSeq: rng.Uint64(), Confidence: rng.Float64(),
+			Outcomes: Outcomes{Shown: rng.IntN(100), Helpful: rng.IntN(9), Harmful: rng.IntN(9)}}
+		want := summaryOf(e)
+		got, err := decodeSummary(want.encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != want.ID || got.Lesson != want.Lesson || got.Project != want.Project || got.CreatedSeq != want.CreatedSeq ||
+			got.Confidence != want.Confidence || got.Outcomes != want.Outcomes || !got.CreatedAt.Equal(want.CreatedAt) ||
+			got.rel != want.rel || got.cnorm != want.cnorm || strings.Join(got.bigrams, "|") != strings.Join(want.bigrams, "|") ||
+			strings.Join(got.ctags, "|") != strings.Join(want.ctags, "|") || got.removed() != true {
+			t.Fatalf("round trip of %+v gave %+v", want, got)
+		}
+		if _, err := decodeSummary(want.encode()[:len(want.encode())/2]); err == nil {
+			t.Fatal("a truncated summary decoded")
+		}
+	}
+}
+
+// TestSortedBigramsAreWordBigrams: the stored bigram sets give the
+// reference's Jaccard.
+func TestSortedBigramsAreWordBigrams(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for range 5000 {
+		a, b := randomText(rng), randomText(rng)
+		if rng.IntN(4) == 0 {
+			b = a + " " + b
+		}
+		sa, sb := sortedBigrams(Normalize(a)), sortedBigrams(Normalize(b))
+		if got, want := jaccardSorted(sa, sb), Jaccard(WordBigrams(a), WordBigrams(b)); got != want {
+			t.Fatalf("Jaccard(%q, %q): sorted %v, reference %v", a, b, got, want)
+		}
+		if len(sa) != len(setOf(WordBigrams(a)...)) {
+			t.Fatalf("bigrams of %q: %v vs %v", a, sa, WordBigrams(a))
+		}
+	}
+}
