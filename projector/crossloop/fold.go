@@ -31,9 +31,10 @@ func (m *Model) Config() Config { return m.cfg }
 
 func (m *Model) Name() string { return ModelName }
 
-// Version 2: growing lists (trend, lineage, iterations) stored one key per
-// entry, binary merge lists, signature and scoring records (store.go).
-func (m *Model) Version() int { return 2 }
+// Version 3: growing lists (trend, lineage, iterations) stored one key per
+// entry, merge lists carrying signatures, scoring records, postings
+// carrying a scoring header (store.go, index.go).
+func (m *Model) Version() int { return 3 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
@@ -76,6 +77,7 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 }
 
 type folder struct {
+	mm memo // text analysis of this event
 	m  *Model
 	tx projector.Tx
 	ev *events.Event
@@ -210,7 +212,7 @@ func (f *folder) agentOf(l *loopHead) (string, error) {
 // one, ties to the smaller id; with first, the first one in candidate
 // order (mergeMatches). "" when none.
 func (f *folder) mergeTarget(typ, sig string, first bool) (string, error) {
-	ms, err := mergeMatches(f.tx, typ, sig, f.m.cfg.SimilarityThreshold)
+	ms, err := mergeMatches(f.tx, typ, sig, f.m.cfg.SimilarityThreshold, &f.mm)
 	if err != nil || len(ms) == 0 {
 		return "", err
 	}
@@ -260,13 +262,13 @@ func (f *folder) upsert(l *loopHead, c Candidate) error {
 		reindex := len(tags) != len(best.Tags)
 		best.Tags = tags
 		if reindex {
-			if err := IndexPattern(f.tx, st, &best.Pattern, th); err != nil {
+			if err := indexPattern(f.tx, st, &best.Pattern, th, &f.mm, false); err != nil {
 				return err
 			}
 		}
 		l.Extracted = append(l.Extracted, Extracted{PatternID: best.ID})
 		f.emitExtracted(&best.Pattern, l.ID, false)
-		return savePattern(f.tx, best, !reindex)
+		return savePattern(f.tx, best, !reindex, &f.mm)
 	}
 	p := &patternHead{Pattern: c.Pattern}
 	st.Counters[p.Type]++
@@ -275,12 +277,12 @@ func (f *folder) upsert(l *loopHead, c Candidate) error {
 	Discover(&p.Pattern, l.ID, agent, f.t)
 	annotate(&p.Pattern, &l.Loop, &c.Pattern)
 	st.ByType[p.Type]++
-	if err := IndexPattern(f.tx, st, &p.Pattern, th); err != nil {
+	if err := indexPattern(f.tx, st, &p.Pattern, th, &f.mm, true); err != nil { // a new id
 		return err
 	}
 	l.Extracted = append(l.Extracted, Extracted{PatternID: p.ID, New: true})
 	f.emitExtracted(&p.Pattern, l.ID, true)
-	return savePattern(f.tx, p, false)
+	return savePattern(f.tx, p, false, &f.mm)
 }
 
 // annotate completes the newest lineage entry with the loop's details and
@@ -350,7 +352,7 @@ func (f *folder) applied(d *events.PatternApplied) error {
 	if err := saveLoopHead(f.tx, l); err != nil {
 		return err
 	}
-	return savePattern(f.tx, p, true)
+	return savePattern(f.tx, p, true, &f.mm)
 }
 
 func (f *folder) injected(d *events.LoopInjected) error {
@@ -438,7 +440,7 @@ func (f *folder) pruned(d *events.RegistryPruned) error {
 		st.Archived++
 		f.tx.Emit(projector.Derived{Type: "registry.pattern_archived/v1", Project: f.ev.Project, Subject: p.ID,
 			Key: p.ID, Data: events.PatternArchived{PatternID: p.ID, Month: d.Month, Reason: pp.Reason}})
-		if err := savePattern(f.tx, p, false); err != nil { // archived: unindexed
+		if err := savePattern(f.tx, p, false, &f.mm); err != nil { // archived: unindexed
 			return err
 		}
 	}
@@ -479,11 +481,11 @@ func (f *folder) imported(d *events.RegistryImported) error {
 			st.Archived++
 		} else {
 			st.ByType[p.Type]++
-			if err := IndexPattern(f.tx, st, &p, th); err != nil {
+			if err := indexPattern(f.tx, st, &p, th, &f.mm, true); err != nil { // an id not stored
 				return err
 			}
 		}
-		if err := savePattern(f.tx, &patternHead{Pattern: p}, false); err != nil {
+		if err := savePattern(f.tx, &patternHead{Pattern: p}, false, &f.mm); err != nil {
 			return err
 		}
 	}
@@ -523,8 +525,8 @@ func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
 	}
 	q.Trend = append(q.Trend, TrendPoint{Timestamp: f.t, SuccessRate: q.SuccessRate, SampleSize: q.Successful + q.Failed})
 	q.Tags = MergeTags(q.Tags, p.Tags)
-	if err := IndexPattern(f.tx, st, &q.Pattern, th); err != nil {
+	if err := indexPattern(f.tx, st, &q.Pattern, th, &f.mm, false); err != nil {
 		return false, err
 	}
-	return true, savePattern(f.tx, q, false)
+	return true, savePattern(f.tx, q, false, &f.mm)
 }

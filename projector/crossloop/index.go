@@ -3,11 +3,8 @@ package crossloop
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"sort"
-
-	json "github.com/goccy/go-json"
 )
 
 // Store is the read/write view the index needs (a projector.Tx satisfies it).
@@ -65,10 +62,138 @@ func postingKey(term, id string) []byte {
 
 // docInfo records what a pattern put in the index, so it can be removed.
 type docInfo struct {
-	Terms map[string]int `json:"terms"`
-	Len   int            `json:"len"`
-	Merge []string       `json:"merge"`
-	Type  string         `json:"type"`
+	Terms map[string]int
+	Len   int
+	Merge []string
+	Type  string
+}
+
+// encode: type, len, then the terms (sorted: the bytes are deterministic)
+// with their tf, then the merge tokens; counts and lengths as uvarints.
+func (d *docInfo) encode() []byte {
+	terms := make([]string, 0, len(d.Terms))
+	for t := range d.Terms {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	out := binary.AppendUvarint(nil, uint64(len(d.Type)))
+	out = append(out, d.Type...)
+	out = binary.AppendUvarint(out, uint64(d.Len))
+	out = binary.AppendUvarint(out, uint64(len(terms)))
+	for _, t := range terms {
+		out = binary.AppendUvarint(out, uint64(len(t)))
+		out = append(out, t...)
+		out = binary.AppendUvarint(out, uint64(d.Terms[t]))
+	}
+	out = binary.AppendUvarint(out, uint64(len(d.Merge)))
+	return append(out, encodeList(d.Merge)...)
+}
+
+func decodeDocInfo(v []byte) (docInfo, error) {
+	var d docInfo
+	bad := fmt.Errorf("corrupt doc info")
+	num := func() (int, bool) {
+		x, k := binary.Uvarint(v)
+		if k <= 0 {
+			return 0, false
+		}
+		v = v[k:]
+		return int(x), true
+	}
+	str := func() (string, bool) {
+		l, ok := num()
+		if !ok || l > len(v) {
+			return "", false
+		}
+		s := string(v[:l])
+		v = v[l:]
+		return s, true
+	}
+	var ok bool
+	if d.Type, ok = str(); !ok {
+		return d, bad
+	}
+	if d.Len, ok = num(); !ok {
+		return d, bad
+	}
+	n, ok := num()
+	if !ok {
+		return d, bad
+	}
+	d.Terms = make(map[string]int, n)
+	for range n {
+		t, ok1 := str()
+		c, ok2 := num()
+		if !ok1 || !ok2 {
+			return d, bad
+		}
+		d.Terms[t] = c
+	}
+	if n, ok = num(); !ok {
+		return d, bad
+	}
+	for range n {
+		t, ok := str()
+		if !ok {
+			return d, bad
+		}
+		d.Merge = append(d.Merge, t)
+	}
+	return d, nil
+}
+
+// memo caches the analysis of texts met while folding one event (a
+// pattern's signature and search text are analysed by the merge check,
+// the index and the save). A nil memo computes every time.
+type memo struct {
+	sigs  map[string]*sigInfo
+	texts map[string]*searchInfo
+}
+
+type sigInfo struct {
+	bigrams []string // sorted
+	tokens  []string // MergeTokens
+	t       float64
+}
+
+type searchInfo struct {
+	tf      map[string]int // Terms
+	n       int
+	bigrams []string // sorted
+}
+
+func (m *memo) signature(sig string, t float64) *sigInfo {
+	if m != nil {
+		if si := m.sigs[sig]; si != nil && si.t == t {
+			return si
+		}
+	}
+	bg := sortedBigrams(sig)
+	si := &sigInfo{bigrams: bg, tokens: mergeTokens(bg, t), t: t}
+	if m != nil {
+		if m.sigs == nil {
+			m.sigs = map[string]*sigInfo{}
+		}
+		m.sigs[sig] = si
+	}
+	return si
+}
+
+func (m *memo) search(text string) *searchInfo {
+	if m != nil {
+		if si := m.texts[text]; si != nil {
+			return si
+		}
+	}
+	tf, n := Terms(text)
+	si := &searchInfo{tf: tf, n: n, bigrams: sortedBigrams(text)}
+	if m != nil {
+		if m.texts == nil {
+			m.texts = map[string]*searchInfo{}
+		}
+		m.texts[text] = si
+	}
+	return si
 }
 
 // Terms of a text for BM25: normalised words without stop words, with counts.
@@ -89,21 +214,26 @@ func Terms(s string) (map[string]int, int) {
 // a fixed global order (FNV hash, then text), the first |A| − ⌈t·|A|⌉ + 1.
 // INVARIANT: two signatures with Jaccard ≥ t share a merge token, so merge
 // candidates are found without scanning the registry.
-func MergeTokens(sig string, t float64) []string {
-	bg := Bigrams(sig)
-	toks := make([]string, 0, len(bg))
-	for k := range bg {
-		toks = append(toks, k)
-	}
-	if len(toks) == 0 {
+func MergeTokens(sig string, t float64) []string { return mergeTokens(sortedBigrams(sig), t) }
+
+// mergeTokens is MergeTokens of a signature's bigrams (any order).
+func mergeTokens(bigrams []string, t float64) []string {
+	if len(bigrams) == 0 {
 		return []string{"\x01empty"}
 	}
+	type tok struct {
+		h uint64
+		s string
+	}
+	toks := make([]tok, len(bigrams))
+	for i, b := range bigrams {
+		toks[i] = tok{hash(b), b}
+	}
 	sort.Slice(toks, func(i, j int) bool {
-		hi, hj := hash(toks[i]), hash(toks[j])
-		if hi != hj {
-			return hi < hj
+		if toks[i].h != toks[j].h {
+			return toks[i].h < toks[j].h
 		}
-		return toks[i] < toks[j]
+		return toks[i].s < toks[j].s
 	})
 	n := len(toks) - int(math.Ceil(t*float64(len(toks))-1e-9)) + 1
 	if n < 1 {
@@ -112,31 +242,47 @@ func MergeTokens(sig string, t float64) []string {
 	if n > len(toks) {
 		n = len(toks)
 	}
-	return toks[:n]
+	out := make([]string, n)
+	for i := range out {
+		out[i] = toks[i].s
+	}
+	return out
 }
 
+// hash is FNV-1a (64 bit) of s.
 func hash(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // IndexPattern (re)writes a pattern's postings, its document frequencies,
 // the index totals in st, and its merge tokens. Archived patterns are
 // removed from the index instead.
 func IndexPattern(s Store, st *Stats, p *Pattern, threshold float64) error {
-	if err := UnindexPattern(s, st, p.ID); err != nil {
-		return err
+	return indexPattern(s, st, p, threshold, nil, false)
+}
+
+// indexPattern is IndexPattern; with isNew the pattern is known to be
+// absent from the index (no removal first); m memoises text analysis.
+func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, isNew bool) error {
+	if !isNew {
+		if err := UnindexPattern(s, st, p.ID); err != nil {
+			return err
+		}
 	}
 	if p.Archived {
 		return nil
 	}
-	text := p.SearchText()
-	tf, n := Terms(text)
-	sig := p.Signature()
-	d := docInfo{Terms: tf, Len: n, Type: p.Type, Merge: MergeTokens(sig, threshold)}
-	entry := mergeEntry(p.ID, sortedBigrams(sig))
-	meta := postingMeta(p, len(Bigrams(text)))
+	si := m.search(p.SearchText())
+	tf, n := si.tf, si.n
+	sg := m.signature(p.Signature(), threshold)
+	d := docInfo{Terms: tf, Len: n, Type: p.Type, Merge: sg.tokens}
+	entry := mergeEntry(p.ID, sg.bigrams)
+	meta := postingMeta(p, len(si.bigrams))
 	for t, c := range tf {
 		if err := s.Set(postingKey(t, p.ID), posting(c, n, meta)); err != nil {
 			return err
@@ -152,11 +298,7 @@ func IndexPattern(s Store, st *Stats, p *Pattern, threshold float64) error {
 	}
 	st.IndexDocs++
 	st.IndexLen += n
-	raw, err := json.Marshal(d)
-	if err != nil {
-		return fmt.Errorf("encode doc info: %w", err)
-	}
-	return s.Set([]byte(prefDoc+p.ID), raw)
+	return s.Set([]byte(prefDoc+p.ID), d.encode())
 }
 
 // posting is a posting's value: tf, the document's length, meta.
@@ -192,8 +334,8 @@ func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 	if err != nil || !ok {
 		return err
 	}
-	var d docInfo
-	if err := json.Unmarshal(raw, &d); err != nil {
+	d, err := decodeDocInfo(raw)
+	if err != nil {
 		return fmt.Errorf("decode doc info %s: %w", p.ID, err)
 	}
 	meta := postingMeta(p, nBigrams)
@@ -211,8 +353,8 @@ func UnindexPattern(s Store, st *Stats, id string) error {
 	if err != nil || !ok {
 		return err
 	}
-	var d docInfo
-	if err := json.Unmarshal(raw, &d); err != nil {
+	d, err := decodeDocInfo(raw)
+	if err != nil {
 		return fmt.Errorf("decode doc info %s: %w", id, err)
 	}
 	for t := range d.Terms {
@@ -343,15 +485,16 @@ type mergeMatch struct {
 // sig (word-bigram Jaccard), in first-seen order of the merge lists of
 // sig's tokens. By the prefix-filter invariant (MergeTokens) it misses
 // none; only ids above t are materialised.
-func mergeMatches(s getter, typ, sig string, t float64) ([]mergeMatch, error) {
-	sb := sortedBigrams(sig)
+func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, error) {
+	si := m.signature(sig, t)
+	sb := si.bigrams
 	// Jaccard(A, B) <= min(|A|,|B|)/max(|A|,|B|): sizes outside
 	// [t|A|, |A|/t] cannot exceed t.
 	// (widened by 1e-9 against rounding: the filter may only keep more)
 	lo, hi := t*float64(len(sb))*(1-1e-9), float64(len(sb))/t*(1+1e-9)
 	var out []mergeMatch
 	var seen map[string]bool
-	for _, tok := range MergeTokens(sig, t) {
+	for _, tok := range si.tokens {
 		v, _, err := s.Get(mergeKey(typ, tok))
 		if err != nil {
 			return nil, err

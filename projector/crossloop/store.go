@@ -102,7 +102,7 @@ func hasLoop(r getter, h *patternHead, loopID string) (bool, error) {
 // refresh, the meta of its postings too (not needed right after
 // IndexPattern). h's slices are emptied and its lengths advanced, so h can
 // be modified and saved again.
-func savePattern(s Store, h *patternHead, refresh bool) error {
+func savePattern(s Store, h *patternHead, refresh bool, m *memo) error {
 	for i, tp := range h.Trend {
 		raw, err := json.Marshal(tp)
 		if err != nil {
@@ -137,7 +137,7 @@ func savePattern(s Store, h *patternHead, refresh bool) error {
 	if h.Archived {
 		return s.Delete(scoreKey(h.ID))
 	}
-	bg := sortedBigrams(h.SearchText())
+	bg := m.search(h.SearchText()).bigrams
 	if refresh {
 		if err := refreshPostings(s, &h.Pattern, len(bg)); err != nil {
 			return err
