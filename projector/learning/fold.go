@@ -16,7 +16,8 @@ import (
 const ModelName = "learning"
 
 // baseVersion is the fold's format version; the configuration is hashed in.
-const baseVersion = 1
+// 1: JSON records; 2: binary records (codec.go).
+const baseVersion = 2
 
 // Model folds outcomes, feedback, pattern observations, manual pattern
 // events, errors and clock ticks into criterion weights, pattern maturity,
@@ -67,7 +68,8 @@ func isDefault(c Config) bool {
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.cfg }
 
-// criterionRec is a criterion's state. NB: stored as JSON; field names must not change.
+// criterionRec is a criterion's state. NB: stored (codec.go); the JSON tags
+// are those of format 1.
 type criterionRec struct {
 	Criterion     string     `json:"criterion"`
 	HalfLifeDays  float64    `json:"half_life_days"`
@@ -82,7 +84,7 @@ type criterionRec struct {
 	DeprecatedAt  *time.Time `json:"deprecated_at,omitempty"`
 }
 
-// patternRec is a pattern's state. NB: stored as JSON; field names must not change.
+// patternRec is a pattern's state. NB: stored (codec.go).
 type patternRec struct {
 	Pattern  Pattern  `json:"pattern"`
 	Maturity Maturity `json:"maturity"`
@@ -100,7 +102,7 @@ type patternRec struct {
 	ResetAt    *time.Time `json:"reset_at,omitempty"`
 }
 
-// beadRec is a bead's error totals and last outcome. NB: stored as JSON.
+// beadRec is a bead's error totals and last outcome. NB: stored (codec.go).
 type beadRec struct {
 	Stats       ErrorStats   `json:"stats"`
 	Outcomes    int          `json:"outcomes"`
@@ -121,24 +123,32 @@ type OutcomeView struct {
 	Patterns    []string     `json:"patterns,omitempty"`
 }
 
-// get decodes the JSON value at k; found is false when absent.
-func get[T any](tx projector.Reader, k []byte, v *T) (bool, error) {
+// record is a stored record in its binary form (codec.go).
+type record interface {
+	encode(e *enc)
+	decode(d *dec) error
+}
+
+// get decodes the record at k into v; found is false when absent.
+func get(tx projector.Reader, k []byte, v record) (bool, error) {
 	raw, ok, err := tx.Get(k)
 	if err != nil || !ok {
 		return false, err
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := v.decode(&dec{b: raw}); err != nil {
 		return false, fmt.Errorf("decode %q: %w", k, err)
 	}
 	return true, nil
 }
 
-func put(tx projector.Tx, k []byte, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %q: %w", k, err)
+// put stores v at k.
+func put(tx projector.Tx, k []byte, v record) error {
+	e := enc{b: make([]byte, 0, 256)}
+	v.encode(&e)
+	if e.err != nil {
+		return fmt.Errorf("encode %q: %w", k, e.err)
 	}
-	return tx.Set(k, raw)
+	return tx.Set(k, e.b)
 }
 
 func projectOf(ev *events.Event) string {
@@ -467,7 +477,7 @@ func (m *Model) foldTick(tx projector.Tx, ev *events.Event) error {
 	var changes []change
 	err := tx.Scan([]byte{kPattern, 0}, func(k, v []byte) error {
 		var rec patternRec
-		if err := json.Unmarshal(v, &rec); err != nil {
+		if err := rec.decode(&dec{b: v}); err != nil {
 			return fmt.Errorf("decode %q: %w", k, err)
 		}
 		proj := string(k[2 : len(k)-len(rec.Pattern.ID)-1])

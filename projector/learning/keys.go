@@ -9,12 +9,12 @@ import (
 // Key layout inside the model's prefix. NB: must not change: a change
 // orphans the stored read model (bump Model.Version instead).
 //
-//	c \0 project \0 criterion                  criterion record (JSON)
+//	c \0 project \0 criterion                  criterion record (codec.go)
 //	C \0 project \0 criterion \0 time seq       one feedback term (type, value)
-//	p \0 project \0 pattern id                 pattern record (JSON)
+//	p \0 project \0 pattern id                 pattern record (codec.go)
 //	P \0 project \0 pattern id \0 time seq      one maturity feedback term
-//	b \0 project \0 bead                       bead record (JSON)
-//	e \0 project \0 bead \0 seq                one error entry (JSON)
+//	b \0 project \0 bead                       bead record (codec.go)
+//	e \0 project \0 bead \0 seq                one error entry (codec.go)
 //	E \0 project \0 error id                   bead \0 seq of that error
 //
 // The kind comes first so a clock tick scans every pattern record of every
@@ -63,10 +63,16 @@ func termTime(k []byte) time.Time {
 	return time.Unix(sec, int64(binary.BigEndian.Uint32(s[8:12]))).UTC()
 }
 
-var typeByte = map[FeedbackType]byte{Helpful: 'h', Harmful: 'x', Neutral: 'n'}
-
 func termValue(typ FeedbackType, v float64) []byte {
-	b := []byte{typeByte[typ]}
+	b := make([]byte, 1, 9)
+	switch typ {
+	case Helpful:
+		b[0] = 'h'
+	case Harmful:
+		b[0] = 'x'
+	case Neutral:
+		b[0] = 'n'
+	}
 	return binary.BigEndian.AppendUint64(b, math.Float64bits(v))
 }
 
