@@ -162,23 +162,16 @@ func (e *enc) sums(s DecaySums) {
 }
 
 // dec reads a record; the first failure sticks in err and every later read
-// returns a zero value.
+// returns a zero value. It reads from one string copy of the record, so a
+// decoded string is a substring of it and costs no allocation of its own.
 type dec struct {
-	b   []byte
+	s   string
 	err error
 }
 
-var errShort = errors.New("truncated record")
+func newDec(raw []byte) *dec { return &dec{s: string(raw)} }
 
-func (d *dec) byte() byte {
-	if d.err != nil || len(d.b) == 0 {
-		d.setErr(errShort)
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
+var errShort = errors.New("truncated record")
 
 func (d *dec) setErr(err error) {
 	if d.err == nil {
@@ -186,52 +179,66 @@ func (d *dec) setErr(err error) {
 	}
 }
 
-func (d *dec) uint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
+func (d *dec) byte() byte {
+	if d.err != nil || len(d.s) == 0 {
 		d.setErr(errShort)
 		return 0
 	}
-	d.b = d.b[n:]
-	return v
+	c := d.s[0]
+	d.s = d.s[1:]
+	return c
 }
 
+// uint reads a uvarint (binary.Uvarint's format).
+func (d *dec) uint() uint64 {
+	var v uint64
+	for i := 0; i < len(d.s) && i < binary.MaxVarintLen64; i++ {
+		c := d.s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break // overflow
+			}
+			d.s = d.s[i+1:]
+			return v | uint64(c)<<(7*i)
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+	}
+	d.setErr(errShort)
+	return 0
+}
+
+// int reads a zig-zag varint (binary.Varint's format).
 func (d *dec) int() int64 {
-	if d.err != nil {
-		return 0
+	u := d.uint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.setErr(errShort)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	return x
 }
 
 func (d *dec) bool() bool { return d.byte() != 0 }
 
 func (d *dec) float() float64 {
-	if d.err != nil || len(d.b) < 8 {
+	if d.err != nil || len(d.s) < 8 {
 		d.setErr(errShort)
 		return 0
 	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return v
+	s := d.s
+	v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	d.s = s[8:]
+	return math.Float64frombits(v)
 }
 
 func (d *dec) string() string {
 	n := d.uint()
-	if d.err != nil || uint64(len(d.b)) < n {
+	if d.err != nil || uint64(len(d.s)) < n {
 		d.setErr(errShort)
 		return ""
 	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
+	s := d.s[:n]
+	d.s = d.s[n:]
 	return s
 }
 
@@ -242,7 +249,7 @@ func (d *dec) strings() []string {
 		return nil
 	}
 	n--
-	if n > uint64(len(d.b)) { // every item takes at least one byte
+	if n > uint64(len(d.s)) { // every item takes at least one byte
 		d.setErr(errShort)
 		return nil
 	}
@@ -294,8 +301,8 @@ func (d *dec) begin(format byte) {
 
 // end fails on trailing bytes.
 func (d *dec) end() error {
-	if d.err == nil && len(d.b) != 0 {
-		d.setErr(fmt.Errorf("%d trailing bytes", len(d.b)))
+	if d.err == nil && len(d.s) != 0 {
+		d.setErr(fmt.Errorf("%d trailing bytes", len(d.s)))
 	}
 	return d.err
 }
@@ -433,7 +440,7 @@ func (r *beadRec) decode(d *dec) error {
 	*r = beadRec{}
 	r.Stats.Total, r.Stats.Unresolved = int(d.int()), int(d.int())
 	n := d.uint()
-	if n > uint64(len(d.b)) {
+	if n > uint64(len(d.s)) {
 		d.setErr(errShort)
 		n = 0
 	}

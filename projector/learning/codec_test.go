@@ -42,7 +42,7 @@ func binRoundTrip[T any, P interface {
 		return nil, e.err
 	}
 	out := P(new(T))
-	if err := out.decode(&dec{b: e.b}); err != nil {
+	if err := out.decode(newDec(e.b)); err != nil {
 		t.Fatalf("binary decode: %v", err)
 	}
 	return out, nil
@@ -218,19 +218,43 @@ func TestCodecRefusesGarbage(t *testing.T) {
 	full := e.b
 	for n := range len(full) {
 		var p patternRec
-		if err := p.decode(&dec{b: full[:n]}); err == nil {
+		if err := p.decode(newDec(full[:n])); err == nil {
 			t.Fatalf("decoded a record truncated to %d of %d bytes", n, len(full))
 		}
 	}
 	var p patternRec
-	if err := p.decode(&dec{b: append(append([]byte(nil), full...), 0)}); err == nil {
+	if err := p.decode(newDec(append(append([]byte(nil), full...), 0))); err == nil {
 		t.Fatal("decoded a record with a trailing byte")
 	}
 	var c criterionRec
-	if err := c.decode(&dec{b: full}); err == nil {
+	if err := c.decode(newDec(full)); err == nil {
 		t.Fatal("decoded a pattern record as a criterion")
 	}
-	if err := c.decode(&dec{b: []byte(`{"criterion":"x"}`)}); err == nil {
+	if err := c.decode(newDec([]byte(`{"criterion":"x"}`))); err == nil {
 		t.Fatal("decoded a JSON record")
+	}
+}
+
+// TestVarintsReadBack: dec reads what encoding/binary's varints wrote.
+func TestVarintsReadBack(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, 1 << 20, -1 << 40, math.MaxInt64, math.MinInt64} {
+		e := enc{}
+		e.int(v)
+		e.uint(uint64(v))
+		d := newDec(e.b)
+		if got := d.int(); got != v {
+			t.Fatalf("int %d read back as %d", v, got)
+		}
+		if got := d.uint(); got != uint64(v) {
+			t.Fatalf("uint %d read back as %d", uint64(v), got)
+		}
+		if err := d.end(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An 11-byte varint overflows, as binary.Uvarint says.
+	d := newDec([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02})
+	if d.uint(); d.err == nil {
+		t.Fatal("read an overflowing varint")
 	}
 }

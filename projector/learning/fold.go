@@ -135,7 +135,7 @@ func get(tx projector.Reader, k []byte, v record) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	if err := v.decode(&dec{b: raw}); err != nil {
+	if err := v.decode(newDec(raw)); err != nil {
 		return false, fmt.Errorf("decode %q: %w", k, err)
 	}
 	return true, nil
@@ -477,7 +477,7 @@ func (m *Model) foldTick(tx projector.Tx, ev *events.Event) error {
 	var changes []change
 	err := tx.Scan([]byte{kPattern, 0}, func(k, v []byte) error {
 		var rec patternRec
-		if err := rec.decode(&dec{b: v}); err != nil {
+		if err := rec.decode(newDec(v)); err != nil {
 			return fmt.Errorf("decode %q: %w", k, err)
 		}
 		proj := string(k[2 : len(k)-len(rec.Pattern.ID)-1])

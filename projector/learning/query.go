@@ -105,7 +105,7 @@ func (m *Model) Weights(r projector.Reader, proj string, now time.Time) ([]Crite
 	var recs []criterionRec
 	err := r.Scan(append(key(kCriterion, proj), 0), func(k, v []byte) error {
 		var rec criterionRec
-		if err := rec.decode(&dec{b: v}); err != nil {
+		if err := rec.decode(newDec(v)); err != nil {
 			return fmt.Errorf("decode %q: %w", k, err)
 		}
 		recs = append(recs, rec)
@@ -241,7 +241,7 @@ func (m *Model) Patterns(r projector.Reader, proj string, now time.Time, state M
 	var recs []patternRec
 	err := r.Scan(append(key(kPattern, proj), 0), func(k, v []byte) error {
 		var rec patternRec
-		if err := rec.decode(&dec{b: v}); err != nil {
+		if err := rec.decode(newDec(v)); err != nil {
 			return fmt.Errorf("decode %q: %w", k, err)
 		}
 		recs = append(recs, rec)
@@ -361,7 +361,7 @@ func (m *Model) BeadErrors(r projector.Reader, proj, bead string) ([]ErrorEntry,
 	var out []ErrorEntry
 	err := r.Scan(append(key(kError, proj, bead), 0), func(k, v []byte) error {
 		var e ErrorEntry
-		if err := e.decode(&dec{b: v}); err != nil {
+		if err := e.decode(newDec(v)); err != nil {
 			return fmt.Errorf("decode %q: %w", k, err)
 		}
 		out = append(out, e)

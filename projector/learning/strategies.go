@@ -1,6 +1,7 @@
 package learning
 
 import (
+	"math/bits"
 	"regexp"
 	"strings"
 )
@@ -76,10 +77,11 @@ func asciiLower(text string) string {
 // strategy is one row of extractPatternsFromDescription's table.
 type strategy struct {
 	re *regexp.Regexp // matches asciiLower(text), see jsLowerRE
-	// needs are literals a match must contain, each group as one of its
-	// alternatives: a text missing a group cannot match, so the regex
-	// (whose every call costs a pass over the text) is skipped.
-	needs [][]string
+	// needs are literals a match must contain, each group as a bit mask of
+	// its alternatives (bits of literals): a text missing a group cannot
+	// match, so the regex (whose every call costs a pass over the text) is
+	// skipped.
+	needs []uint32
 	label string
 	id    string // PatternID(label)
 }
@@ -112,26 +114,79 @@ var strategyRows = []strategyRow{
 	{`dependency\s+(?:chain|order)`, [][]string{{"dependency"}, {"chain", "order"}}, "Respect dependency chain"},
 }
 
+// literals are the distinct literals of strategyRows' needs (at most 32,
+// lower case, at least 2 bytes); byFirst and bySecond have bit n set at
+// the first and second byte of literals[n].
+var (
+	literals          []string
+	byFirst, bySecond [256]uint32
+)
+
 // strategies are strategyRows compiled once, with their pattern ids.
 var strategies = func() []strategy {
+	index := map[string]int{}
 	out := make([]strategy, len(strategyRows))
 	for i, r := range strategyRows {
-		out[i] = strategy{re: regexp.MustCompile(jsLowerRE(r.src)), needs: r.needs, label: r.label, id: PatternID(r.label)}
+		out[i] = strategy{re: regexp.MustCompile(jsLowerRE(r.src)), label: r.label, id: PatternID(r.label)}
+		for _, group := range r.needs {
+			var mask uint32
+			for _, lit := range group {
+				n, ok := index[lit]
+				if !ok {
+					n = len(literals)
+					if n == 32 || len(lit) < 2 || lit != strings.ToLower(lit) {
+						panic("learning: bad strategy literal " + lit)
+					}
+					index[lit] = n
+					literals = append(literals, lit)
+					byFirst[lit[0]] |= 1 << n
+					bySecond[lit[1]] |= 1 << n
+				}
+				mask |= 1 << n
+			}
+			out[i].needs = append(out[i].needs, mask)
+		}
 	}
 	return out
 }()
 
-// mayMatch reports whether lower holds every literal group of s.
-func (s *strategy) mayMatch(lower string) bool {
-	for _, group := range s.needs {
-		found := false
-		for _, lit := range group {
-			if strings.Contains(lower, lit) {
-				found = true
-				break
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// literalsIn returns the set (bits of literals) of literals that
+// asciiLower(text) contains, in one pass over text.
+func literalsIn(text string) uint32 {
+	var found uint32
+	for i := 0; i+1 < len(text); i++ {
+		m := byFirst[lowerByte(text[i])] & bySecond[lowerByte(text[i+1])] &^ found
+		for m != 0 { // a literal's first two bytes: compare the rest
+			n := bits.TrailingZeros32(m)
+			m &= m - 1
+			lit := literals[n]
+			if len(text)-i < len(lit) {
+				continue
+			}
+			j := 2
+			for j < len(lit) && lowerByte(text[i+j]) == lit[j] {
+				j++
+			}
+			if j == len(lit) {
+				found |= 1 << n
 			}
 		}
-		if !found {
+	}
+	return found
+}
+
+// mayMatch reports whether a text holding the literals found holds every
+// literal group of s.
+func (s *strategy) mayMatch(found uint32) bool {
+	for _, g := range s.needs {
+		if found&g == 0 {
 			return false
 		}
 	}
@@ -160,10 +215,18 @@ func ExtractPatternsFromDescription(text string) []string {
 // extractStrategies returns the indexes (in table order) of the strategies
 // whose regex matches text; nil when none does.
 func extractStrategies(text string) []int {
-	lower := asciiLower(text)
+	found := literalsIn(text)
 	var out []int
+	lower, lowered := "", false
 	for i := range strategies {
-		if s := &strategies[i]; s.mayMatch(lower) && s.re.MatchString(lower) {
+		s := &strategies[i]
+		if !s.mayMatch(found) {
+			continue
+		}
+		if !lowered {
+			lower, lowered = asciiLower(text), true
+		}
+		if s.re.MatchString(lower) {
 			out = append(out, i)
 		}
 	}

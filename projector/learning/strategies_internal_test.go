@@ -67,6 +67,7 @@ func TestExtractionMatchesReferenceRegexes(t *testing.T) {
 			}
 		}
 		matched += checkExtraction(t, b.String())
+		checkLiterals(t, b.String())
 	}
 	t.Logf("%d matches", matched)
 	if matched < 50 {
@@ -82,5 +83,22 @@ func FuzzExtraction(f *testing.F) {
 	for _, s := range []string{"Split by file type", "tests alongside code", "ſplit by feature", "API\u00a0 separate"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) { checkExtraction(t, s) })
+	f.Fuzz(func(t *testing.T, s string) {
+		checkExtraction(t, s)
+		checkLiterals(t, s)
+	})
+}
+
+// checkLiterals: literalsIn finds exactly the literals asciiLower(text) contains.
+func checkLiterals(t *testing.T, text string) {
+	t.Helper()
+	var want uint32
+	for n, lit := range literals {
+		if strings.Contains(asciiLower(text), lit) {
+			want |= 1 << n
+		}
+	}
+	if got := literalsIn(text); got != want {
+		t.Fatalf("%q: literals %b, want %b", text, got, want)
+	}
 }
