@@ -34,7 +34,7 @@ func (m *Model) Name() string { return ModelName }
 // Version 3: growing lists (trend, lineage, iterations) stored one key per
 // entry, merge lists carrying signatures, scoring records, postings
 // carrying a scoring header (store.go, index.go).
-func (m *Model) Version() int { return 3 }
+func (m *Model) Version() int { return 4 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
@@ -471,10 +471,12 @@ func (f *folder) imported(d *events.RegistryImported) error {
 			continue // same id: the registry already holds it
 		}
 		if !p.Archived {
-			// NB: after a merge the rest of the event is not folded (kept
-			// as it was: changing it changes the registry a log folds to).
-			if merged, err := f.mergeImported(st, &p); err != nil || merged {
+			merged, err := f.mergeImported(st, &p)
+			if err != nil {
 				return err
+			}
+			if merged {
+				continue // aggregated into a similar pattern; the rest still folds
 			}
 		}
 		if p.Archived {

@@ -184,3 +184,44 @@ func TestTenLoops(t *testing.T) {
 		t.Errorf("import differs:\n%s\n%s", bj, aj)
 	}
 }
+
+// TestImportAfterAMerge: an imported pattern that merges into a similar
+// one does not stop the import: the patterns after it in the same event are
+// folded too.
+func TestImportAfterAMerge(t *testing.T) {
+	pat := func(id, errType, msg string) json.RawMessage {
+		raw, err := json.Marshal(crossloop.Pattern{ID: id, Type: crossloop.TypeError, Title: msg,
+			ErrorType: errType, ErrorPattern: msg, FixDescription: "fix " + msg,
+			Successful: 2, SuccessRate: 1, UsageCount: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	b := &builder{t: t, at: t0}
+	b.add("registry.imported/v1", &events.RegistryImported{Source: "team-a", Patterns: []json.RawMessage{
+		pat("pat-error-null-user-001", "TypeError", "Cannot read properties of undefined reading user name"),
+	}})
+	b.add("registry.imported/v1", &events.RegistryImported{Source: "team-b", Patterns: []json.RawMessage{
+		pat("pat-error-null-user-007", "TypeError", "Cannot read properties of undefined reading user name"),
+		pat("pat-error-timeout-db-002", "timeout", "connection to the database timed out after 30 seconds"),
+	}})
+	_, r := fold(t, b.evs)
+	ps, err := crossloop.List(r, crossloop.ListFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*crossloop.Pattern{}
+	for _, p := range ps {
+		got[p.ID] = p
+	}
+	if len(got) != 2 {
+		t.Fatalf("registry holds %d patterns, want the first and the one after the merge: %v", len(got), ps)
+	}
+	if p, ok := got["pat-error-null-user-001"]; !ok || p.UsageCount != 4 {
+		t.Errorf("the similar import did not merge into pat-error-null-user-001: %+v", p)
+	}
+	if _, ok := got["pat-error-timeout-db-002"]; !ok {
+		t.Error("the pattern imported after a merge was dropped")
+	}
+}

@@ -85,7 +85,11 @@ func ComputeMetrics(s *Stats) Metrics {
 	}
 	m.Benefit.AvgWith = mean(wi, m.Benefit.With)
 	m.Benefit.AvgWithout = mean(woi, m.Benefit.Without)
-	m.Benefit.Improvement = Round1(Improvement(m.Benefit.AvgWithout, m.Benefit.AvgWith))
+	// With no loop on one side there is nothing to compare: 0, not the
+	// 100 % an empty "with" average would give.
+	if m.Benefit.With > 0 && m.Benefit.Without > 0 {
+		m.Benefit.Improvement = Round1(Improvement(m.Benefit.AvgWithout, m.Benefit.AvgWith))
+	}
 	return m
 }
 

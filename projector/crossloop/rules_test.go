@@ -66,3 +66,23 @@ func TestMaturityAndEffectiveness(t *testing.T) {
 		t.Errorf("anti: %s", s)
 	}
 }
+
+// TestImprovementNeedsBothSides: the registry's improvement compares loops
+// with and without injection; with either side empty it is 0.
+func TestImprovementNeedsBothSides(t *testing.T) {
+	for _, c := range []struct {
+		name                     string
+		with, withIter, wo, woIt int
+		want                     float64
+	}{
+		{"no loop with injection", 0, 0, 6, 12, 0},
+		{"no loop without injection", 5, 10, 0, 0, 0},
+		{"both", 5, 10, 4, 12, 33.3},
+	} {
+		s := &crossloop.Stats{Categories: map[string]*crossloop.Cat{"debugging": {
+			With: c.with, WithIter: c.withIter, Without: c.wo, WithoutIter: c.woIt}}}
+		if got := crossloop.ComputeMetrics(s).Benefit.Improvement; got != c.want {
+			t.Errorf("%s: improvement %v, want %v", c.name, got, c.want)
+		}
+	}
+}
