@@ -12,22 +12,27 @@ import (
 //
 // INVARIANT: every field is a pure function of (lesson, tags, category), and
 // each use below gives exactly what the original per-text function gives:
-//   - bigrams: the set of WordBigrams(lesson), sorted ascending, no
-//     duplicates (Jaccard on sorted sets = Jaccard on WordBigrams);
+//   - bigrams: the set of WordBigrams(lesson), no duplicates, sorted by
+//     (bigramHash, string) with bghash[i] = bigramHash(bigrams[i]) (Jaccard
+//     on sorted sets = Jaccard on WordBigrams; hashes make the merge cheap
+//     and a collision only costs a string comparison);
 //   - ctags: contradictionTags(lesson, tags) as a sorted list;
 //   - cnorm: normalizeText(lesson), the words contradiction contexts see;
 //   - rel: normalizeText(lesson + " " + tags joined by " " + " " + category),
 //     the words Relevance sees.
 type features struct {
 	bigrams []string
+	bghash  []uint64
 	ctags   []string
 	cnorm   string
 	rel     string
 }
 
 func featuresOf(lesson string, tags []string, category string) features {
+	bg, bh := hashOrder(sortedBigrams(Normalize(lesson)))
 	return features{
-		bigrams: sortedBigrams(Normalize(lesson)),
+		bigrams: bg,
+		bghash:  bh,
 		ctags:   contradictionTagList(lesson, tags),
 		cnorm:   normalizeText(lesson),
 		rel:     relevanceText(lesson, tags, category),
@@ -81,6 +86,64 @@ func dedupSorted(xs []string) []string {
 	return xs[:n]
 }
 
+// bigramHash is 64-bit FNV-1a: stored in summaries, so it must not change
+// without a new summary format.
+func bigramHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// hashOrder sorts a set by (bigramHash, string) and returns the hashes.
+func hashOrder(set []string) ([]string, []uint64) {
+	if len(set) == 0 {
+		return nil, nil
+	}
+	type hs struct {
+		h uint64
+		s string
+	}
+	xs := make([]hs, len(set))
+	for i, s := range set {
+		xs[i] = hs{bigramHash(s), s}
+	}
+	sort.Slice(xs, func(i, j int) bool {
+		if xs[i].h != xs[j].h {
+			return xs[i].h < xs[j].h
+		}
+		return xs[i].s < xs[j].s
+	})
+	out, hashes := make([]string, len(xs)), make([]uint64, len(xs))
+	for i, x := range xs {
+		out[i], hashes[i] = x.s, x.h
+	}
+	return out, hashes
+}
+
+// jaccardFeatures is Jaccard of two bigram sets in (hash, string) order.
+func jaccardFeatures(a, b features) float64 {
+	if len(a.bigrams) == 0 && len(b.bigrams) == 0 {
+		return 1
+	}
+	inter := 0
+	for i, j := 0, 0; i < len(a.bigrams) && j < len(b.bigrams); {
+		switch ha, hb := a.bghash[i], b.bghash[j]; {
+		case ha < hb || ha == hb && a.bigrams[i] < b.bigrams[j]:
+			i++
+		case ha > hb || a.bigrams[i] > b.bigrams[j]:
+			j++
+		default:
+			inter++
+			i++
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a.bigrams)+len(b.bigrams)-inter)
+}
+
 // jaccardSorted is Jaccard of two sets given as sorted lists without
 // duplicates; two empty sets are identical (1.0).
 func jaccardSorted(a, b []string) float64 {
@@ -128,3 +191,7 @@ func contradictionTagList(text string, own []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// bigramsOnly keeps a features' bigram set (a scan that needs no
+// contradiction check).
+func bigramsOnly(f features) features { return features{bigrams: f.bigrams, bghash: f.bghash} }

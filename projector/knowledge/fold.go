@@ -27,7 +27,7 @@ var _ projector.Model = (*Model)(nil)
 
 func (*Model) Name() string { return ModelName }
 
-// Version 2 added the entry summaries (xa/, xi/) and the summary key in
+// Version 2 added the entry summaries (x/) and the summary key in
 // the index: a version-1 store is rebuilt from the log.
 func (*Model) Version() int { return 2 }
 
@@ -150,17 +150,19 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	}
 	phase := max(d.Phase, 1)
 
-	// The pool is read from the entry summaries: one compact record per
-	// entry with its text features, no JSON decode; full entries are loaded
-	// only for those this submission changes.
-	pool, err := poolSummaries(f.tx, tier, project)
+	// The pool is read from the entry summaries in place (poolScan): no
+	// JSON decode, no text feature recomputed; full entries are loaded only
+	// for those this submission changes.
+	lf := cachedFeatures(d.Lesson, d.Tags, d.Category)
+	pool, err := scanPool(f.tx, tier, project, lf, f.cfg.DedupThreshold, true)
 	if err != nil {
 		return err
 	}
-	existing, refs := activeExisting(pool, "")
 	res := Result{Valid: true}
 	if f.cfg.ValidationEnabled {
-		res = Validate(d.Lesson, existing, Meta{Category: d.Category, Scope: scope, Confidence: conf,
+		// Only entries sharing a contradiction tag can be reported, so
+		// validating against them alone gives the same result.
+		res = Validate(d.Lesson, pool.shared, Meta{Category: d.Category, Scope: scope, Confidence: conf,
 			Tags: d.Tags, AllowSeedCategories: d.Import != nil})
 	}
 	if !res.Valid {
@@ -169,8 +171,8 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	}
 
 	// Near-duplicates reinforce (or, for imports, are dropped).
-	if ds := nearestSummary(sortedBigrams(Normalize(d.Lesson)), pool, f.cfg.DedupThreshold); ds != nil {
-		dup, err := f.load(ds.ID)
+	if dupID := pool.nearest(); dupID != "" {
+		dup, err := f.load(dupID)
 		if err != nil {
 			return err
 		}
@@ -195,7 +197,7 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 		applyImport(e, d.Import, tier)
 	}
 	for _, i := range res.Conflicts {
-		other, err := f.load(refs[i].ID)
+		other, err := f.load(pool.activeIDs[pool.sharedAt[i]])
 		if err != nil {
 			return err
 		}
@@ -329,22 +331,17 @@ func applyImport(e *Entry, imp *events.KnowledgeImport, tier string) {
 }
 
 // enforceCap archives the lowest-value active entries over max (K4).
-// pool is the tier's pool as read at the start of the change; fresh is the
-// entry this event adds to it (held in full: it may be a victim). Victims
-// are loaded from the Tx, so they carry every write of this event.
-func (f *fold) enforceCap(pool []*summary, fresh *Entry, tier, project string, max int) error {
-	keys := make([]capKey, 0, len(pool)+1)
-	for _, s := range pool {
-		keys = append(keys, capKey{active: s.active(), promoted: s.Status == StatusPromoted,
-			signal: ValueSignal(s.Outcomes), seq: s.CreatedSeq})
-	}
-	keys = append(keys, capKey{active: fresh.Active(), promoted: fresh.Status == StatusPromoted,
-		signal: ValueSignal(fresh.Outcomes), seq: fresh.CreatedSeq})
+// pool is the tier's pool as scanned at the start of the change; fresh is
+// the entry this event adds to it (held in full: it may be a victim).
+// Victims are loaded from the Tx, so they carry every write of this event.
+func (f *fold) enforceCap(pool *poolScan, fresh *Entry, tier, project string, max int) error {
+	keys := append(pool.capKeys[:len(pool.capKeys):len(pool.capKeys)], capKey{active: fresh.Active(),
+		promoted: fresh.Status == StatusPromoted, signal: ValueSignal(fresh.Outcomes), seq: fresh.CreatedSeq})
 	for _, i := range capVictims(keys, max) {
 		v := fresh
-		if i < len(pool) {
+		if i < len(pool.activeIDs) {
 			var err error
-			if v, err = f.load(pool[i].ID); err != nil {
+			if v, err = f.load(pool.activeIDs[i]); err != nil {
 				return err
 			}
 		}
@@ -364,16 +361,13 @@ func (f *fold) encounters(e *Entry) error {
 	if !f.cfg.HiveEnabled {
 		return nil
 	}
-	hive, err := activeSummaries(f.tx, TierHive, "")
+	hive, err := scanPool(f.tx, TierHive, "", bigramsOnly(cachedFeatures(e.Lesson, e.Tags, e.Category)),
+		f.cfg.DedupThreshold, false)
 	if err != nil {
 		return err
 	}
-	bg := cachedFeatures(e.Lesson, e.Tags, e.Category).bigrams
-	for _, s := range hive {
-		if jaccardSorted(bg, s.bigrams) < f.cfg.DedupThreshold {
-			continue
-		}
-		h, err := f.load(s.ID)
+	for _, id := range hive.nearActive {
+		h, err := f.load(id)
 		if err != nil {
 			return err
 		}
@@ -417,23 +411,19 @@ func (f *fold) promote(e *Entry, route string) error {
 			return err
 		}
 	}
-	hive, err := poolSummaries(f.tx, TierHive, "")
+	hive, err := scanPool(f.tx, TierHive, "", cachedFeatures(e.Lesson, e.Tags, e.Category), f.cfg.DedupThreshold, true)
 	if err != nil {
 		return err
 	}
-	bg := cachedFeatures(e.Lesson, e.Tags, e.Category).bigrams
-	for _, s := range hive {
-		if jaccardSorted(bg, s.bigrams) >= f.cfg.DedupThreshold {
-			return nil // already in the hive: encounters count it
-		}
+	if hive.nearAny {
+		return nil // already in the hive: encounters count it
 	}
 	if f.cfg.ValidationEnabled {
-		existing, _ := activeExisting(hive, "")
 		conf := 0.5
 		if route == RouteManual {
 			conf = 1
 		}
-		res := Validate(e.Lesson, existing, Meta{Category: e.Category, Scope: e.Scope, Confidence: conf,
+		res := Validate(e.Lesson, hive.shared, Meta{Category: e.Category, Scope: e.Scope, Confidence: conf,
 			Tags: e.Tags, AllowSeedCategories: e.Imported})
 		if !res.Valid {
 			return f.reject(&Rejected{ID: hid, Tier: TierHive, Project: e.Project, Lesson: e.Lesson,

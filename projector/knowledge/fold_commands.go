@@ -115,11 +115,11 @@ func (f *fold) promoted(d *events.KnowledgePromoted) error {
 	if src.Scope == "" {
 		src.Scope = "global"
 	}
-	hive, err := poolSummaries(f.tx, TierHive, "")
+	hive, err := scanPool(f.tx, TierHive, "", cachedFeatures(src.Lesson, src.Tags, src.Category), f.cfg.DedupThreshold, true)
 	if err != nil {
 		return err
 	}
-	if nearestSummary(sortedBigrams(Normalize(d.Lesson)), hive, f.cfg.DedupThreshold) != nil {
+	if hive.nearest() != "" {
 		return nil // already in the hive
 	}
 	hid := src.ID
@@ -127,8 +127,7 @@ func (f *fold) promoted(d *events.KnowledgePromoted) error {
 		return err
 	}
 	if f.cfg.ValidationEnabled {
-		existing, _ := activeExisting(hive, "")
-		res := Validate(src.Lesson, existing, Meta{Category: src.Category, Scope: src.Scope, Confidence: 1, Tags: src.Tags})
+		res := Validate(src.Lesson, hive.shared, Meta{Category: src.Category, Scope: src.Scope, Confidence: 1, Tags: src.Tags})
 		if !res.Valid {
 			return f.reject(&Rejected{ID: hid, Tier: TierHive, Project: project, Lesson: src.Lesson,
 				Category: src.Category, Tags: src.Tags, Reason: res.Reason, Layer: res.Layer, Kind: RejectedValidation})

@@ -163,14 +163,17 @@ func injectSummaries(swarm, hive []*summary, o InjectOptions, cfg Config) Inject
 // near-duplicate (Jaccard of bigrams >= threshold) of an entry kept before
 // it.
 //
-// Instead of comparing with every kept entry, it counts shared bigrams
-// through postings (bigram → kept entries). This is exact: with threshold
-// > 0 an entry sharing no bigram with a kept one has similarity 0 with it
-// (both empty: 1, handled apart); with threshold <= 0 every similarity
-// passes, so only the first entry is kept.
+// Instead of comparing with every kept entry, it counts shared bigram
+// hashes through postings (hash → kept entries). A count c is at least the
+// true intersection, so c / (|a| + |b| − c) bounds the similarity from
+// above: below the threshold the pair is not a near-duplicate; otherwise
+// the exact similarity decides. Entries sharing nothing are never looked
+// at: with threshold > 0 their similarity is 0 (both empty: 1, handled
+// apart); with threshold <= 0 every similarity passes, so only the first
+// entry is kept.
 func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*summary {
 	var kept []*summary
-	post := map[string][]int32{}
+	post := make(map[uint64][]int32, len(pool)*4)
 	var counts []int32
 	var touched []int32
 	emptyKept := false
@@ -186,8 +189,8 @@ func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*su
 			dup = emptyKept && 1 >= threshold
 		default:
 			touched = touched[:0]
-			for _, g := range e.bigrams {
-				for _, k := range post[g] {
+			for _, h := range e.bghash {
+				for _, k := range post[h] {
 					if counts[k] == 0 {
 						touched = append(touched, k)
 					}
@@ -195,11 +198,12 @@ func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*su
 				}
 			}
 			for _, k := range touched {
-				inter := int(counts[k])
-				if float64(inter)/float64(len(e.bigrams)+len(kept[k].bigrams)-inter) >= threshold {
-					dup = true
-				}
+				c := int(counts[k])
 				counts[k] = 0
+				if dup || float64(c)/float64(len(e.bigrams)+len(kept[k].bigrams)-c) < threshold {
+					continue
+				}
+				dup = jaccardFeatures(e.features, kept[k].features) >= threshold
 			}
 		}
 		if dup {
@@ -211,8 +215,8 @@ func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*su
 		if len(e.bigrams) == 0 {
 			emptyKept = true
 		}
-		for _, g := range e.bigrams {
-			post[g] = append(post[g], k)
+		for _, h := range e.bghash {
+			post[h] = append(post[h], k)
 		}
 	}
 	return kept
@@ -267,24 +271,45 @@ func Relevance(task []string, e *Entry) float64 {
 }
 
 // relevanceIn is Relevance on the entry's normalised relevance text (words
-// separated by single spaces), without splitting it.
+// separated by single spaces), in one pass over its words.
 func relevanceIn(task []string, text string) float64 {
 	if len(task) == 0 {
 		return 0
 	}
+	var hitBits uint64 // terms found, for the first 64 terms
+	var hitMore map[int]bool
 	hit := 0
-	for _, t := range task {
-		for rest := text; ; {
-			w, tail, more := strings.Cut(rest, " ")
+	isHit := func(i int) bool {
+		if i < 64 {
+			return hitBits&(1<<i) != 0
+		}
+		return hitMore[i]
+	}
+	for start := 0; start <= len(text) && hit < len(task); {
+		end := strings.IndexByte(text[start:], ' ')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
+		}
+		w := text[start:end]
+		for i, t := range task {
+			if isHit(i) {
+				continue
+			}
 			if w == t || (len(t) >= 4 && strings.HasPrefix(w, t)) || (len(w) >= 4 && strings.HasPrefix(t, w)) {
 				hit++
-				break
+				if i < 64 {
+					hitBits |= 1 << i
+				} else {
+					if hitMore == nil {
+						hitMore = map[int]bool{}
+					}
+					hitMore[i] = true
+				}
 			}
-			if !more {
-				break
-			}
-			rest = tail
 		}
+		start = end + 1
 	}
 	return float64(hit) / float64(len(task))
 }

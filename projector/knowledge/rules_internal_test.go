@@ -139,8 +139,51 @@ func TestSortedBigramsAreWordBigrams(t *testing.T) {
 		if got, want := jaccardSorted(sa, sb), Jaccard(WordBigrams(a), WordBigrams(b)); got != want {
 			t.Fatalf("Jaccard(%q, %q): sorted %v, reference %v", a, b, got, want)
 		}
+		fa, fb := featuresOf(a, nil, ""), featuresOf(b, nil, "")
+		if got, want := jaccardFeatures(fa, fb), Jaccard(WordBigrams(a), WordBigrams(b)); got != want {
+			t.Fatalf("Jaccard(%q, %q): hashed %v, reference %v", a, b, got, want)
+		}
+		packed := summaryOf(&Entry{Lesson: b}).encode()
+		d := sumDecoder[[]byte]{s: packed}
+		d.byte()
+		d.byte()
+		for range 4 {
+			d.uvarint()
+		}
+		d.str()
+		if got, want := jaccardPacked(fa, &d), Jaccard(WordBigrams(a), WordBigrams(b)); got != want || d.bad {
+			t.Fatalf("Jaccard(%q, %q): packed %v, reference %v", a, b, got, want)
+		}
 		if len(sa) != len(setOf(WordBigrams(a)...)) {
 			t.Fatalf("bigrams of %q: %v vs %v", a, sa, WordBigrams(a))
+		}
+	}
+}
+
+// TestRelevanceInIsReference: the one-pass relevance gives the
+// reference's term-by-term count.
+func TestRelevanceInIsReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	ref := func(task []string, text string) float64 {
+		hit := 0
+		for _, tt := range task {
+			for _, w := range words(text) {
+				if w == tt || (len(tt) >= 4 && strings.HasPrefix(w, tt)) || (len(w) >= 4 && strings.HasPrefix(tt, w)) {
+					hit++
+					break
+				}
+			}
+		}
+		return float64(hit) / float64(len(task))
+	}
+	for range 5000 {
+		task := taskTerms(randomText(rng) + " tests testing tes")
+		text := relevanceText(randomText(rng), []string{randomText(rng)}, "testing")
+		if len(task) == 0 {
+			continue
+		}
+		if got, want := relevanceIn(task, text), ref(task, text); got != want {
+			t.Fatalf("relevance of %v in %q: %v, reference %v", task, text, got, want)
 		}
 	}
 }

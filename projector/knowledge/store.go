@@ -17,7 +17,7 @@ import (
 //	s/<project token>/<id>      swarm entry (JSON Entry)
 //	h/<id>                      hive entry
 //	i/<id>                      index: id → entry key and summary key (indexValue)
-//	xa/..., xi/...              entry summaries (summary.go)
+//	x/...                       entry summaries (summary.go)
 //	r/<id>                      rejected record (JSON Rejected)
 //	seen/<event id>             events already folded (idempotence)
 //	phase/<project token>/<n>   completed phases (one sweep per phase)
@@ -164,8 +164,8 @@ func parseIndex(v []byte) (entryKey, sumKey string, err error) {
 // saveEntry stores e, its summary and its index.
 //
 // INVARIANT: after saveEntry the summary under summaryKey(e) describes e
-// and no other summary of e exists (a status change moves it between xa/
-// and xi/).
+// and no other summary of e exists (a status change moves it between
+// a/ and i/).
 func saveEntry(tx projector.Tx, e *Entry) error {
 	k := entryKey(e)
 	if err := putJSON(tx, k, e); err != nil {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,22 +20,22 @@ import (
 //
 // Keys (within the model):
 //
-//	xa/h/<seq>/<id>                  summary of an active hive entry
-//	xa/s/<project token>/<seq>/<id>  summary of an active swarm entry
-//	xi/...                           the same for inactive (archived or
-//	                                 quarantined) entries
+//	x/h/a/<seq>/<id>                  summary of an active hive entry
+//	x/s/<project token>/a/<seq>/<id>  summary of an active swarm entry
+//	x/.../i/<seq>/<id>                the same for inactive (archived or
+//	                                  quarantined) entries
 //
 // <seq> is CreatedSeq as 16 hex digits, so a scan lists a pool in
 // (CreatedSeq, id) order: the order scanEntries gives (creation order, key
 // order of ids among equal sequences).
 //
-// INVARIANT: every entry has exactly one summary, under xa/ when Active()
-// and xi/ otherwise, equal to summaryOf(entry) for its stored JSON; the
+// so one scan of x/<pool>/ reads a pool's active entries, then its
+// inactive ones, and x/<pool>/a/ its active ones only.
+//
+// INVARIANT: every entry has exactly one summary, under a/ when Active()
+// and i/ otherwise, equal to summaryOf(entry) for its stored JSON; the
 // index i/<id> records the summary key so saveEntry can move it.
-const (
-	pfxSumActive   = "xa/"
-	pfxSumInactive = "xi/"
-)
+const pfxSum = "x/"
 
 // summary is the decoded summary of one entry.
 type summary struct {
@@ -56,10 +54,6 @@ func (s *summary) removed() bool {
 	return s.Status == StatusArchived && s.ArchiveReason == ArchiveTTLTodo
 }
 
-func (s *summary) existing() Existing {
-	return Existing{Text: s.Lesson, feat: &s.features}
-}
-
 func sumScope(tier, project string) string {
 	if tier == TierHive {
 		return "h/"
@@ -68,11 +62,11 @@ func sumScope(tier, project string) string {
 }
 
 func summaryKey(e *Entry) string {
-	p := pfxSumInactive
+	state := "i/"
 	if e.Active() {
-		p = pfxSumActive
+		state = "a/"
 	}
-	return fmt.Sprintf("%s%s%016x/%s", p, sumScope(e.Tier, e.Project), e.CreatedSeq, e.ID)
+	return fmt.Sprintf("%s%s%s%016x/%s", pfxSum, sumScope(e.Tier, e.Project), state, e.CreatedSeq, e.ID)
 }
 
 func summaryOf(e *Entry) *summary {
@@ -94,12 +88,15 @@ var featureMemo = struct {
 const featureMemoMax = 16384
 
 func cachedFeatures(lesson string, tags []string, category string) features {
-	var b strings.Builder
-	for _, s := range append([]string{lesson, category}, tags...) {
-		b.WriteString(fmt.Sprintf("%d:", len(s)))
-		b.WriteString(s)
+	n := len(lesson) + len(category) + 8
+	for _, t := range tags {
+		n += len(t) + 4
 	}
-	k := b.String()
+	kb := make([]byte, 0, n)
+	for _, s := range append([]string{lesson, category}, tags...) {
+		kb = appendString(kb, s)
+	}
+	k := string(kb)
 	featureMemo.Lock()
 	f, ok := featureMemo.m[k]
 	featureMemo.Unlock()
@@ -116,32 +113,57 @@ func cachedFeatures(lesson string, tags []string, category string) features {
 	return f
 }
 
-// Encoding: strings and lists as uvarint length + bytes, counts as
-// uvarint, confidence as IEEE-754 bits, created_at as varint seconds +
-// uvarint nanoseconds. The first byte is the format version.
+// Encoding, in this order so that the fold's pool scan (poolScan) reads a
+// prefix of the record in place: format byte; flags (flagActive,
+// flagRemoved, flagPromoted); uvarint created_seq; uvarint shown, helpful,
+// harmful; id; the bigram list (each 8 bytes of little-endian hash, then
+// the string); the contradiction-tag list; cnorm; then
+// tier, project, lesson, category, scope, status, archive reason, source
+// project, rel, varint seconds + uvarint nanoseconds of created_at and the
+// IEEE-754 bits of confidence. Strings are uvarint length + bytes, lists
+// uvarint count + strings.
 const summaryFormat = 1
+
+const (
+	flagActive = 1 << iota
+	flagRemoved
+	flagPromoted
+)
 
 func (s *summary) encode() []byte {
 	b := make([]byte, 0, 64+len(s.Lesson)*4)
-	b = append(b, summaryFormat)
-	for _, x := range []string{s.ID, s.Tier, s.Project, s.Lesson, s.Category, s.Scope, s.Status, s.ArchiveReason,
-		s.SourceProject, s.cnorm, s.rel} {
-		b = appendString(b, x)
+	var flags byte
+	if s.active() {
+		flags |= flagActive
 	}
+	if s.removed() {
+		flags |= flagRemoved
+	}
+	if s.Status == StatusPromoted {
+		flags |= flagPromoted
+	}
+	b = append(b, summaryFormat, flags)
 	b = binary.AppendUvarint(b, s.CreatedSeq)
-	b = binary.AppendVarint(b, s.CreatedAt.Unix())
-	b = binary.AppendUvarint(b, uint64(s.CreatedAt.Nanosecond()))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.Confidence))
 	for _, n := range []int{s.Outcomes.Shown, s.Outcomes.Helpful, s.Outcomes.Harmful} {
 		b = binary.AppendUvarint(b, uint64(max(n, 0)))
 	}
-	for _, l := range [][]string{s.bigrams, s.ctags} {
-		b = binary.AppendUvarint(b, uint64(len(l)))
-		for _, x := range l {
-			b = appendString(b, x)
-		}
+	b = appendString(b, s.ID)
+	b = binary.AppendUvarint(b, uint64(len(s.bigrams)))
+	for i, x := range s.bigrams {
+		b = binary.LittleEndian.AppendUint64(b, s.bghash[i])
+		b = appendString(b, x)
 	}
-	return b
+	b = binary.AppendUvarint(b, uint64(len(s.ctags)))
+	for _, x := range s.ctags {
+		b = appendString(b, x)
+	}
+	for _, x := range []string{s.cnorm, s.Tier, s.Project, s.Lesson, s.Category, s.Scope, s.Status, s.ArchiveReason,
+		s.SourceProject, s.rel} {
+		b = appendString(b, x)
+	}
+	b = binary.AppendVarint(b, s.CreatedAt.Unix())
+	b = binary.AppendUvarint(b, uint64(s.CreatedAt.Nanosecond()))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(s.Confidence))
 }
 
 func appendString(b []byte, s string) []byte {
@@ -153,46 +175,40 @@ var errSummary = errors.New("knowledge: corrupt entry summary")
 
 // decodeSummary decodes v; every string of the result shares one copy of v.
 func decodeSummary(v []byte) (*summary, error) {
-	d := sumDecoder{s: string(v)}
+	d := sumDecoder[string]{s: string(v)}
 	if d.byte() != summaryFormat {
 		return nil, errSummary
 	}
+	d.byte() // flags: derived from the status below
 	s := &summary{}
-	for _, p := range []*string{&s.ID, &s.Tier, &s.Project, &s.Lesson, &s.Category, &s.Scope, &s.Status,
-		&s.ArchiveReason, &s.SourceProject, &s.cnorm, &s.rel} {
+	s.CreatedSeq = d.uvarint()
+	s.Outcomes.Shown, s.Outcomes.Helpful, s.Outcomes.Harmful = int(d.uvarint()), int(d.uvarint()), int(d.uvarint())
+	s.ID = d.str()
+	s.bigrams, s.bghash = d.hashedList()
+	s.ctags = d.list()
+	for _, p := range []*string{&s.cnorm, &s.Tier, &s.Project, &s.Lesson, &s.Category, &s.Scope, &s.Status,
+		&s.ArchiveReason, &s.SourceProject, &s.rel} {
 		*p = d.str()
 	}
-	s.CreatedSeq = d.uvarint()
 	sec := d.varint()
 	nsec := d.uvarint()
 	s.CreatedAt = time.Unix(sec, int64(nsec)).UTC()
 	s.Confidence = math.Float64frombits(d.u64())
-	s.Outcomes.Shown, s.Outcomes.Helpful, s.Outcomes.Harmful = int(d.uvarint()), int(d.uvarint()), int(d.uvarint())
-	for _, l := range []*[]string{&s.bigrams, &s.ctags} {
-		n := d.uvarint()
-		if n > uint64(len(d.s)) {
-			return nil, errSummary
-		}
-		if n > 0 {
-			*l = make([]string, n)
-			for i := range *l {
-				(*l)[i] = d.str()
-			}
-		}
-	}
 	if d.bad {
 		return nil, errSummary
 	}
 	return s, nil
 }
 
-type sumDecoder struct {
-	s   string
+// sumDecoder reads a summary from a string (sharing its bytes) or in
+// place from a []byte.
+type sumDecoder[T ~string | ~[]byte] struct {
+	s   T
 	i   int
 	bad bool
 }
 
-func (d *sumDecoder) byte() byte {
+func (d *sumDecoder[T]) byte() byte {
 	if d.i >= len(d.s) {
 		d.bad = true
 		return 0
@@ -201,7 +217,7 @@ func (d *sumDecoder) byte() byte {
 	return d.s[d.i-1]
 }
 
-func (d *sumDecoder) uvarint() uint64 {
+func (d *sumDecoder[T]) uvarint() uint64 {
 	var x uint64
 	for shift := uint(0); shift < 64; shift += 7 {
 		c := d.byte()
@@ -214,7 +230,7 @@ func (d *sumDecoder) uvarint() uint64 {
 	return 0
 }
 
-func (d *sumDecoder) varint() int64 {
+func (d *sumDecoder[T]) varint() int64 {
 	u := d.uvarint()
 	x := int64(u >> 1)
 	if u&1 != 0 {
@@ -223,25 +239,194 @@ func (d *sumDecoder) varint() int64 {
 	return x
 }
 
-func (d *sumDecoder) u64() uint64 {
+func (d *sumDecoder[T]) u64() uint64 {
 	if d.i+8 > len(d.s) {
 		d.bad = true
 		return 0
 	}
-	x := binary.LittleEndian.Uint64([]byte(d.s[d.i : d.i+8]))
+	var x uint64
+	for k := 7; k >= 0; k-- {
+		x = x<<8 | uint64(d.s[d.i+k])
+	}
 	d.i += 8
 	return x
 }
 
-func (d *sumDecoder) str() string {
+// str returns the next string (a slice of d.s, not a copy).
+func (d *sumDecoder[T]) str() T {
 	n := d.uvarint()
 	if d.bad || n > uint64(len(d.s)-d.i) {
 		d.bad = true
-		return ""
+		return d.s[:0]
 	}
 	x := d.s[d.i : d.i+int(n)]
 	d.i += int(n)
 	return x
+}
+
+// list returns the next list of strings as converted copies.
+func (d *sumDecoder[T]) list() []string {
+	n := d.uvarint()
+	if d.bad || n > uint64(len(d.s)-d.i) {
+		d.bad = true
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = string(d.str())
+	}
+	return out
+}
+
+// hashedList returns the next bigram list and its hashes.
+func (d *sumDecoder[T]) hashedList() ([]string, []uint64) {
+	n := d.cursor()
+	if n == 0 {
+		return nil, nil
+	}
+	out, hs := make([]string, n), make([]uint64, n)
+	for i := range out {
+		hs[i] = d.u64()
+		out[i] = string(d.str())
+	}
+	return out, hs
+}
+
+// cursor reads a list's count (its strings follow).
+func (d *sumDecoder[T]) cursor() int {
+	n := d.uvarint()
+	if d.bad || n > uint64(len(d.s)-d.i) {
+		d.bad = true
+		return 0
+	}
+	return int(n)
+}
+
+// jaccardPacked is jaccardFeatures(a, the next bigram list of d) without
+// copying the list; it leaves d after the list.
+func jaccardPacked(a features, d *sumDecoder[[]byte]) float64 {
+	n := d.cursor()
+	if len(a.bigrams) == 0 && n == 0 {
+		return 1
+	}
+	inter, i := 0, 0
+	for range n {
+		h := d.u64()
+		x := d.str()
+		for i < len(a.bigrams) && (a.bghash[i] < h || a.bghash[i] == h && a.bigrams[i] < string(x)) {
+			i++
+		}
+		if i < len(a.bigrams) && a.bghash[i] == h && a.bigrams[i] == string(x) {
+			inter++
+			i++
+		}
+	}
+	return float64(inter) / float64(len(a.bigrams)+n-inter)
+}
+
+// sharesPacked is sharesSorted(a, the next list of d), leaving d after it.
+func sharesPacked(a []string, d *sumDecoder[[]byte]) bool {
+	n := d.cursor()
+	shared, i := false, 0
+	for range n {
+		x := d.str()
+		for i < len(a) && a[i] < string(x) {
+			i++
+		}
+		if i < len(a) && a[i] == string(x) {
+			shared = true
+		}
+	}
+	return shared
+}
+
+// poolScan is what a change of a pool (a project's swarm store or the
+// hive) needs to know about it with respect to one lesson, read from the
+// summaries in place (nothing decoded but what is kept):
+type poolScan struct {
+	// activeIDs and capKeys describe the active entries, in creation order.
+	activeIDs []string
+	capKeys   []capKey
+	// shared are the active entries sharing a contradiction tag with the
+	// lesson (the only ones Contradictions can report), in creation order;
+	// sharedAt[i] is the index in activeIDs of shared[i].
+	shared   []Existing
+	sharedAt []int
+	// nearActive lists the active near-duplicates in creation order;
+	// nearInactive is the first inactive near-duplicate not removed from
+	// view; nearAny tells whether any entry at all (removed ones too) is a
+	// near-duplicate.
+	nearActive   []string
+	nearInactive string
+	nearAny      bool
+}
+
+// scanPool reads the pool of (tier, project) for a lesson with the given
+// features, in one scan: the active entries, then (when withInactive) the
+// inactive ones.
+func scanPool(r projector.Reader, tier, project string, lf features, threshold float64, withInactive bool) (*poolScan, error) {
+	ps := &poolScan{}
+	prefix := pfxSum + sumScope(tier, project)
+	if !withInactive {
+		prefix += "a/"
+	}
+	err := r.Scan([]byte(prefix), func(k, v []byte) error {
+		d := sumDecoder[[]byte]{s: v}
+		if d.byte() != summaryFormat {
+			return fmt.Errorf("%w: %s", errSummary, k)
+		}
+		flags := d.byte()
+		seq := d.uvarint()
+		d.uvarint() // shown
+		helpful, harmful := d.uvarint(), d.uvarint()
+		id := d.str()
+		near := jaccardPacked(lf, &d) >= threshold
+		if flags&flagActive == 0 {
+			if near {
+				ps.nearAny = true
+				if flags&flagRemoved == 0 && ps.nearInactive == "" {
+					ps.nearInactive = string(id)
+				}
+			}
+			if d.bad {
+				return fmt.Errorf("%w: %s", errSummary, k)
+			}
+			return nil
+		}
+		start := d.i
+		if len(lf.ctags) > 0 && sharesPacked(lf.ctags, &d) {
+			ctags := (&sumDecoder[[]byte]{s: v, i: start}).list()
+			cnorm := string(d.str())
+			ps.shared = append(ps.shared, Existing{feat: &features{ctags: ctags, cnorm: cnorm}})
+			ps.sharedAt = append(ps.sharedAt, len(ps.activeIDs))
+		}
+		if d.bad {
+			return fmt.Errorf("%w: %s", errSummary, k)
+		}
+		sid := string(id)
+		ps.activeIDs = append(ps.activeIDs, sid)
+		ps.capKeys = append(ps.capKeys, capKey{active: true, promoted: flags&flagPromoted != 0,
+			signal: ValueSignal(Outcomes{Helpful: int(helpful), Harmful: int(harmful)}), seq: seq})
+		if near {
+			ps.nearAny = true
+			ps.nearActive = append(ps.nearActive, sid)
+		}
+		return nil
+	})
+	return ps, err
+}
+
+// nearest is the near-duplicate a submission meets: the first active one
+// (creation order), else the first inactive one, else ""; entries removed
+// from view are ignored.
+func (ps *poolScan) nearest() string {
+	if len(ps.nearActive) > 0 {
+		return ps.nearActive[0]
+	}
+	return ps.nearInactive
 }
 
 // scanSummaries decodes the summaries under prefix, in key order.
@@ -261,59 +446,5 @@ func scanSummaries(r projector.Reader, prefix string) ([]*summary, error) {
 // activeSummaries are the summaries of the active entries of a tier's pool
 // (a project's swarm store, or the hive), in (CreatedSeq, id) order.
 func activeSummaries(r projector.Reader, tier, project string) ([]*summary, error) {
-	return scanSummaries(r, pfxSumActive+sumScope(tier, project))
-}
-
-// poolSummaries are the summaries of every entry of a tier's pool, active
-// or not, in (CreatedSeq, id) order: the order of SwarmEntries/HiveEntries.
-func poolSummaries(r projector.Reader, tier, project string) ([]*summary, error) {
-	a, err := activeSummaries(r, tier, project)
-	if err != nil {
-		return nil, err
-	}
-	in, err := scanSummaries(r, pfxSumInactive+sumScope(tier, project))
-	if err != nil || len(in) == 0 {
-		return a, err
-	}
-	out := append(a, in...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].CreatedSeq != out[j].CreatedSeq {
-			return out[i].CreatedSeq < out[j].CreatedSeq
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out, nil
-}
-
-// activeExisting lists the active entries of a pool for Validate, with the
-// summaries they come from.
-func activeExisting(pool []*summary, skip string) ([]Existing, []*summary) {
-	var ex []Existing
-	var ref []*summary
-	for _, s := range pool {
-		if s.active() && s.ID != skip {
-			ex = append(ex, s.existing())
-			ref = append(ref, s)
-		}
-	}
-	return ex, ref
-}
-
-// nearestSummary is nearest on summaries: the first active near-duplicate
-// (creation order), else the first inactive one, else nil; entries removed
-// from view are ignored.
-func nearestSummary(bigrams []string, pool []*summary, threshold float64) *summary {
-	var inactive *summary
-	for _, s := range pool {
-		if s.removed() || jaccardSorted(bigrams, s.bigrams) < threshold {
-			continue
-		}
-		if s.active() {
-			return s
-		}
-		if inactive == nil {
-			inactive = s
-		}
-	}
-	return inactive
+	return scanSummaries(r, pfxSum+sumScope(tier, project)+"a/")
 }
