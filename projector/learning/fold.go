@@ -143,7 +143,11 @@ func get(tx projector.Reader, k []byte, v record) (bool, error) {
 
 // put stores v at k.
 func put(tx projector.Tx, k []byte, v record) error {
-	e := enc{b: make([]byte, 0, 256)}
+	size := 192
+	if _, ok := v.(*patternRec); ok {
+		size = 512 // ten example bead ids and a dozen times
+	}
+	e := enc{b: make([]byte, 0, size)}
 	v.encode(&e)
 	if e.err != nil {
 		return fmt.Errorf("encode %q: %w", k, e.err)

@@ -34,7 +34,7 @@ func key(kind byte, project string, parts ...string) []byte {
 	for _, p := range parts {
 		n += 1 + len(p)
 	}
-	k := make([]byte, 0, n+20)
+	k := make([]byte, 0, n+21) // room for termsPrefix's 0 and termKey's 20 bytes
 	k = append(k, kind, 0)
 	k = append(k, project...)
 	for _, p := range parts {
@@ -49,9 +49,10 @@ func termsPrefix(kind byte, project, id string) []byte {
 	return append(key(kind, project, id), 0)
 }
 
-// termKey orders terms by time then stream sequence.
+// termKey orders terms by time then stream sequence. It appends to prefix
+// (whose capacity key reserves), so the prefix must not be used after.
 func termKey(prefix []byte, t time.Time, seq uint64) []byte {
-	k := append([]byte(nil), prefix...)
+	k := prefix
 	k = binary.BigEndian.AppendUint64(k, uint64(t.Unix())+1<<63)
 	k = binary.BigEndian.AppendUint32(k, uint32(t.Nanosecond()))
 	return binary.BigEndian.AppendUint64(k, seq)
