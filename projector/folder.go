@@ -29,8 +29,8 @@ type Folder struct {
 	committed uint64        // checkpoint on disk
 	seq       uint64        // last sequence folded (>= committed)
 	liveFrom  uint64        // events with seq <= liveFrom are not announced
-	batch     *batchOverlay // writes of folded, uncommitted events
-	cur       overlay       // writes of the event being folded
+	batch     *batchOverlay // writes of folded, uncommitted events, the current one's included
+	undo      []undoEntry   // how to take the current event's writes back out of batch
 	curEmits  []Derived
 	outbox    []outboxEntry // announcements of folded, uncommitted events
 	pending   int           // events folded since the last commit
@@ -62,7 +62,7 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 		return nil, err
 	}
 	f := &Folder{store: store, models: models, committed: cp, seq: cp, liveFrom: lf,
-		batch: newBatchOverlay(), cur: overlay{}, announce: announce}
+		batch: newBatchOverlay(), announce: announce}
 	for _, m := range models {
 		f.prefixes = append(f.prefixes, []byte(modelPrefix+m.Name()+"/"))
 	}
@@ -106,7 +106,7 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 	}
 	f.seq = ev.Seq
 	f.pending++
-	clear(f.cur)
+	f.undo = f.undo[:0]
 	f.curEmits = f.curEmits[:0]
 
 	if derr != nil {
@@ -115,7 +115,7 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 	for i, m := range f.models {
 		tx := modelTx{f: f, prefix: f.prefixes[i]}
 		if err := foldSafely(m, tx, ev, data); err != nil {
-			clear(f.cur)
+			f.rollback()
 			f.curEmits = f.curEmits[:0]
 			if errors.Is(err, ErrStorage) {
 				return false, err
@@ -123,13 +123,13 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 			return false, fmt.Errorf("%w: seq %d: %s: %v", ErrPoison, ev.Seq, m.Name(), err)
 		}
 	}
-	for k, v := range f.cur {
-		f.batch.set(k, v)
-	}
 	if f.announce && ev.Seq > f.liveFrom {
-		for i, d := range f.curEmits {
+		n := len(f.outbox)
+		for _, d := range f.curEmits {
 			raw, err := json.Marshal(d.Data)
 			if err != nil {
+				f.rollback()
+				f.outbox = f.outbox[:n]
 				return false, fmt.Errorf("%w: seq %d: derived %s: %v", ErrPoison, ev.Seq, d.Type, err)
 			}
 			f.outbox = append(f.outbox, outboxEntry{
@@ -137,10 +137,39 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 				Type:  d.Type, Project: d.Project, Subject: d.Subject, Cause: ev.Seq,
 				Time: ev.Time.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"), Data: raw,
 			})
-			_ = i
 		}
 	}
 	return false, nil
+}
+
+// undoEntry is a key's value in the batch before the current event wrote
+// it (had=false: the key was not in the batch).
+type undoEntry struct {
+	key  string
+	prev overlayVal
+	had  bool
+}
+
+// write puts one write of the current event into the batch, remembering
+// how to take it back.
+func (f *Folder) write(k string, v overlayVal) {
+	prev, had := f.batch.get(k)
+	f.undo = append(f.undo, undoEntry{key: k, prev: prev, had: had})
+	f.batch.set(k, v)
+}
+
+// rollback takes the current event's writes back out of the batch, newest
+// first, so the batch is as it was before the event.
+func (f *Folder) rollback() {
+	for i := len(f.undo) - 1; i >= 0; i-- {
+		u := f.undo[i]
+		if u.had {
+			f.batch.set(u.key, u.prev)
+		} else {
+			f.batch.remove(u.key)
+		}
+	}
+	f.undo = f.undo[:0]
 }
 
 // Skip advances past a sequence that holds no event for this projector
@@ -219,9 +248,6 @@ func (t modelTx) full(key []byte) string { return string(t.prefix) + string(key)
 
 func (t modelTx) Get(key []byte) ([]byte, bool, error) {
 	k := t.full(key)
-	if v, ok := t.f.cur[k]; ok {
-		return v.v, !v.del, nil
-	}
 	if v, ok := t.f.batch.get(k); ok {
 		return v.v, !v.del, nil
 	}
@@ -229,12 +255,12 @@ func (t modelTx) Get(key []byte) ([]byte, bool, error) {
 }
 
 func (t modelTx) Set(key, value []byte) error {
-	t.f.cur[t.full(key)] = overlayVal{v: append([]byte(nil), value...)}
+	t.f.write(t.full(key), overlayVal{v: append([]byte(nil), value...)})
 	return nil
 }
 
 func (t modelTx) Delete(key []byte) error {
-	t.f.cur[t.full(key)] = overlayVal{del: true}
+	t.f.write(t.full(key), overlayVal{del: true})
 	return nil
 }
 
@@ -242,11 +268,11 @@ func (t modelTx) Emit(d Derived) { t.f.curEmits = append(t.f.curEmits, d) }
 
 func (t modelTx) Seq() uint64 { return t.f.seq }
 
-// Scan merges the committed keys with both overlays, in key order.
+// Scan merges the committed keys with the batch's writes, in key order.
 func (t modelTx) Scan(prefix []byte, fn func(k, v []byte) error) error {
 	full := append(append([]byte{}, t.prefix...), prefix...)
-	// Overlay view: cur shadows batch.
-	oks, view := mergedKeys(t.f.batch, t.f.cur, full)
+	// The batch's keys are listed before the walk: fn may write.
+	oks := t.f.batch.keysWithPrefix(full)
 	it, err := t.f.store.db.NewIter(&pebble.IterOptions{LowerBound: full, UpperBound: prefixEnd(full)})
 	if err != nil {
 		return fmt.Errorf("%w: iter: %v", ErrStorage, err)
@@ -264,10 +290,10 @@ func (t modelTx) Scan(prefix []byte, fn func(k, v []byte) error) error {
 		case i < len(oks) && (!it.Valid() || bytes.Compare([]byte(oks[i]), it.Key()) <= 0):
 			k := oks[i]
 			if it.Valid() && bytes.Equal([]byte(k), it.Key()) {
-				it.Next() // shadowed by the overlay
+				it.Next() // shadowed by the batch
 			}
 			i++
-			if ov := view(k); !ov.del {
+			if ov, _ := t.f.batch.get(k); !ov.del {
 				err = call([]byte(k), ov.v)
 			}
 		default:

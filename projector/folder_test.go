@@ -3,6 +3,7 @@ package projector_test
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,12 @@ func (counter) Fold(tx projector.Tx, ev *events.Event, data events.Payload) erro
 		return err
 	}
 	switch o.BeadID {
+	case "scan": // what the batch holds after poison events were taken back
+		var keys []string
+		if err := tx.Scan([]byte("bead/"), func(k, _ []byte) error { keys = append(keys, string(k)); return nil }); err != nil {
+			return err
+		}
+		return tx.Set([]byte("scanned"), []byte(strings.Join(keys, ",")))
 	case "poison":
 		return errors.New("refused")
 	case "panic":
@@ -61,7 +68,7 @@ func TestFolderDiscardsPoisonWritesAndSkipsRedeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	evs := []*events.Event{outcomeEv(t, 1, "a"), outcomeEv(t, 2, "poison"), outcomeEv(t, 3, "panic"), outcomeEv(t, 4, "b")}
+	evs := []*events.Event{outcomeEv(t, 1, "a"), outcomeEv(t, 2, "poison"), outcomeEv(t, 3, "panic"), outcomeEv(t, 4, "b"), outcomeEv(t, 5, "scan")}
 	poison, err := projector.FoldEvents(st, []projector.Model{counter{}}, evs)
 	if err != nil {
 		t.Fatal(err)
@@ -71,17 +78,20 @@ func TestFolderDiscardsPoisonWritesAndSkipsRedeliveries(t *testing.T) {
 	}
 	r := st.Model("counter")
 	total, _, _ := r.Get([]byte("total"))
-	if binary.BigEndian.Uint64(total) != 2 {
-		t.Fatalf("total = %d, want 2 (poison writes discarded)", binary.BigEndian.Uint64(total))
+	if binary.BigEndian.Uint64(total) != 3 {
+		t.Fatalf("total = %d, want 3 (poison writes discarded)", binary.BigEndian.Uint64(total))
+	}
+	if v, _, _ := r.Get([]byte("scanned")); string(v) != "bead/a,bead/b,bead/scan" {
+		t.Fatalf("a scan in the batch after poison events saw %q", v)
 	}
 	if _, ok, _ := r.Get([]byte("bead/poison")); ok {
 		t.Fatal("a poison event's write survived")
 	}
-	if cp, _ := st.Checkpoint(); cp != 4 {
-		t.Fatalf("checkpoint %d, want 4", cp)
+	if cp, _ := st.Checkpoint(); cp != 5 {
+		t.Fatalf("checkpoint %d, want 5", cp)
 	}
 	// A redelivery at or below the checkpoint changes nothing.
-	if _, err := projector.FoldEvents(st, []projector.Model{counter{}}, []*events.Event{outcomeEv(t, 3, "c"), outcomeEv(t, 4, "d")}); err != nil {
+	if _, err := projector.FoldEvents(st, []projector.Model{counter{}}, []*events.Event{outcomeEv(t, 3, "c"), outcomeEv(t, 5, "d")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := r.Get([]byte("bead/c")); ok {
@@ -91,7 +101,7 @@ func TestFolderDiscardsPoisonWritesAndSkipsRedeliveries(t *testing.T) {
 	if err := r.Scan([]byte("bead/"), func(k, _ []byte) error { keys = append(keys, string(k)); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 2 || keys[0] != "bead/a" || keys[1] != "bead/b" {
+	if len(keys) != 3 || keys[0] != "bead/a" || keys[1] != "bead/b" || keys[2] != "bead/scan" {
 		t.Fatalf("keys %v", keys)
 	}
 }

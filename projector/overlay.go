@@ -1,32 +1,15 @@
 package projector
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/RaduBerinde/btreemap"
 )
 
-// overlay holds uncommitted writes in memory, keyed by full key.
-// A nil value with del=true is a deletion.
-type overlay map[string]overlayVal
-
+// overlayVal is an uncommitted write; del=true is a deletion.
 type overlayVal struct {
 	v   []byte
 	del bool
-}
-
-// sortedKeys returns the overlay's keys with the prefix, sorted. It visits
-// every key: use it only on small overlays (one event's writes).
-func (o overlay) sortedKeys(prefix []byte) []string {
-	var ks []string
-	for k := range o {
-		if strings.HasPrefix(k, string(prefix)) {
-			ks = append(ks, k)
-		}
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // batchOverlay holds the writes of every folded, uncommitted event: a map
@@ -55,6 +38,13 @@ func (b *batchOverlay) set(k string, v overlayVal) {
 	b.vals[k] = v
 }
 
+func (b *batchOverlay) remove(k string) {
+	if _, ok := b.vals[k]; ok {
+		delete(b.vals, k)
+		b.keys.Delete(k)
+	}
+}
+
 func (b *batchOverlay) len() int { return len(b.vals) }
 
 func (b *batchOverlay) clear() {
@@ -77,27 +67,12 @@ func (b *batchOverlay) ascend(prefix []byte, fn func(k string, v overlayVal) boo
 	}
 }
 
-// mergedKeys returns the keys with prefix of the batch and of cur (cur's
-// writes shadow the batch's), sorted, and a lookup of their values.
-func mergedKeys(batch *batchOverlay, cur overlay, prefix []byte) ([]string, func(string) overlayVal) {
+// keysWithPrefix returns the batch's keys with prefix, in key order.
+func (b *batchOverlay) keysWithPrefix(prefix []byte) []string {
 	var ks []string
-	batch.ascend(prefix, func(k string, _ overlayVal) bool {
+	b.ascend(prefix, func(k string, _ overlayVal) bool {
 		ks = append(ks, k)
 		return true
 	})
-	if extra := cur.sortedKeys(prefix); len(extra) > 0 {
-		for _, k := range extra {
-			if _, ok := batch.get(k); !ok {
-				ks = append(ks, k)
-			}
-		}
-		sort.Strings(ks)
-	}
-	return ks, func(k string) overlayVal {
-		if v, ok := cur[k]; ok {
-			return v
-		}
-		v, _ := batch.get(k)
-		return v
-	}
+	return ks
 }
