@@ -16,7 +16,9 @@ import (
 // Reader reads one read model's keys. Keys are relative to the model's
 // prefix; a model never sees another model's keys.
 type Reader interface {
-	// Get returns a copy of the value at key; ok is false when absent.
+	// Get returns the value at key; ok is false when absent. The caller
+	// must not modify the returned slice (it may be the batch's own copy);
+	// Set copies what it is given.
 	Get(key []byte) (value []byte, ok bool, err error)
 	// Scan calls fn for every key with the given prefix, in key order. The
 	// slices are valid only during the call. Returning ErrStopScan from fn
