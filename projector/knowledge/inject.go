@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -163,63 +164,96 @@ func injectSummaries(swarm, hive []*summary, o InjectOptions, cfg Config) Inject
 // near-duplicate (Jaccard of bigrams >= threshold) of an entry kept before
 // it.
 //
-// Instead of comparing with every kept entry, it counts shared bigram
-// hashes through postings (hash → kept entries). A count c is at least the
-// true intersection, so c / (|a| + |b| − c) bounds the similarity from
-// above: below the threshold the pair is not a near-duplicate; otherwise
-// the exact similarity decides. Entries sharing nothing are never looked
-// at: with threshold > 0 their similarity is 0 (both empty: 1, handled
-// apart); with threshold <= 0 every similarity passes, so only the first
-// entry is kept.
+// It compares an entry only with the kept entries sharing a bigram hash of
+// its prefix, by prefix filtering: order hashes by (frequency in the pool,
+// hash) and index each kept set by its first |x| − ⌈t·|x|⌉ + 2 hashes. If
+// J(a, b) >= t the sets share o >= ⌈t·|a∪b|⌉ bigrams, so each prefix holds
+// the first hash (in that order) of a shared bigram: near-duplicates always
+// meet, and the exact similarity decides (the +2 instead of the textbook
+// +1 covers rounding of t·|x|). Bigrams common to many lessons sort last
+// and are not indexed, so the work stays near linear. With threshold <= 0
+// every similarity passes (only the first entry is kept); two empty sets
+// have similarity 1, an empty and a non-empty one 0.
 func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*summary {
-	var kept []*summary
-	post := make(map[uint64][]int32, len(pool)*4)
-	var counts []int32
-	var touched []int32
-	emptyKept := false
+	var cand []*summary
 	for _, e := range pool {
-		if !e.active() || !scopes[e.Scope] {
+		if e.active() && scopes[e.Scope] {
+			cand = append(cand, e)
+		}
+	}
+	if threshold <= 0 || len(cand) < 2 {
+		return cand[:min(len(cand), 1)]
+	}
+	df := make(map[uint64]int32, len(cand)*8)
+	for _, e := range cand {
+		for _, h := range e.bghash {
+			df[h]++
+		}
+	}
+	var kept []*summary
+	post := make(map[uint64][]int32, len(cand)*4)
+	var seen []bool
+	var touched []int32
+	var prefix []hashRank
+	emptyKept := false
+	for _, e := range cand {
+		if len(e.bigrams) == 0 {
+			if !(emptyKept && 1 >= threshold) {
+				kept, seen, emptyKept = append(kept, e), append(seen, false), true
+			}
 			continue
 		}
-		dup := false
-		switch {
-		case threshold <= 0:
-			dup = len(kept) > 0
-		case len(e.bigrams) == 0:
-			dup = emptyKept && 1 >= threshold
-		default:
-			touched = touched[:0]
-			for _, h := range e.bghash {
-				for _, k := range post[h] {
-					if counts[k] == 0 {
-						touched = append(touched, k)
-					}
-					counts[k]++
+		prefix = rarest(e.bghash, df, prefixLen(len(e.bghash), threshold), prefix[:0])
+		touched = touched[:0]
+		for _, r := range prefix {
+			for _, k := range post[r.h] {
+				if !seen[k] {
+					seen[k] = true
+					touched = append(touched, k)
 				}
 			}
-			for _, k := range touched {
-				c := int(counts[k])
-				counts[k] = 0
-				if dup || float64(c)/float64(len(e.bigrams)+len(kept[k].bigrams)-c) < threshold {
-					continue
-				}
-				dup = jaccardFeatures(e.features, kept[k].features) >= threshold
+		}
+		dup := false
+		for _, k := range touched {
+			seen[k] = false
+			if !dup && jaccardFeatures(e.features, kept[k].features) >= threshold {
+				dup = true
 			}
 		}
 		if dup {
 			continue
 		}
 		k := int32(len(kept))
-		kept = append(kept, e)
-		counts = append(counts, 0)
-		if len(e.bigrams) == 0 {
-			emptyKept = true
-		}
-		for _, h := range e.bghash {
-			post[h] = append(post[h], k)
+		kept, seen = append(kept, e), append(seen, false)
+		for _, r := range prefix {
+			post[r.h] = append(post[r.h], k)
 		}
 	}
 	return kept
+}
+
+// prefixLen is |x| − ⌈t·|x|⌉ + 2, within [1, |x|].
+func prefixLen(n int, t float64) int {
+	return max(1, min(n, n-int(math.Ceil(t*float64(n)))+2))
+}
+
+type hashRank struct {
+	df int32
+	h  uint64
+}
+
+// rarest appends to out the p first hashes of hs in (df, hash) order.
+func rarest(hs []uint64, df map[uint64]int32, p int, out []hashRank) []hashRank {
+	for _, h := range hs {
+		out = append(out, hashRank{df[h], h})
+	}
+	// Insertion sort: a lesson has a few dozen bigrams at most.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && (out[j].df < out[j-1].df || out[j].df == out[j-1].df && out[j].h < out[j-1].h); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out[:p]
 }
 
 func sortedBySeq(es []*Entry) []*Entry {

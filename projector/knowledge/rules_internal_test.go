@@ -187,3 +187,52 @@ func TestRelevanceInIsReference(t *testing.T) {
 		}
 	}
 }
+
+// TestDedupKeptIsReference: prefix-filtered dedup keeps exactly what the
+// greedy pairwise comparison keeps.
+func TestDedupKeptIsReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	scopes := map[string]bool{"global": true}
+	for round := range 300 {
+		var pool []*summary
+		var texts []string
+		for i := range 5 + rng.IntN(40) {
+			text := randomText(rng)
+			switch rng.IntN(6) {
+			case 0:
+				text = "x" // no bigram
+			case 1:
+				if len(texts) > 0 {
+					text = texts[rng.IntN(len(texts))] + " " + fragments[rng.IntN(len(fragments))]
+				}
+			}
+			texts = append(texts, text)
+			pool = append(pool, summaryOf(&Entry{ID: string(rune('a' + i%26)), Lesson: text, Scope: "global", Status: StatusCandidate}))
+		}
+		for _, th := range []float64{0, 0.3, 0.6, 0.75, 1} {
+			var want []string
+			var keptBG [][]string
+			for i, text := range texts {
+				bg := WordBigrams(text)
+				dup := false
+				for _, k := range keptBG {
+					if Jaccard(bg, k) >= th {
+						dup = true
+						break
+					}
+				}
+				if !dup {
+					keptBG = append(keptBG, bg)
+					want = append(want, pool[i].Lesson)
+				}
+			}
+			var got []string
+			for _, s := range dedupKept(pool, scopes, th) {
+				got = append(got, s.Lesson)
+			}
+			if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+				t.Fatalf("round %d threshold %v: kept %q, reference %q", round, th, got, want)
+			}
+		}
+	}
+}
