@@ -116,8 +116,10 @@ func cachedFeatures(lesson string, tags []string, category string) features {
 // Encoding, in this order so that the fold's pool scan (poolScan) reads a
 // prefix of the record in place: format byte; flags (flagActive,
 // flagRemoved, flagPromoted); uvarint created_seq; uvarint shown, helpful,
-// harmful; id; the bigram list (each 8 bytes of little-endian hash, then
-// the string); the contradiction-tag list; cnorm; then
+// harmful; id; the bigram list (count, the 8-byte little-endian hashes,
+// the byte length of the strings, the strings), so a comparison walks the
+// hashes and reads a string only on an equal hash; the contradiction-tag
+// list; cnorm; then
 // tier, project, lesson, category, scope, status, archive reason, source
 // project, rel, varint seconds + uvarint nanoseconds of created_at and the
 // IEEE-754 bits of confidence. Strings are uvarint length + bytes, lists
@@ -149,10 +151,15 @@ func (s *summary) encode() []byte {
 	}
 	b = appendString(b, s.ID)
 	b = binary.AppendUvarint(b, uint64(len(s.bigrams)))
-	for i, x := range s.bigrams {
-		b = binary.LittleEndian.AppendUint64(b, s.bghash[i])
-		b = appendString(b, x)
+	for _, h := range s.bghash {
+		b = binary.LittleEndian.AppendUint64(b, h)
 	}
+	var block []byte
+	for _, x := range s.bigrams {
+		block = appendString(block, x)
+	}
+	b = binary.AppendUvarint(b, uint64(len(block)))
+	b = append(b, block...)
 	b = binary.AppendUvarint(b, uint64(len(s.ctags)))
 	for _, x := range s.ctags {
 		b = appendString(b, x)
@@ -284,12 +291,18 @@ func (d *sumDecoder[T]) list() []string {
 // hashedList returns the next bigram list and its hashes.
 func (d *sumDecoder[T]) hashedList() ([]string, []uint64) {
 	n := d.cursor()
-	if n == 0 {
+	if n == 0 || d.bad || n*8 > len(d.s)-d.i {
+		d.bad = d.bad || n*8 > len(d.s)-d.i
+		d.uvarint() // the empty string block
 		return nil, nil
 	}
-	out, hs := make([]string, n), make([]uint64, n)
-	for i := range out {
+	hs := make([]uint64, n)
+	for i := range hs {
 		hs[i] = d.u64()
+	}
+	d.uvarint() // byte length of the strings
+	out := make([]string, n)
+	for i := range out {
 		out[i] = string(d.str())
 	}
 	return out, hs
@@ -306,23 +319,55 @@ func (d *sumDecoder[T]) cursor() int {
 }
 
 // jaccardPacked is jaccardFeatures(a, the next bigram list of d) without
-// copying the list; it leaves d after the list.
+// copying the list: it merges the hashes and reads a string of the list
+// only where the hashes are equal; it leaves d after the list.
 func jaccardPacked(a features, d *sumDecoder[[]byte]) float64 {
 	n := d.cursor()
+	if d.bad || n*8 > len(d.s)-d.i {
+		d.bad = true
+		return 0
+	}
+	hs := d.s[d.i : d.i+8*n]
+	d.i += 8 * n
+	blockLen := d.uvarint()
+	if d.bad || blockLen > uint64(len(d.s)-d.i) {
+		d.bad = true
+		return 0
+	}
+	strs := sumDecoder[[]byte]{s: d.s[d.i : d.i+int(blockLen)]}
+	d.i += int(blockLen)
 	if len(a.bigrams) == 0 && n == 0 {
 		return 1
 	}
-	inter, i := 0, 0
-	for range n {
-		h := d.u64()
-		x := d.str()
-		for i < len(a.bigrams) && (a.bghash[i] < h || a.bghash[i] == h && a.bigrams[i] < string(x)) {
+	// sj is the index of the last string read from strs (x), -1 before.
+	sj, x := -1, []byte(nil)
+	inter := 0
+	for i, j := 0, 0; i < len(a.bigrams) && j < n; {
+		h := binary.LittleEndian.Uint64(hs[8*j:])
+		switch ah := a.bghash[i]; {
+		case ah < h:
 			i++
+			continue
+		case ah > h:
+			j++
+			continue
 		}
-		if i < len(a.bigrams) && a.bghash[i] == h && a.bigrams[i] == string(x) {
+		for sj < j {
+			x, sj = strs.str(), sj+1
+		}
+		switch {
+		case a.bigrams[i] < string(x):
+			i++
+		case a.bigrams[i] > string(x):
+			j++
+		default:
 			inter++
 			i++
+			j++
 		}
+	}
+	if strs.bad {
+		d.bad = true
 	}
 	return float64(inter) / float64(len(a.bigrams)+n-inter)
 }
