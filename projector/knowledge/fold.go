@@ -163,7 +163,7 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 		// Only entries sharing a contradiction tag can be reported, so
 		// validating against them alone gives the same result.
 		res = Validate(d.Lesson, pool.shared, Meta{Category: d.Category, Scope: scope, Confidence: conf,
-			Tags: d.Tags, AllowSeedCategories: d.Import != nil})
+			Tags: d.Tags, AllowSeedCategories: d.Import != nil, feat: &lf})
 	}
 	if !res.Valid {
 		return f.reject(&Rejected{ID: id, Tier: tier, Project: project, Lesson: d.Lesson, Category: d.Category,

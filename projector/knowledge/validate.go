@@ -82,6 +82,9 @@ type Meta struct {
 	Tags []string
 	// AllowSeedCategories accepts lesson, pattern, domain, decision.
 	AllowSeedCategories bool
+	// feat, when set, holds featuresOf(candidate, Tags, ...) (the fold
+	// has them already); nil computes what is needed.
+	feat *features
 }
 
 // Existing is an active lesson the candidate is compared with.
@@ -291,11 +294,18 @@ func Validate(candidate string, existing []Existing, m Meta) Result {
 	}
 
 	// Layer 3 — semantic: warnings only.
-	conflicts := Contradictions(candidate, m.Tags, existing)
+	var ctags []string
+	var cnorm string
+	if m.feat != nil {
+		ctags, cnorm = m.feat.ctags, m.feat.cnorm
+	} else {
+		ctags, cnorm = contradictionTagList(candidate, m.Tags), normalizeText(candidate)
+	}
+	conflicts := contradictions(ctags, cnorm, existing)
 	if len(conflicts) > 0 {
 		warnings = append(warnings, Issue{LayerSemantic, ReasonContradiction, SeverityWarning})
 	}
-	if IsVague(candidate) {
+	if isVagueNormalized(cnorm) {
 		warnings = append(warnings, Issue{LayerSemantic, ReasonVague, SeverityWarning})
 	}
 	r := Result{Valid: true, Warnings: warnings, Conflicts: conflicts}
@@ -321,8 +331,11 @@ func setOf(xs ...string) map[string]bool {
 
 // IsVague reports a lesson with no technical word and no action verb (exact
 // words of the normalised text: "tests" is not "test").
-func IsVague(lesson string) bool {
-	for _, w := range words(normalizeText(lesson)) {
+func IsVague(lesson string) bool { return isVagueNormalized(normalizeText(lesson)) }
+
+// isVagueNormalized is IsVague of normalizeText(lesson).
+func isVagueNormalized(normalized string) bool {
+	for _, w := range words(normalized) {
 		if techWords[w] || actionVerbs[w] {
 			return false
 		}
@@ -357,11 +370,16 @@ func contradictionTags(text string, own []string) map[string]bool {
 // with candidate and hold the other side of a negation pair whose context
 // (3 words either side, the term itself excluded) shares a word.
 func Contradictions(candidate string, tags []string, existing []Existing) []int {
-	ct := contradictionTagList(candidate, tags)
+	return contradictions(contradictionTagList(candidate, tags), normalizeText(candidate), existing)
+}
+
+// contradictions is Contradictions given the candidate's contradiction tags
+// (sorted) and normalizeText(candidate).
+func contradictions(ct []string, cnorm string, existing []Existing) []int {
 	if len(ct) == 0 {
 		return nil
 	}
-	cw := words(normalizeText(candidate))
+	cw := words(cnorm)
 	// The candidate's contexts of both sides of every pair, computed once.
 	cctx := make([][2]map[string]bool, len(negationPairs))
 	for k, p := range negationPairs {
