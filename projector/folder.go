@@ -33,8 +33,11 @@ type Folder struct {
 	undo      []undoEntry   // how to take the current event's writes back out of batch
 	curEmits  []Derived
 	outbox    []outboxEntry // announcements of folded, uncommitted events
-	pending   int           // events folded since the last commit
-	announce  bool
+	// committedOutbox is what the last Commit wrote to the outbox, in key
+	// order (its i-th entry is at outboxKey(Cause, i)).
+	committedOutbox []outboxEntry
+	pending         int // events folded since the last commit
+	announce        bool
 }
 
 // outboxEntry is a derived event waiting to be published.
@@ -222,6 +225,7 @@ func (f *Folder) Commit() (int, error) {
 	}
 	f.committed = f.seq
 	f.batch.clear()
+	f.committedOutbox = append(f.committedOutbox[:0], f.outbox...)
 	f.outbox = f.outbox[:0]
 	f.pending = 0
 	return n, nil

@@ -254,7 +254,10 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		}
 		r.committed(folder.Seq())
 		if n > 0 {
-			return r.publishOutbox(ctx)
+			// What this commit wrote, from memory: the store's outbox is
+			// read back only after a crash (publishOutbox).
+			out := folder.committedOutbox
+			return r.announce(ctx, out, outboxKey(out[n-1].Cause, n-1))
 		}
 		return nil
 	}
@@ -346,26 +349,78 @@ func (r *Runtime) deadLetter(ctx context.Context, subject string, data []byte, s
 	return nil
 }
 
-// publishOutbox publishes pending announcements in order, each with its
-// deterministic message id, and removes it from the outbox after the ack.
+// publishOutbox publishes what a crash left in the store's outbox.
 func (r *Runtime) publishOutbox(ctx context.Context) error {
 	keys, entries, err := r.store.outbox()
-	if err != nil {
+	if err != nil || len(entries) == 0 {
 		return err
 	}
+	return r.announce(ctx, entries, keys[len(keys)-1])
+}
+
+// announceWindow is how many announcements are published before their
+// acks are awaited.
+const announceWindow = 256
+
+// announce publishes entries (the outbox up to key last) in order, each
+// with its deterministic message id, then clears the outbox through last.
+// Publishes are asynchronous within a window; an entry whose ack fails is
+// re-sent, with the ones after it, one by one until acked (the same ids:
+// the server keeps one copy of each).
+//
+// INVARIANT: the outbox is cleared only after every entry was acked, so a
+// crash in between re-announces (deduplicated), never loses one.
+func (r *Runtime) announce(ctx context.Context, entries []outboxEntry, last []byte) error {
+	msgs := make([]*nats.Msg, len(entries))
 	for i, e := range entries {
 		m, err := derivedMsg(e)
 		if err != nil {
 			return err
 		}
+		msgs[i] = m
+	}
+	acked := r.announceAsync(ctx, msgs)
+	for _, m := range msgs[acked:] {
 		if err := publishRetry(ctx, r.js, m); err != nil {
-			return fmt.Errorf("announce %s: %w", e.MsgID, err)
-		}
-		if err := r.store.deleteKey(keys[i]); err != nil {
-			return err
+			return fmt.Errorf("announce %s: %w", m.Header.Get(jetstream.MsgIDHeader), err)
 		}
 	}
-	return nil
+	return r.store.clearOutboxThrough(last)
+}
+
+// announceAsync publishes msgs window by window and returns how many, from
+// the first, were acked before the first failure.
+func (r *Runtime) announceAsync(ctx context.Context, msgs []*nats.Msg) int {
+	acked := 0
+	for acked < len(msgs) {
+		window := msgs[acked:min(acked+announceWindow, len(msgs))]
+		futures := make([]jetstream.PubAckFuture, 0, len(window))
+		for _, m := range window {
+			f, err := r.js.PublishMsgAsync(m)
+			if err != nil {
+				break
+			}
+			futures = append(futures, f)
+		}
+		wait := time.NewTimer(10 * time.Second)
+		for _, f := range futures {
+			select {
+			case <-f.Ok():
+				acked++
+				continue
+			case <-f.Err():
+			case <-wait.C:
+			case <-ctx.Done():
+			}
+			wait.Stop()
+			return acked
+		}
+		wait.Stop()
+		if len(futures) < len(window) {
+			return acked
+		}
+	}
+	return acked
 }
 
 func derivedMsg(e outboxEntry) (*nats.Msg, error) {

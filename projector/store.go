@@ -208,6 +208,8 @@ func (s *Store) Reset(version string, liveFrom uint64) error {
 }
 
 // outbox returns the pending announcements in order, with their keys.
+// outbox returns the announcements a commit wrote and no publish cleared
+// (a crash between the two), in key order.
 func (s *Store) outbox() ([][]byte, []outboxEntry, error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(sysOutbox), UpperBound: prefixEnd([]byte(sysOutbox))})
 	if err != nil {
@@ -227,9 +229,13 @@ func (s *Store) outbox() ([][]byte, []outboxEntry, error) {
 	return keys, es, it.Error()
 }
 
-func (s *Store) deleteKey(k []byte) error {
-	if err := s.db.Delete(k, pebble.NoSync); err != nil {
-		return fmt.Errorf("%w: delete: %v", ErrStorage, err)
+// clearOutboxThrough removes every outbox entry up to and including key
+// last with one range deletion: point deletions would leave a tombstone per
+// announcement for every later outbox scan to step over.
+func (s *Store) clearOutboxThrough(last []byte) error {
+	end := append(append([]byte(nil), last...), 0) // the smallest key after last
+	if err := s.db.DeleteRange([]byte(sysOutbox), end, pebble.NoSync); err != nil {
+		return fmt.Errorf("%w: clear outbox: %v", ErrStorage, err)
 	}
 	return nil
 }
