@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +15,7 @@ func init() { addCommand(newCmdBench) }
 
 func newCmdBench(f *Factory) *cobra.Command {
 	var o benchkit.Options
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench [--events N] [--knowledge N] [--patterns N] [--seed S]",
 		Short: "Measure lore against raw JetStream on an embedded server, in one run (seeded workload)",
@@ -26,7 +29,8 @@ The workload is generated from --seed: concurrent agent loops emitting loop even
 outcomes with decomposition texts, errors, pattern observations and lessons.
 Compare runs by their ratios: absolute rates depend on the machine.
 
-The issue's full figures: --events 1000000 --knowledge 100000 --patterns 100000.`,
+The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
+--cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE).`,
 		Example: "  lore bench\n  lore bench --events 1000000 --knowledge 100000 --patterns 100000 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -37,6 +41,17 @@ The issue's full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 				o.Logf = func(format string, args ...any) {
 					fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
 				}
+			}
+			if cpuProfile != "" {
+				pf, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("cpu profile: %w", err)
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return fmt.Errorf("cpu profile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
 			}
 			rep, err := benchkit.Run(cmd.Context(), o)
 			if err != nil {
@@ -58,6 +73,7 @@ The issue's full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 	fl.IntVar(&o.PacedRate, "rate", 2000, "events/s of the paced load of the lag measurement")
 	fl.DurationVar(&o.PacedFor, "rate-for", 3*time.Second, "duration of the paced load")
 	fl.IntVar(&o.Queries, "queries", 2000, "injection calls per endpoint in-process (a quarter over NATS)")
+	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fl.StringVar(&o.Dir, "dir", "", "folder for the throwaway node (default: a temp folder, removed)")
 	return cmd
 }

@@ -150,19 +150,7 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 			return nil, err
 		}
 	}
-	cands := make([]*candidate, 0, len(cs))
-	for _, c := range cs {
-		cands = append(cands, c)
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].s != cands[j].s {
-			return cands[i].s > cands[j].s
-		}
-		return cands[i].id < cands[j].id
-	})
-	if len(cands) > cfg.CandidatePool {
-		cands = cands[:cfg.CandidatePool]
-	}
+	cands := topCandidates(cs, cfg.CandidatePool)
 	if emb != nil {
 		return rankEmbedded(ctx, r, req, emb, cands, minRate, types, limit)
 	}
@@ -266,6 +254,59 @@ type candidate struct {
 	id   string
 	s    float64
 	meta []byte
+}
+
+// better orders candidates by BM25, then id: a total order, so the pool is
+// the same whatever the map's iteration order.
+func (c *candidate) better(o *candidate) bool {
+	if c.s != o.s {
+		return c.s > o.s
+	}
+	return c.id < o.id
+}
+
+// topCandidates returns the best n candidates, best first. It keeps a heap
+// of the n best seen (the worst at its root), so thousands of candidates
+// cost O(len·log n), not a sort of them all; the result equals sorting all
+// and keeping the first n.
+func topCandidates(cs map[string]*candidate, n int) []*candidate {
+	h := make([]*candidate, 0, min(n, len(cs)))
+	worse := func(i, j int) bool { return h[j].better(h[i]) } // h[i] ranks below h[j]
+	down := func(i int) {
+		for {
+			l, w := 2*i+1, i
+			if l < len(h) && worse(l, w) {
+				w = l
+			}
+			if r := l + 1; r < len(h) && worse(r, w) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for _, c := range cs {
+		switch {
+		case len(h) < n:
+			h = append(h, c)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !worse(i, p) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+		case n > 0 && c.better(h[0]):
+			h[0] = c
+			down(0)
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return h[i].better(h[j]) })
+	return h
 }
 
 // rankEmbedded scores the candidates with the embedder's relevance: the
