@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/loredev/lore/app"
-	"github.com/loredev/lore/benchkit"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 )
@@ -25,28 +24,7 @@ import (
 // event in the fold, as TestWorkloadIsValidAndFolds does.
 func BenchmarkWorkloadFold(b *testing.B) {
 	n, kn, pn := envInt("BENCHKIT_EVENTS", 20000), envInt("BENCHKIT_KNOWLEDGE", 2000), envInt("BENCHKIT_PATTERNS", 10000)
-	g, err := benchkit.Workload{Seed: 1}.Generate(n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, err := benchkit.SeedKnowledge(1, kn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := benchkit.SeedPatterns(1, pn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	evs := append(append(k, p...), g.Events...)
-	a := events.NewAppender(nil)
-	for i, ev := range evs {
-		c := *ev
-		if _, err := a.Prepare(&c); err != nil {
-			b.Fatalf("event %d (%s) invalid: %v", i, ev.Type, err)
-		}
-		ev.Subject = c.Subject
-		ev.Seq = uint64(i + 1)
-	}
+	evs := preparedWorkload(b, n, kn, pn)
 	for _, checked := range []bool{false, true} {
 		name := "unchecked"
 		if checked {

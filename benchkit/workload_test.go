@@ -48,28 +48,9 @@ func TestWorkloadIsValidAndFolds(t *testing.T) {
 	if testing.Short() {
 		n = 1000
 	}
-	g, err := benchkit.Workload{Seed: 1}.Generate(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := benchkit.SeedKnowledge(1, kn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := benchkit.SeedPatterns(1, pn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := append(append(k, p...), g.Events...)
+	evs := preparedWorkload(t, n, kn, pn)
 	types := map[string]int{}
-	a := events.NewAppender(nil)
-	for i, ev := range evs {
-		c := *ev
-		if _, err := a.Prepare(&c); err != nil {
-			t.Fatalf("event %d (%s) invalid: %v", i, ev.Type, err)
-		}
-		ev.Subject = c.Subject
-		ev.Seq = uint64(i + 1)
+	for _, ev := range evs {
 		types[ev.Type]++
 	}
 	for _, typ := range []string{"loop.started/v1", "loop.iteration/v1", "loop.completed/v1", "outcome.recorded/v1",
@@ -113,6 +94,36 @@ func TestWorkloadIsValidAndFolds(t *testing.T) {
 		t.Logf("model %-12s %8.0f events/s", m.Name(), float64(len(evs))/d.Seconds())
 		st.Close()
 	}
+}
+
+// preparedWorkload returns the seeded knowledge and patterns followed by n
+// workload events of seed 1, each checked by the appender's Prepare (which
+// also sets its subject) and numbered from sequence 1.
+func preparedWorkload(tb testing.TB, n, knowledge, patterns int) []*events.Event {
+	tb.Helper()
+	g, err := benchkit.Workload{Seed: 1}.Generate(n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	k, err := benchkit.SeedKnowledge(1, knowledge)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := benchkit.SeedPatterns(1, patterns)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evs := append(append(k, p...), g.Events...)
+	a := events.NewAppender(nil)
+	for i, ev := range evs {
+		c := *ev
+		if _, err := a.Prepare(&c); err != nil {
+			tb.Fatalf("event %d (%s) invalid: %v", i, ev.Type, err)
+		}
+		ev.Subject = c.Subject
+		ev.Seq = uint64(i + 1)
+	}
+	return evs
 }
 
 // envInt reads a size from the environment (diagnostics of fold rates).
