@@ -237,6 +237,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	defer stop()
 
 	var last jetstream.Msg
+	var oldest time.Time // when the oldest uncommitted event was folded
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
 	defer flush.Stop()
@@ -270,9 +271,16 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			}
 			return nil
 		case <-flush.C:
-			// The oldest uncommitted event waited a flush interval: under
-			// a steady load the lag stays bounded; when idle, commands
-			// read their own writes.
+			// The oldest uncommitted event waited a flush interval. With
+			// nothing more delivered yet (idle, or a steady load the fold
+			// keeps up with) commit now: commands read their own writes
+			// and the lag stays bounded. While a backlog drains, keep
+			// folding towards a full batch (a commit is an fsync), up to
+			// maxFlushDelay.
+			if len(deliveries) > 0 && time.Since(oldest) < maxFlushDelay {
+				flush.Reset(r.opts.FlushInterval)
+				continue
+			}
 			if err := commit(); err != nil {
 				return err
 			}
@@ -297,6 +305,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			return err
 		}
 		if folder.Pending() == 1 {
+			oldest = time.Now()
 			flush.Reset(r.opts.FlushInterval)
 		}
 		if folder.Pending() >= r.opts.BatchSize {
@@ -306,6 +315,10 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		}
 	}
 }
+
+// maxFlushDelay bounds how long a partial batch waits for its commit while
+// a backlog drains.
+const maxFlushDelay = 100 * time.Millisecond
 
 // pullExpiry bounds a pull request's life; the server's heartbeats come at
 // half of it, so a lost pull request is noticed within about this long.
