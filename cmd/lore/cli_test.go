@@ -87,6 +87,15 @@ func TestServeRecordQueryReplayShutdown(t *testing.T) {
 	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], `"subject":"bd-123.1"`) {
 		t.Fatalf("tail: exit %d, %q", code, out)
 	}
+	// Human answers of an empty registry and an empty injection say so.
+	code, out, errs = cli(t, bg, "", append(d, "patterns", "list")...)
+	if code != 0 || !strings.HasPrefix(out, "No patterns match") {
+		t.Fatalf("patterns list on an empty registry: exit %d, out %q, err %q", code, out, errs)
+	}
+	code, out, errs = cli(t, bg, "", append(d, "inject", "--task", "fix the build", "--headroom", "0.01")...)
+	if code != 0 || out != "" || !strings.Contains(errs, "nothing to inject") {
+		t.Fatalf("inject with no room: exit %d, out %q, err %q", code, out, errs)
+	}
 	audit := filepath.Join(t.TempDir(), "audit")
 	code, out, errs = cli(t, bg, "", append(d, "replay", "--out", audit, "--until-seq", "1")...)
 	if code != 0 || !strings.Contains(out, "replayed to seq 1") {

@@ -51,6 +51,10 @@ func newCmdPatternsList(f *Factory) *cobra.Command {
 			if f.JSON {
 				return f.PrintJSON(ps)
 			}
+			if len(ps) == 0 {
+				fmt.Fprintln(f.Out, "No patterns match (the registry fills as loops complete: lore loop complete, lore patterns import).")
+				return nil
+			}
 			names := map[string]string{crossloop.TypeError: "Error Patterns", crossloop.TypeSuccess: "Success Patterns",
 				crossloop.TypeAnti: "Anti-Patterns", crossloop.TypeTemplate: "Code Templates"}
 			for _, t := range crossloop.Types {
