@@ -30,10 +30,13 @@ type Reader interface {
 //	l/<loop id>                 loop head: the Loop without iterations, their numbers
 //	li/<loop id>\x00<N>         iteration N (uint64, sign bit flipped)
 //	stats                       Stats
-//	ix/t/<term>\x00<pattern id> posting: tf (uint32) + doc length (uint32) + the
-//	                            pattern's scoring header (postingMeta)
-//	ix/df/<term>                document frequency (uint64)
-//	ix/d/<pattern id>           docInfo: indexed terms, merge tokens
+//	ix/t/<term>\x00<chunk>      a chunk of the term's postings (chunk: uint32), at
+//	                            most chunkCap, each uvarint len(id) | id | uvarint tf |
+//	                            uvarint doc length | uvarint len(meta) | the pattern's
+//	                            scoring header (postingMeta)
+//	ix/df/<term>                document frequency (uint64) + the term's last chunk (uint32)
+//	                            + the number of postings in the last chunk (uint32)
+//	ix/d/<pattern id>           docInfo: indexed terms with their chunks, merge tokens
 //	ix/m/<type>/<token>         the patterns whose merge prefix holds the token, each with its
 //	                            signature's sorted bigrams (mergeEntry), in insertion order
 //	ix/r/<pattern id>           scoring record of an active pattern (store.go): injection
@@ -56,20 +59,34 @@ func scoreKey(id string) []byte { return []byte(prefScore + id) }
 
 func patternKey(id string) []byte { return []byte(prefPattern + id) }
 func loopKey(id string) []byte    { return []byte(prefLoop + id) }
-func postingKey(term, id string) []byte {
-	return []byte(prefPosting + term + "\x00" + id)
+
+// chunkKey is the key of a term's chunk of postings.
+func chunkKey(term string, chunk uint32) []byte {
+	k := make([]byte, 0, len(prefPosting)+len(term)+5)
+	k = append(k, prefPosting...)
+	k = append(k, term...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint32(k, chunk)
 }
+
+// chunkCap bounds the postings of a chunk: indexing a pattern, or
+// refreshing its postings' meta, rewrites per term one chunk (≤ chunkCap
+// postings), and a query reads a term's postings with ⌈df/chunkCap⌉ keys
+// or so (removals leave chunks partly filled; new postings go to the last
+// one).
+const chunkCap = 64
 
 // docInfo records what a pattern put in the index, so it can be removed.
 type docInfo struct {
-	Terms map[string]int
-	Len   int
-	Merge []string
-	Type  string
+	Terms  map[string]int
+	Chunks map[string]uint32 // the chunk holding the posting of each term
+	Len    int
+	Merge  []string
+	Type   string
 }
 
 // encode: type, len, then the terms (sorted: the bytes are deterministic)
-// with their tf, then the merge tokens; counts and lengths as uvarints.
+// with their tf and chunk, then the merge tokens; counts and lengths as uvarints.
 func (d *docInfo) encode() []byte {
 	terms := make([]string, 0, len(d.Terms))
 	for t := range d.Terms {
@@ -84,6 +101,7 @@ func (d *docInfo) encode() []byte {
 		out = binary.AppendUvarint(out, uint64(len(t)))
 		out = append(out, t...)
 		out = binary.AppendUvarint(out, uint64(d.Terms[t]))
+		out = binary.AppendUvarint(out, uint64(d.Chunks[t]))
 	}
 	out = binary.AppendUvarint(out, uint64(len(d.Merge)))
 	return append(out, encodeList(d.Merge)...)
@@ -121,13 +139,16 @@ func decodeDocInfo(v []byte) (docInfo, error) {
 		return d, bad
 	}
 	d.Terms = make(map[string]int, n)
+	d.Chunks = make(map[string]uint32, n)
 	for range n {
 		t, ok1 := str()
 		c, ok2 := num()
-		if !ok1 || !ok2 {
+		ch, ok3 := num()
+		if !ok1 || !ok2 || !ok3 {
 			return d, bad
 		}
 		d.Terms[t] = c
+		d.Chunks[t] = uint32(ch)
 	}
 	if n, ok = num(); !ok {
 		return d, bad
@@ -280,16 +301,15 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 	si := m.search(p.SearchText())
 	tf, n := si.tf, si.n
 	sg := m.signature(p.Signature(), threshold)
-	d := docInfo{Terms: tf, Len: n, Type: p.Type, Merge: sg.tokens}
+	d := docInfo{Terms: tf, Chunks: make(map[string]uint32, len(tf)), Len: n, Type: p.Type, Merge: sg.tokens}
 	entry := mergeEntry(p.ID, sg.bigrams)
 	meta := postingMeta(p, len(si.bigrams))
 	for t, c := range tf {
-		if err := s.Set(postingKey(t, p.ID), posting(c, n, meta)); err != nil {
+		ch, err := addPosting(s, t, p.ID, c, n, meta)
+		if err != nil {
 			return err
 		}
-		if err := addDF(s, t, 1); err != nil {
-			return err
-		}
+		d.Chunks[t] = ch
 	}
 	for _, tok := range d.Merge {
 		if err := editList(s, mergeKey(p.Type, tok), p.ID, entry); err != nil {
@@ -301,12 +321,40 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 	return s.Set([]byte(prefDoc+p.ID), d.encode())
 }
 
-// posting is a posting's value: tf, the document's length, meta.
-func posting(tf, dl int, meta []byte) []byte {
-	v := make([]byte, 8, 8+len(meta))
-	binary.BigEndian.PutUint32(v, uint32(tf))
-	binary.BigEndian.PutUint32(v[4:], uint32(dl))
-	return append(v, meta...)
+// appendPosting appends a posting (id, tf, doc length, meta) to a chunk.
+func appendPosting(chunk []byte, id []byte, tf, dl uint64, meta []byte) []byte {
+	chunk = binary.AppendUvarint(chunk, uint64(len(id)))
+	chunk = append(chunk, id...)
+	chunk = binary.AppendUvarint(chunk, tf)
+	chunk = binary.AppendUvarint(chunk, dl)
+	chunk = binary.AppendUvarint(chunk, uint64(len(meta)))
+	return append(chunk, meta...)
+}
+
+var errPostings = fmt.Errorf("corrupt postings")
+
+// nextPosting splits the first posting off a chunk.
+func nextPosting(v []byte) (id []byte, tf, dl uint64, meta, rest []byte, err error) {
+	l, k := binary.Uvarint(v)
+	if k <= 0 || uint64(len(v)-k) < l {
+		return nil, 0, 0, nil, nil, errPostings
+	}
+	id, v = v[k:k+int(l)], v[k+int(l):]
+	tf, k = binary.Uvarint(v)
+	if k <= 0 {
+		return nil, 0, 0, nil, nil, errPostings
+	}
+	v = v[k:]
+	dl, k = binary.Uvarint(v)
+	if k <= 0 {
+		return nil, 0, 0, nil, nil, errPostings
+	}
+	v = v[k:]
+	l, k = binary.Uvarint(v)
+	if k <= 0 || uint64(len(v)-k) < l {
+		return nil, 0, 0, nil, nil, errPostings
+	}
+	return id, tf, dl, v[k : k+int(l)], v[k+int(l):], nil
 }
 
 // postingMeta is what a posting carries of its pattern, so that ranking
@@ -328,6 +376,40 @@ func postingMeta(p *Pattern, nBigrams int) []byte {
 	return append(v, p.Category...)
 }
 
+// editChunk rewrites id's posting in a term's chunk: with meta set, its
+// meta replaced; else removed. It reports whether the chunk held it.
+func editChunk(s Store, term, id string, chunk uint32, meta []byte) (bool, error) {
+	k := chunkKey(term, chunk)
+	v, _, err := s.Get(k)
+	if err != nil {
+		return false, err
+	}
+	out := make([]byte, 0, len(v)+len(meta))
+	found := false
+	for rest := v; len(rest) > 0; {
+		pid, tf, dl, m, r, err := nextPosting(rest)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", k, err)
+		}
+		rest = r
+		if string(pid) == id {
+			found = true
+			if meta == nil {
+				continue
+			}
+			m = meta
+		}
+		out = appendPosting(out, pid, tf, dl, m)
+	}
+	if !found {
+		return false, nil
+	}
+	if len(out) == 0 {
+		return true, s.Delete(k)
+	}
+	return true, s.Set(k, out)
+}
+
 // refreshPostings rewrites the meta of an indexed pattern's postings.
 func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 	raw, ok, err := s.Get([]byte(prefDoc + p.ID))
@@ -339,12 +421,60 @@ func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 		return fmt.Errorf("decode doc info %s: %w", p.ID, err)
 	}
 	meta := postingMeta(p, nBigrams)
-	for t, c := range d.Terms {
-		if err := s.Set(postingKey(t, p.ID), posting(c, d.Len, meta)); err != nil {
+	for t := range d.Terms {
+		found, err := editChunk(s, t, p.ID, d.Chunks[t], meta)
+		if err != nil {
 			return err
+		}
+		if !found {
+			return fmt.Errorf("posting %s/%s not in chunk %d", t, p.ID, d.Chunks[t])
 		}
 	}
 	return nil
+}
+
+// addPosting adds id's posting of term to the term's last chunk (a new
+// chunk when that one is full), counts it in the term's document
+// frequency and returns the chunk.
+func addPosting(s Store, term, id string, tf, dl int, meta []byte) (uint32, error) {
+	df, last, n, err := loadDF(s, term)
+	if err != nil {
+		return 0, err
+	}
+	var chunk []byte
+	if n >= chunkCap {
+		last, n = last+1, 0
+	} else if n > 0 {
+		v, _, err := s.Get(chunkKey(term, last))
+		if err != nil {
+			return 0, err
+		}
+		chunk = append(make([]byte, 0, len(v)+len(id)+len(meta)+16), v...)
+	}
+	if err := s.Set(chunkKey(term, last), appendPosting(chunk, []byte(id), uint64(tf), uint64(dl), meta)); err != nil {
+		return 0, err
+	}
+	return last, storeDF(s, term, df+1, last, n+1)
+}
+
+// removePosting removes id's posting of term from the chunk holding it
+// and uncounts it.
+func removePosting(s Store, term, id string, chunk uint32) error {
+	found, err := editChunk(s, term, id, chunk, nil)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("posting %s/%s not in chunk %d", term, id, chunk)
+	}
+	df, last, n, err := loadDF(s, term)
+	if err != nil {
+		return err
+	}
+	if chunk == last {
+		n--
+	}
+	return storeDF(s, term, df-1, last, n)
 }
 
 // UnindexPattern removes a pattern from the index (no-op when absent).
@@ -358,10 +488,7 @@ func UnindexPattern(s Store, st *Stats, id string) error {
 		return fmt.Errorf("decode doc info %s: %w", id, err)
 	}
 	for t := range d.Terms {
-		if err := s.Delete(postingKey(t, id)); err != nil {
-			return err
-		}
-		if err := addDF(s, t, -1); err != nil {
+		if err := removePosting(s, t, id, d.Chunks[t]); err != nil {
 			return err
 		}
 	}
@@ -377,29 +504,33 @@ func UnindexPattern(s Store, st *Stats, id string) error {
 
 func mergeKey(typ, tok string) []byte { return []byte(prefMerge + typ + "/" + tok) }
 
-func addDF(s Store, term string, d int64) error {
+// loadDF reads a term's document frequency, last chunk and the number of
+// postings in it.
+func loadDF(s interface {
+	Get([]byte) ([]byte, bool, error)
+}, term string) (df int, last uint32, n int, err error) {
+	v, ok, err := s.Get([]byte(prefDF + term))
+	if err != nil || !ok || len(v) != 16 {
+		return 0, 0, 0, err
+	}
+	return int(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint32(v[8:]), int(binary.BigEndian.Uint32(v[12:])), nil
+}
+
+// storeDF writes a term's document frequency, last chunk and the number
+// of postings in it (deleted at df 0: the term has no chunk left).
+func storeDF(s Store, term string, df int, last uint32, n int) error {
 	k := []byte(prefDF + term)
-	v, ok, err := s.Get(k)
-	if err != nil {
-		return err
-	}
-	var n int64
-	if ok && len(v) == 8 {
-		n = int64(binary.BigEndian.Uint64(v))
-	}
-	n += d
-	if n <= 0 {
+	if df <= 0 {
 		return s.Delete(k)
 	}
-	return s.Set(k, binary.BigEndian.AppendUint64(nil, uint64(n)))
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(df))
+	v = binary.BigEndian.AppendUint32(v, last)
+	return s.Set(k, binary.BigEndian.AppendUint32(v, uint32(n)))
 }
 
 func getDF(r Reader, term string) (int, error) {
-	v, ok, err := r.Get([]byte(prefDF + term))
-	if err != nil || !ok || len(v) != 8 {
-		return 0, err
-	}
-	return int(binary.BigEndian.Uint64(v)), nil
+	df, _, _, err := loadDF(r, term)
+	return df, err
 }
 
 // A merge list is a sequence of entries, one per pattern:

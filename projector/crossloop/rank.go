@@ -2,7 +2,6 @@ package crossloop
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -119,8 +118,15 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	if avgdl <= 0 {
 		avgdl = 1
 	}
-	cs := map[string]*candidate{}
-	idfSum := 0.0
+	// The terms read (document frequency within bounds) and their idf;
+	// Σ df bounds the candidates, so the map and the candidates are
+	// allocated once.
+	type qterm struct {
+		t   string
+		idf float64
+	}
+	qts := make([]qterm, 0, len(terms))
+	idfSum, sumDF := 0.0, 0
 	for _, t := range terms {
 		df, err := getDF(r, t)
 		if err != nil {
@@ -131,19 +137,34 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 		}
 		idf := math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
 		idfSum += idf
-		pref := []byte(prefPosting + t + "\x00")
-		err = r.Scan(pref, func(k, v []byte) error {
-			if len(v) < 8 {
-				return nil
+		sumDF += df
+		qts = append(qts, qterm{t, idf})
+	}
+	sumDF = min(sumDF, st.IndexDocs)
+	cs := make(map[string]*candidate, sumDF)
+	slab := make([]candidate, 0, sumDF)
+	for _, qt := range qts {
+		idf := qt.idf
+		err = r.Scan([]byte(prefPosting+qt.t+"\x00"), func(k, v []byte) error {
+			v = append([]byte(nil), v...) // the candidates' meta stays in it
+			for len(v) > 0 {
+				id, tfi, dli, meta, rest, err := nextPosting(v)
+				if err != nil {
+					return fmt.Errorf("%s: %w", k, err)
+				}
+				v = rest
+				tf, dl := float64(tfi), float64(dli)
+				c := cs[string(id)]
+				if c == nil {
+					if len(slab) == cap(slab) { // more postings than df says
+						slab = make([]candidate, 0, 64)
+					}
+					slab = append(slab, candidate{id: string(id), meta: meta})
+					c = &slab[len(slab)-1]
+					cs[c.id] = c
+				}
+				c.s += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
 			}
-			tf := float64(binary.BigEndian.Uint32(v))
-			dl := float64(binary.BigEndian.Uint32(v[4:]))
-			c := cs[string(k[len(pref):])]
-			if c == nil {
-				c = &candidate{id: string(k[len(pref):]), meta: append([]byte(nil), v[8:]...)}
-				cs[c.id] = c
-			}
-			c.s += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
 			return nil
 		})
 		if err != nil {

@@ -1,0 +1,188 @@
+package crossloop
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// memStore is an in-memory Store and Reader.
+type memStore map[string][]byte
+
+func (m memStore) Get(k []byte) ([]byte, bool, error) { v, ok := m[string(k)]; return v, ok, nil }
+func (m memStore) Set(k, v []byte) error              { m[string(k)] = append([]byte(nil), v...); return nil }
+func (m memStore) Delete(k []byte) error              { delete(m, string(k)); return nil }
+func (m memStore) Scan(p []byte, fn func(k, v []byte) error) error {
+	var ks []string
+	for k := range m {
+		if strings.HasPrefix(k, string(p)) {
+			ks = append(ks, k)
+		}
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		if err := fn([]byte(k), m[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestPostingChunks indexes, re-indexes and removes patterns at random
+// and checks the chunked postings hold exactly each indexed pattern's
+// terms (tf, length, meta: refreshed too), once, in the chunk its doc info records, chunks
+// bounded, document frequencies right, and nothing left once all are gone.
+func TestPostingChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	s := memStore{}
+	st := NewStats()
+	vocab := make([]string, 40)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("word%c%c", 'a'+i%26, 'a'+i/26)
+	}
+	text := func() string {
+		ws := make([]string, 3+rng.IntN(8))
+		for i := range ws {
+			ws[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return strings.Join(ws, " ")
+	}
+	live := map[string]*Pattern{}
+	maxChunk := uint32(0)
+	verify := func() {
+		t.Helper()
+		type post struct {
+			tf, n int
+			meta  string
+		}
+		want := map[string]map[string]post{} // term → id → posting
+		for id, p := range live {
+			tf, n := Terms(p.SearchText())
+			meta := string(postingMeta(p, len(sortedBigrams(p.SearchText()))))
+			for w, c := range tf {
+				if want[w] == nil {
+					want[w] = map[string]post{}
+				}
+				want[w][id] = post{c, n, meta}
+			}
+		}
+		got := map[string]map[string]post{}
+		chunkOf := map[string]uint32{}
+		inChunk := map[string]int{}
+		err := s.Scan([]byte(prefPosting), func(k, v []byte) error {
+			rest := string(k[len(prefPosting):])
+			w, ch := rest[:len(rest)-5], []byte(rest[len(rest)-4:])
+			chunk := uint32(ch[0])<<24 | uint32(ch[1])<<16 | uint32(ch[2])<<8 | uint32(ch[3])
+			if len(v) == 0 {
+				t.Fatalf("empty chunk %q", k)
+			}
+			n := 0
+			for len(v) > 0 {
+				id, tf, dl, meta, r, err := nextPosting(v)
+				if err != nil {
+					return err
+				}
+				v, n = r, n+1
+				if got[w] == nil {
+					got[w] = map[string]post{}
+				}
+				if _, dup := got[w][string(id)]; dup {
+					t.Fatalf("%s: %s twice", w, id)
+				}
+				got[w][string(id)] = post{int(tf), int(dl), string(meta)}
+				chunkOf[w+"\x00"+string(id)] = chunk
+				inChunk[fmt.Sprint(w, chunk)]++
+				maxChunk = max(maxChunk, chunk)
+			}
+			if n > chunkCap {
+				t.Fatalf("chunk %q holds %d postings", k, n)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for w := range want {
+			for id, p := range want[w] {
+				if got[w][id] != p {
+					t.Fatalf("posting %s/%s = %+q, want %+q", w, id, fmt.Sprint(got[w][id]), fmt.Sprint(p))
+				}
+			}
+		}
+		for w := range got {
+			for id := range got[w] {
+				if _, ok := want[w][id]; !ok {
+					t.Fatalf("posting %s/%s of no pattern", w, id)
+				}
+			}
+		}
+		for w := range want {
+			df, last, n, _ := loadDF(s, w)
+			if df != len(want[w]) {
+				t.Fatalf("df(%s) = %d, want %d", w, df, len(want[w]))
+			}
+			if n != inChunk[fmt.Sprint(w, last)] {
+				t.Fatalf("%s: last chunk %d counted %d postings, holds %d", w, last, n, inChunk[fmt.Sprint(w, last)])
+			}
+		}
+		for id := range live {
+			raw, ok, _ := s.Get([]byte(prefDoc + id))
+			if !ok {
+				t.Fatalf("no doc info for %s", id)
+			}
+			d, err := decodeDocInfo(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for w, ch := range d.Chunks {
+				if chunkOf[w+"\x00"+id] != ch {
+					t.Fatalf("%s/%s: doc info says chunk %d, posting in %d", w, id, ch, chunkOf[w+"\x00"+id])
+				}
+			}
+		}
+	}
+	for step := range 6000 {
+		id := fmt.Sprintf("pat-%04d", rng.IntN(800))
+		switch p := live[id]; {
+		case p != nil && rng.IntN(3) == 1:
+			p.Successful++
+			p.SuccessRate = float64(p.Successful) / float64(p.Successful+p.Failed)
+			if err := refreshPostings(s, p, len(sortedBigrams(p.SearchText()))); err != nil {
+				t.Fatal(err)
+			}
+		case p != nil && rng.IntN(3) == 0:
+			if err := UnindexPattern(s, st, id); err != nil {
+				t.Fatal(err)
+			}
+			delete(live, id)
+		default:
+			q := &Pattern{ID: id, Type: TypeError, ErrorType: "E", ErrorPattern: text(), FixDescription: text(), Failed: 1, Category: fmt.Sprint("cat", rng.IntN(3))}
+			if err := IndexPattern(s, st, q, 0.5); err != nil {
+				t.Fatal(err)
+			}
+			live[id] = q
+		}
+		if step%1000 == 999 {
+			verify()
+		}
+	}
+	verify()
+	if maxChunk < 2 {
+		t.Fatalf("last chunk %d: the test should span several chunks", maxChunk)
+	}
+	if st.IndexDocs != len(live) {
+		t.Fatalf("index docs %d, want %d", st.IndexDocs, len(live))
+	}
+	for id := range live {
+		if err := UnindexPattern(s, st, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range s {
+		if strings.HasPrefix(k, prefPosting) || strings.HasPrefix(k, prefDF) || strings.HasPrefix(k, prefDoc) {
+			t.Fatalf("key %q left once every pattern is removed", k)
+		}
+	}
+}
