@@ -34,7 +34,7 @@ func startJetStream(t *testing.T) jetstream.JetStream {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
+	js, err := events.NewJetStream(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +59,21 @@ func outcomes(t *testing.T, n int) []*events.Event {
 	return evs
 }
 
+// logState returns the log stream and its current info.
+func logState(t *testing.T, js jetstream.JetStream) (jetstream.Stream, *jetstream.StreamInfo) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, events.LogStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, info
+}
+
 // TestAppendBatchWindowKeepsOrderAndResults: with a window much smaller than
 // the batch, every event is stored once, in the batch's order (so in order
 // per aggregate), and its result names its own id and sequence; re-sending
@@ -70,14 +85,7 @@ func TestAppendBatchWindowKeepsOrderAndResults(t *testing.T) {
 		a := events.NewAppender(js)
 		a.MaxInFlight = window
 		evs := outcomes(t, 600)
-		st, err := js.Stream(ctx, events.LogStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := st.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, info := logState(t, js)
 		first := info.State.LastSeq + 1
 		res, err := a.AppendBatch(ctx, evs)
 		if err != nil {
@@ -119,15 +127,7 @@ func TestAppendBatchRefusesTheWholeBatch(t *testing.T) {
 		!strings.Contains(err.Error(), `field "data.duration_ms": minimum`) {
 		t.Fatalf("err = %v, want event 31 refused naming data.duration_ms", err)
 	}
-	st, err := js.Stream(ctx, events.LogStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.State.Msgs != 0 {
+	if _, info := logState(t, js); info.State.Msgs != 0 {
 		t.Fatalf("the log holds %d events after a refused batch", info.State.Msgs)
 	}
 }
