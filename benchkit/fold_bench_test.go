@@ -93,3 +93,65 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkFolderLanes folds the workload of BenchmarkWorkloadFold into
+// every model at once, as the runtime does: model after model on one
+// goroutine ("sequential"), and with a lane per model (Folder.Parallel),
+// committing every 1000 events. Lanes gain wall time only with idle cores.
+func BenchmarkFolderLanes(b *testing.B) {
+	n, kn, pn := envInt("BENCHKIT_EVENTS", 20000), envInt("BENCHKIT_KNOWLEDGE", 2000), envInt("BENCHKIT_PATTERNS", 10000)
+	evs := preparedWorkload(b, n, kn, pn)
+	for _, parallel := range []bool{false, true} {
+		name := "sequential"
+		if parallel {
+			name = "lanes"
+		}
+		b.Run(name, func(b *testing.B) {
+			var cpu time.Duration
+			for range b.N {
+				b.StopTimer()
+				st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				f, err := projector.NewFolder(st, app.Models(), false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if parallel {
+					f.Parallel()
+				}
+				cs := make([]events.Event, len(evs))
+				for i, ev := range evs {
+					cs[i] = *ev
+					cs[i].Checked = true
+				}
+				commit := func() {
+					if poison, err := f.Settle(); err != nil || len(poison) > 0 {
+						b.Fatalf("settle: %v %v", poison, err)
+					}
+					if _, err := f.Commit(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				c0 := processCPU()
+				for i := range cs {
+					if _, err := f.Fold(&cs[i]); err != nil {
+						b.Fatalf("%s: %v", cs[i].Type, err)
+					}
+					if f.Pending() >= 1000 {
+						commit()
+					}
+				}
+				commit()
+				cpu += processCPU() - c0
+				b.StopTimer()
+				f.Close()
+				st.Close()
+			}
+			b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(evs)*b.N), "cpu-ns/event")
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	json "github.com/goccy/go-json"
@@ -16,28 +17,67 @@ import (
 // writes everything folded since the last commit in one Pebble batch,
 // together with the checkpoint and the outbox of derived events.
 //
+// Each model folds in a lane of its own (its writes, their undo log, its
+// announcements): models never read each other's keys, so lanes can fold
+// on goroutines of their own (Parallel) and the result is the same as
+// folding model after model.
+//
 // INVARIANT: the checkpoint committed with a batch equals the stream
 // sequence of the last event folded into it; an event with seq <=
 // checkpoint is skipped, never folded twice.
 //
 // A Folder is used by one goroutine at a time.
 type Folder struct {
-	store    *Store
-	models   []Model
-	prefixes [][]byte
+	store *Store
+	lanes []*lane
 
 	committed uint64        // checkpoint on disk
 	seq       uint64        // last sequence folded (>= committed)
 	liveFrom  uint64        // events with seq <= liveFrom are not announced
-	batch     *batchOverlay // writes of folded, uncommitted events, the current one's included
-	undo      []undoEntry   // how to take the current event's writes back out of batch
-	curEmits  []Derived
+	sys       *batchOverlay // the folder's own uncommitted writes (live-from)
 	outbox    []outboxEntry // announcements of folded, uncommitted events
 	// committedOutbox is what the last Commit wrote to the outbox, in key
 	// order (its i-th entry is at outboxKey(Cause, i)).
 	committedOutbox []outboxEntry
 	pending         int // events folded since the last commit
 	announce        bool
+
+	// With Parallel: the events handed to the lanes since the last
+	// commit, in order; Settle waits for the lanes and checks them.
+	parallel  bool
+	queue     []*queued
+	settled   int // queue[:settled] was checked by Settle
+	unsettled bool
+}
+
+// lane is one model's side of a Folder.
+type lane struct {
+	i      int
+	model  Model
+	prefix []byte
+	store  *Store
+	batch  *batchOverlay // writes of folded, uncommitted events, the current one's included
+	undo   []undoEntry   // how to take the current event's writes back out of batch
+	emits  []Derived     // the current event's announcements
+	seq    uint64        // the event folding
+
+	in     chan laneWork // Parallel only
+	failed bool          // Parallel: an event failed since the last settle
+}
+
+// queued is an event handed to the lanes (Parallel), with what each lane
+// made of it; lane i writes only its own slots.
+type queued struct {
+	ev    *events.Event
+	data  events.Payload
+	errs  []error
+	emits [][]Derived
+}
+
+// laneWork is an event to fold, or a barrier to pass.
+type laneWork struct {
+	q       *queued
+	barrier *sync.WaitGroup
 }
 
 // outboxEntry is a derived event waiting to be published.
@@ -64,12 +104,38 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{store: store, models: models, committed: cp, seq: cp, liveFrom: lf,
-		batch: newBatchOverlay(), announce: announce}
-	for _, m := range models {
-		f.prefixes = append(f.prefixes, []byte(modelPrefix+m.Name()+"/"))
+	f := &Folder{store: store, committed: cp, seq: cp, liveFrom: lf, sys: newBatchOverlay(), announce: announce}
+	for i, m := range models {
+		f.lanes = append(f.lanes, &lane{i: i, model: m, prefix: []byte(modelPrefix + m.Name() + "/"),
+			store: store, batch: newBatchOverlay()})
 	}
 	return f, nil
+}
+
+// Parallel makes every model fold on a goroutine of its own: Fold hands an
+// event to the lanes and returns at once (a poison event is then reported
+// by Settle, not Fold). Close stops the goroutines. It takes effect only
+// before the first Fold.
+func (f *Folder) Parallel() {
+	if f.parallel || len(f.lanes) < 2 || f.seq != f.committed {
+		return
+	}
+	f.parallel = true
+	for _, l := range f.lanes {
+		l.in = make(chan laneWork, 1024)
+		go l.run()
+	}
+}
+
+// Close stops the lanes' goroutines (Parallel); the folder is not used
+// after.
+func (f *Folder) Close() {
+	if f.parallel {
+		for _, l := range f.lanes {
+			close(l.in)
+		}
+		f.parallel = false
+	}
 }
 
 // Seq is the last sequence folded (committed or not).
@@ -82,7 +148,7 @@ func (f *Folder) Pending() int { return f.pending }
 // announcing. It is committed with the next batch.
 func (f *Folder) SetLiveFrom(seq uint64) {
 	f.liveFrom = seq
-	f.batch.set(sysLiveFrom, overlayVal{v: u64(seq)})
+	f.sys.set(sysLiveFrom, overlayVal{v: u64(seq)})
 }
 
 // ErrPoison wraps the reason an event could not be folded.
@@ -92,7 +158,8 @@ var ErrPoison = errors.New("lore: poison event")
 // (skipped=true) for an event at or below the checkpoint. A poison event
 // returns an error wrapping ErrPoison: the sequence still advances, its
 // writes are discarded, and the caller must dead-letter it before Commit.
-// Any other error is a storage failure.
+// Any other error is a storage failure. With Parallel, a poison event is
+// reported by Settle instead (only an undecodable one by Fold).
 func (f *Folder) Fold(ev *events.Event) (skipped bool, err error) {
 	if ev.Seq <= f.seq {
 		return true, nil
@@ -109,40 +176,165 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 	}
 	f.seq = ev.Seq
 	f.pending++
-	f.undo = f.undo[:0]
-	f.curEmits = f.curEmits[:0]
-
 	if derr != nil {
 		return false, fmt.Errorf("%w: seq %d: decode: %v", ErrPoison, ev.Seq, derr)
 	}
-	for i, m := range f.models {
-		tx := modelTx{f: f, prefix: f.prefixes[i]}
-		if err := foldSafely(m, tx, ev, data); err != nil {
-			f.rollback()
-			f.curEmits = f.curEmits[:0]
-			if errors.Is(err, ErrStorage) {
-				return false, err
+	if f.parallel {
+		q := &queued{ev: ev, data: data, errs: make([]error, len(f.lanes)), emits: make([][]Derived, len(f.lanes))}
+		f.queue = append(f.queue, q)
+		f.unsettled = true
+		for _, l := range f.lanes {
+			l.in <- laneWork{q: q}
+		}
+		return false, nil
+	}
+	return false, f.foldInline(ev, data)
+}
+
+// foldInline folds one event into every lane, model after model, and adds
+// its announcements to the outbox; on a poison event it takes the event's
+// writes back out of every lane.
+func (f *Folder) foldInline(ev *events.Event, data events.Payload) error {
+	for i, l := range f.lanes {
+		if err := l.fold(ev, data); err != nil {
+			for _, done := range f.lanes[:i+1] {
+				done.rollback()
 			}
-			return false, fmt.Errorf("%w: seq %d: %s: %v", ErrPoison, ev.Seq, m.Name(), err)
+			if errors.Is(err, ErrStorage) {
+				return err
+			}
+			return fmt.Errorf("%w: seq %d: %s: %v", ErrPoison, ev.Seq, l.model.Name(), err)
 		}
 	}
 	if f.announce && ev.Seq > f.liveFrom {
 		n := len(f.outbox)
-		for _, d := range f.curEmits {
-			raw, err := json.Marshal(d.Data)
-			if err != nil {
-				f.rollback()
+		for _, l := range f.lanes {
+			if err := f.addOutbox(ev, l.emits); err != nil {
+				for _, l := range f.lanes {
+					l.rollback()
+				}
 				f.outbox = f.outbox[:n]
-				return false, fmt.Errorf("%w: seq %d: derived %s: %v", ErrPoison, ev.Seq, d.Type, err)
+				return err
 			}
-			f.outbox = append(f.outbox, outboxEntry{
-				MsgID: fmt.Sprintf("%s:%d:%s", d.Type, ev.Seq, d.Key),
-				Type:  d.Type, Project: d.Project, Subject: d.Subject, Cause: ev.Seq,
-				Time: ev.Time.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"), Data: raw,
-			})
 		}
 	}
-	return false, nil
+	return nil
+}
+
+// addOutbox appends one event's announcements by one model to the outbox.
+func (f *Folder) addOutbox(ev *events.Event, emits []Derived) error {
+	for _, d := range emits {
+		raw, err := json.Marshal(d.Data)
+		if err != nil {
+			return fmt.Errorf("%w: seq %d: derived %s: %v", ErrPoison, ev.Seq, d.Type, err)
+		}
+		f.outbox = append(f.outbox, outboxEntry{
+			MsgID: fmt.Sprintf("%s:%d:%s", d.Type, ev.Seq, d.Key),
+			Type:  d.Type, Project: d.Project, Subject: d.Subject, Cause: ev.Seq,
+			Time: ev.Time.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"), Data: raw,
+		})
+	}
+	return nil
+}
+
+var errUnsettled = errors.New("commit: events handed to the lanes since Settle: settle (and dead-letter its poison) first")
+
+// Poisoned is an event Settle found could not be folded.
+type Poisoned struct {
+	Seq uint64
+	Err error // wraps ErrPoison
+}
+
+// Settle waits until the lanes (Parallel) folded every event handed to
+// them and returns the poison events among them, in order. When a lane
+// failed, every lane's uncommitted writes are discarded and the events
+// since the last commit are folded again model after model, which takes
+// exactly the poison events' writes back out: the result is that of
+// folding without Parallel. The poison must be dead-lettered before Commit.
+func (f *Folder) Settle() ([]Poisoned, error) {
+	if !f.unsettled {
+		return nil, nil
+	}
+	f.unsettled = false
+	var wg sync.WaitGroup
+	wg.Add(len(f.lanes))
+	for _, l := range f.lanes {
+		l.in <- laneWork{barrier: &wg}
+	}
+	wg.Wait()
+	failed := false
+	for _, l := range f.lanes {
+		failed = failed || l.failed
+		l.failed = false
+	}
+	if !failed && f.announce {
+	outbox:
+		for _, q := range f.queue[f.settled:] {
+			if q.ev.Seq <= f.liveFrom {
+				continue
+			}
+			for _, es := range q.emits {
+				if err := f.addOutbox(q.ev, es); err != nil {
+					failed = true
+					break outbox
+				}
+			}
+		}
+	}
+	settled := f.settled
+	f.settled = len(f.queue)
+	if !failed {
+		return nil, nil
+	}
+	// Fold again from the committed state, model after model: every event
+	// since the last commit is in the queue (an undecodable one has no
+	// writes and no announcements). Poison settled before was reported then.
+	f.outbox = f.outbox[:0]
+	for _, l := range f.lanes {
+		l.batch.clear()
+	}
+	var poison []Poisoned
+	for i, q := range f.queue {
+		if err := f.foldInline(q.ev, q.data); err != nil {
+			if !errors.Is(err, ErrPoison) {
+				return poison, err
+			}
+			if i >= settled {
+				poison = append(poison, Poisoned{Seq: q.ev.Seq, Err: err})
+			}
+		}
+	}
+	return poison, nil
+}
+
+// run folds what the folder hands the lane until it is closed. After a
+// failed event it only passes barriers: Settle folds everything again.
+func (l *lane) run() {
+	for w := range l.in {
+		if w.barrier != nil {
+			w.barrier.Done()
+			continue
+		}
+		if l.failed {
+			continue
+		}
+		if err := l.fold(w.q.ev, w.q.data); err != nil {
+			w.q.errs[l.i] = err
+			l.failed = true
+			continue
+		}
+		if len(l.emits) > 0 {
+			w.q.emits[l.i] = append([]Derived(nil), l.emits...)
+		}
+	}
+}
+
+// fold folds one event into the lane's model.
+func (l *lane) fold(ev *events.Event, data events.Payload) error {
+	l.undo = l.undo[:0]
+	l.emits = l.emits[:0]
+	l.seq = ev.Seq
+	return foldSafely(l.model, modelTx{l: l}, ev, data)
 }
 
 // undoEntry is a key's value in the batch before the current event wrote
@@ -155,24 +347,25 @@ type undoEntry struct {
 
 // write puts one write of the current event into the batch, remembering
 // how to take it back.
-func (f *Folder) write(k string, v overlayVal) {
-	prev, had := f.batch.get(k)
-	f.undo = append(f.undo, undoEntry{key: k, prev: prev, had: had})
-	f.batch.set(k, v)
+func (l *lane) write(k string, v overlayVal) {
+	prev, had := l.batch.get(k)
+	l.undo = append(l.undo, undoEntry{key: k, prev: prev, had: had})
+	l.batch.set(k, v)
 }
 
 // rollback takes the current event's writes back out of the batch, newest
 // first, so the batch is as it was before the event.
-func (f *Folder) rollback() {
-	for i := len(f.undo) - 1; i >= 0; i-- {
-		u := f.undo[i]
+func (l *lane) rollback() {
+	for i := len(l.undo) - 1; i >= 0; i-- {
+		u := l.undo[i]
 		if u.had {
-			f.batch.set(u.key, u.prev)
+			l.batch.set(u.key, u.prev)
 		} else {
-			f.batch.remove(u.key)
+			l.batch.remove(u.key)
 		}
 	}
-	f.undo = f.undo[:0]
+	l.undo = l.undo[:0]
+	l.emits = l.emits[:0]
 }
 
 // Skip advances past a sequence that holds no event for this projector
@@ -187,20 +380,31 @@ func (f *Folder) Skip(seq uint64) {
 // Commit writes every write folded since the last commit, the outbox and the
 // checkpoint in one Pebble batch. It reports how many outbox entries it wrote.
 func (f *Folder) Commit() (int, error) {
-	if f.seq == f.committed && f.batch.len() == 0 {
+	if f.unsettled {
+		// Settle may report poison events the caller must dead-letter
+		// before their batch commits.
+		return 0, errUnsettled
+	}
+	writes := f.sys.len()
+	for _, l := range f.lanes {
+		writes += l.batch.len()
+	}
+	if f.seq == f.committed && writes == 0 {
 		return 0, nil
 	}
 	b := f.store.db.NewBatch()
 	defer b.Close()
-	for k, v := range f.batch.vals {
-		var err error
-		if v.del {
-			err = b.Delete([]byte(k), nil)
-		} else {
-			err = b.Set([]byte(k), v.v, nil)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+	for _, o := range append([]*batchOverlay{f.sys}, f.laneBatches()...) {
+		for k, v := range o.vals {
+			var err error
+			if v.del {
+				err = b.Delete([]byte(k), nil)
+			} else {
+				err = b.Set([]byte(k), v.v, nil)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+			}
 		}
 	}
 	n := len(f.outbox)
@@ -224,11 +428,24 @@ func (f *Folder) Commit() (int, error) {
 		return 0, fmt.Errorf("%w: commit: %v", ErrStorage, err)
 	}
 	f.committed = f.seq
-	f.batch.clear()
+	f.sys.clear()
+	for _, l := range f.lanes {
+		l.batch.clear()
+	}
+	clear(f.queue)
+	f.queue, f.settled = f.queue[:0], 0
 	f.committedOutbox = append(f.committedOutbox[:0], f.outbox...)
 	f.outbox = f.outbox[:0]
 	f.pending = 0
 	return n, nil
+}
+
+func (f *Folder) laneBatches() []*batchOverlay {
+	bs := make([]*batchOverlay, len(f.lanes))
+	for i, l := range f.lanes {
+		bs[i] = l.batch
+	}
+	return bs
 }
 
 func outboxKey(seq uint64, n int) []byte {
@@ -241,49 +458,46 @@ func outboxKey(seq uint64, n int) []byte {
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 // modelTx is the Tx of one model while one event folds.
-type modelTx struct {
-	f      *Folder
-	prefix []byte
-}
+type modelTx struct{ l *lane }
 
 var _ Tx = modelTx{}
 
-func (t modelTx) full(key []byte) string { return string(t.prefix) + string(key) }
+func (t modelTx) full(key []byte) string { return string(t.l.prefix) + string(key) }
 
 func (t modelTx) Get(key []byte) ([]byte, bool, error) {
 	k := t.full(key)
-	if v, ok := t.f.batch.get(k); ok {
+	if v, ok := t.l.batch.get(k); ok {
 		return v.v, !v.del, nil
 	}
-	return dbReader{r: t.f.store.db, prefix: t.prefix}.Get(key)
+	return dbReader{r: t.l.store.db, prefix: t.l.prefix}.Get(key)
 }
 
 func (t modelTx) Set(key, value []byte) error {
-	t.f.write(t.full(key), overlayVal{v: append([]byte(nil), value...)})
+	t.l.write(t.full(key), overlayVal{v: append([]byte(nil), value...)})
 	return nil
 }
 
 func (t modelTx) Delete(key []byte) error {
-	t.f.write(t.full(key), overlayVal{del: true})
+	t.l.write(t.full(key), overlayVal{del: true})
 	return nil
 }
 
-func (t modelTx) Emit(d Derived) { t.f.curEmits = append(t.f.curEmits, d) }
+func (t modelTx) Emit(d Derived) { t.l.emits = append(t.l.emits, d) }
 
-func (t modelTx) Seq() uint64 { return t.f.seq }
+func (t modelTx) Seq() uint64 { return t.l.seq }
 
 // Scan merges the committed keys with the batch's writes, in key order.
 func (t modelTx) Scan(prefix []byte, fn func(k, v []byte) error) error {
-	full := append(append([]byte{}, t.prefix...), prefix...)
+	full := append(append([]byte{}, t.l.prefix...), prefix...)
 	// The batch's keys are listed before the walk: fn may write.
-	oks := t.f.batch.keysWithPrefix(full)
-	it, err := t.f.store.db.NewIter(&pebble.IterOptions{LowerBound: full, UpperBound: prefixEnd(full)})
+	oks := t.l.batch.keysWithPrefix(full)
+	it, err := t.l.store.db.NewIter(&pebble.IterOptions{LowerBound: full, UpperBound: prefixEnd(full)})
 	if err != nil {
 		return fmt.Errorf("%w: iter: %v", ErrStorage, err)
 	}
 	defer it.Close()
 	call := func(k []byte, v []byte) error {
-		err := fn(k[len(t.prefix):], v)
+		err := fn(k[len(t.l.prefix):], v)
 		return err
 	}
 	it.First()
@@ -297,7 +511,7 @@ func (t modelTx) Scan(prefix []byte, fn func(k, v []byte) error) error {
 				it.Next() // shadowed by the batch
 			}
 			i++
-			if ov, _ := t.f.batch.get(k); !ov.del {
+			if ov, _ := t.l.batch.get(k); !ov.del {
 				err = call([]byte(k), ov.v)
 			}
 		default:

@@ -62,6 +62,23 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	if err != nil {
 		return stats, err
 	}
+	f.Parallel()
+	defer f.Close()
+	commit := func() error {
+		poison, err := f.Settle()
+		if err != nil {
+			return err
+		}
+		for _, p := range poison {
+			stats.Folded--
+			stats.Poison++
+			if o.OnPoison != nil {
+				o.OnPoison(p.Seq, p.Err)
+			}
+		}
+		_, err = f.Commit()
+		return err
+	}
 	stats.Seq = f.Seq()
 	if f.Seq() >= target {
 		return stats, nil
@@ -120,7 +137,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			}
 		}
 		if f.Pending() >= 1000 {
-			if _, err := f.Commit(); err != nil {
+			if err := commit(); err != nil {
 				return stats, err
 			}
 		}
@@ -129,7 +146,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			lastReport = time.Now()
 		}
 	}
-	if _, err := f.Commit(); err != nil {
+	if err := commit(); err != nil {
 		return stats, err
 	}
 	if o.Progress != nil {

@@ -1,10 +1,12 @@
 package projector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -216,6 +218,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	folder.Parallel()
+	defer folder.Close()
 	// Announce what a crash left in the outbox.
 	if err := r.publishOutbox(ctx); err != nil {
 		return err
@@ -241,8 +245,29 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
 	defer flush.Stop()
+	// The messages handed to the folder since the last commit, by
+	// sequence: Settle reports a poison event by its sequence.
+	var inBatch []delivery
 	commit := func() error {
 		flush.Stop()
+		poison, err := folder.Settle()
+		if err != nil {
+			return err
+		}
+		for _, p := range poison {
+			i, ok := slices.BinarySearchFunc(inBatch, p.Seq, func(d delivery, seq uint64) int {
+				return cmp.Compare(d.meta.Sequence.Stream, seq)
+			})
+			if !ok {
+				return fmt.Errorf("poison seq %d: no message in the batch", p.Seq)
+			}
+			m := inBatch[i].msg
+			if err := r.deadLetter(ctx, m.Subject(), m.Data(), p.Seq, p.Err); err != nil {
+				return err
+			}
+		}
+		clear(inBatch)
+		inBatch = inBatch[:0]
 		n, err := folder.Commit()
 		if err != nil {
 			return err
@@ -301,6 +326,9 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			return fmt.Errorf("delivery gap: got seq %d after %d", s, folder.Seq())
 		}
 		last = d.msg
+		if d.ev != nil && d.derr == nil && d.meta.Sequence.Stream > folder.Seq() {
+			inBatch = append(inBatch, d) // in sequence order: redeliveries are skipped
+		}
 		if err := r.fold(ctx, folder, d); err != nil {
 			return err
 		}
@@ -325,7 +353,8 @@ const maxFlushDelay = 100 * time.Millisecond
 const pullExpiry = 5 * time.Second
 
 // fold folds one message; a poison event is dead-lettered before the batch
-// that passes it commits, so it is never silently skipped.
+// that passes it commits (here, or by commit when the folder's lanes report
+// it at Settle), so it is never silently skipped.
 func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery) error {
 	seq := d.meta.Sequence.Stream
 	var err error

@@ -252,8 +252,10 @@ func TestConcurrentWritersWithCrashingProjector(t *testing.T) {
 }
 
 // TestPoisonEventsGoToDeadLetters: a malformed event published straight to
-// the subject with a plain NATS client is dead-lettered with its reason and
-// the projector moves on.
+// the subject with a plain NATS client, and a valid event a fold refuses
+// (found by the model's own lane, after the other models folded it), are
+// dead-lettered with their reasons, nothing of them stays in any model,
+// and the projector moves on.
 func TestPoisonEventsGoToDeadLetters(t *testing.T) {
 	n := startNode(t, node.Config{})
 	runNode(t, n)
@@ -264,6 +266,14 @@ func TestPoisonEventsGoToDeadLetters(t *testing.T) {
 	}
 	bad := `{"id":"x1","type":"outcome.recorded/v1","time":"2026-01-01T00:00:00Z","project":"default","data":{"bead_id":"bd-1","duration_ms":-3,"retry_count":0,"success":true}}`
 	if err := nc.Publish(subj, []byte(bad)); err != nil { // core publish: captured by the stream
+		t.Fatal(err)
+	}
+	refused, err := events.New("pattern.applied/v1", "default", "test", day0,
+		&events.PatternApplied{LoopID: "ralph-test-0123abcd", PatternID: "pat-success-nowhere-001", Success: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Appender.Append(context.Background(), refused); err != nil {
 		t.Fatal(err)
 	}
 	good := outcome(t, "default", "bd-1", day0, true)
@@ -292,11 +302,16 @@ func TestPoisonEventsGoToDeadLetters(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if info.State.Msgs != 2 {
-			return fmt.Errorf("dead letters: %d, want 2", info.State.Msgs)
+		if info.State.Msgs != 3 {
+			return fmt.Errorf("dead letters: %d, want 3", info.State.Msgs)
 		}
 		return nil
 	})
+	if m, err := st.GetMsg(ctx, 3); err != nil {
+		t.Fatal(err)
+	} else if reason := m.Header.Get(projector.HeaderReason); !strings.Contains(reason, "unknown pattern") || m.Header.Get(projector.HeaderCauseSeq) != "3" {
+		t.Errorf("dead letter 3: reason %q, cause %q", reason, m.Header.Get(projector.HeaderCauseSeq))
+	}
 	for seq, want := range map[uint64]string{1: "envelope", 2: "data.duration_ms"} {
 		m, err := st.GetMsg(ctx, seq)
 		if err != nil {
@@ -310,7 +325,7 @@ func TestPoisonEventsGoToDeadLetters(t *testing.T) {
 			t.Errorf("dead letter %d: original subject %q", seq, m.Header.Get(projector.HeaderSubject))
 		}
 	}
-	if n.Runtime.Poisoned() != 2 {
+	if n.Runtime.Poisoned() != 3 {
 		t.Fatalf("runtime counted %d poison events", n.Runtime.Poisoned())
 	}
 }
