@@ -95,6 +95,10 @@ type Report struct {
 	// cost (decode, batch, checkpoint) without the domain folds.
 	RebuildLogSeconds float64 `json:"rebuild_log_model_s"`
 	RebuildLogRatio   float64 `json:"rebuild_log_model_time_ratio"`
+	// RebuildModels rebuilds each read model alone (the log model among
+	// them): where a full rebuild's time goes. With a lane per model, a
+	// full rebuild on enough cores takes about the slowest model's time.
+	RebuildModels []ModelRebuild `json:"rebuild_models"`
 
 	LagRate int     `json:"lag_rate_per_s"`
 	Lag     Latency `json:"lag"`
@@ -105,7 +109,14 @@ type Report struct {
 	Targets      []Target `json:"targets"`
 }
 
-// Target is one goal of the issue, reported (never asserted).
+// ModelRebuild is the rebuild of one read model alone.
+type ModelRebuild struct {
+	Model     string  `json:"model"`
+	Seconds   float64 `json:"s"`
+	TimeRatio float64 `json:"time_ratio"` // ÷ the raw consume time
+}
+
+// Target is one goal, reported (never asserted).
 type Target struct {
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`
@@ -212,13 +223,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.RebuildSeconds = rb.Seconds()
 	rep.RebuildRatio = rb.Seconds() / rc.Seconds()
 	rep.RebuildMatches = rebuildDigest == liveDigest
-	o.Logf("rebuild of the log model alone")
-	rl, _, err := rebuild(ctx, n, []projector.Model{eventlog.Model{}}, filepath.Join(dir, "rebuild-log"))
-	if err != nil {
-		return nil, err
+	for _, m := range n.Models() {
+		o.Logf("rebuild of the %s model alone", m.Name())
+		rm, _, err := rebuild(ctx, n, []projector.Model{m}, filepath.Join(dir, "rebuild-"+m.Name()))
+		if err != nil {
+			return nil, err
+		}
+		rep.RebuildModels = append(rep.RebuildModels, ModelRebuild{Model: m.Name(), Seconds: rm.Seconds(), TimeRatio: rm.Seconds() / rc.Seconds()})
+		if m.Name() == eventlog.Name {
+			rep.RebuildLogSeconds = rm.Seconds()
+			rep.RebuildLogRatio = rm.Seconds() / rc.Seconds()
+		}
 	}
-	rep.RebuildLogSeconds = rl.Seconds()
-	rep.RebuildLogRatio = rl.Seconds() / rc.Seconds()
 
 	// 3. End-to-end lag under a steady paced load.
 	o.Logf("paced load: %d events/s for %s", o.PacedRate, o.PacedFor)

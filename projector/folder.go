@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	json "github.com/goccy/go-json"
@@ -45,6 +46,7 @@ type Folder struct {
 	// With Parallel: the events handed to the lanes since the last
 	// commit, in order; Settle waits for the lanes and checks them.
 	parallel  bool
+	lanesDone sync.WaitGroup // the lanes' goroutines
 	queue     []*queued
 	settled   int // queue[:settled] was checked by Settle
 	unsettled bool
@@ -63,6 +65,7 @@ type lane struct {
 
 	in     chan laneWork // Parallel only
 	failed bool          // Parallel: an event failed since the last settle
+	closed *atomic.Bool  // Parallel: the folder is closing, skip what is left
 }
 
 // queued is an event handed to the lanes (Parallel), with what each lane
@@ -121,19 +124,27 @@ func (f *Folder) Parallel() {
 		return
 	}
 	f.parallel = true
+	closed := new(atomic.Bool)
 	for _, l := range f.lanes {
-		l.in = make(chan laneWork, 1024)
-		go l.run()
+		l.in, l.closed = make(chan laneWork, 1024), closed
+		f.lanesDone.Add(1)
+		go func() {
+			defer f.lanesDone.Done()
+			l.run()
+		}()
 	}
 }
 
-// Close stops the lanes' goroutines (Parallel); the folder is not used
-// after.
+// Close stops the lanes' goroutines (Parallel) and waits for them: events
+// not folded yet are dropped (they were not committed). The folder is not
+// used after.
 func (f *Folder) Close() {
 	if f.parallel {
+		f.lanes[0].closed.Store(true)
 		for _, l := range f.lanes {
 			close(l.in)
 		}
+		f.lanesDone.Wait()
 		f.parallel = false
 	}
 }
@@ -315,7 +326,7 @@ func (l *lane) run() {
 			w.barrier.Done()
 			continue
 		}
-		if l.failed {
+		if l.failed || l.closed.Load() {
 			continue
 		}
 		if err := l.fold(w.q.ev, w.q.data); err != nil {

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/loredev/lore/benchkit"
+)
+
+// TestBench runs a small `lore bench` end to end in-process: every figure
+// of the report is measured (nothing zero), the rebuild folds the live
+// store's bytes, each model is rebuilt alone, and both injection
+// endpoints answer in-process and over NATS. Speed is not asserted.
+func TestBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node and runs every measurement")
+	}
+	code, out, errs := cli(t, context.Background(), "", "bench", "--json", "--events", "1500", "--knowledge", "200",
+		"--patterns", "100", "--rate", "200", "--rate-for", "500ms", "--queries", "40")
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, errs)
+	}
+	var rep benchkit.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, out)
+	}
+	if want := uint64(1500 + 200 + 1); rep.StreamEvents != want { // 100 patterns: one import event
+		t.Errorf("log holds %d events, want %d", rep.StreamEvents, want)
+	}
+	for name, v := range map[string]float64{"raw publish": rep.RawPublishPerS, "append": rep.AppendPerS,
+		"raw consume": rep.RawConsumePerS, "projection": rep.ProjectionPerS, "rebuild": rep.RebuildSeconds} {
+		if !(v > 0) {
+			t.Errorf("%s not measured: %v", name, v)
+		}
+	}
+	if !rep.RebuildMatches {
+		t.Error("the rebuild's digest differs from the live store's")
+	}
+	var models []string
+	for _, m := range rep.RebuildModels {
+		if !(m.Seconds > 0) {
+			t.Errorf("rebuild of %s alone not measured", m.Model)
+		}
+		models = append(models, m.Model)
+	}
+	if got := strings.Join(models, ","); len(models) != 4 || !strings.Contains(got, "eventlog") || !strings.Contains(got, "crossloop") {
+		t.Errorf("models rebuilt alone: %s, want each of the 4", got)
+	}
+	if rep.Lag.N != 100 || !(rep.Lag.P99us > 0) {
+		t.Errorf("lag: %+v, want 100 events measured", rep.Lag)
+	}
+	for _, k := range []string{"knowledge.inject/in-process", "knowledge.inject/nats", "patterns.inject/in-process", "patterns.inject/nats"} {
+		if l := rep.Inject[k]; l.N == 0 || !(l.P99us > 0) {
+			t.Errorf("%s: %+v", k, l)
+		}
+	}
+	if len(rep.Targets) != 5 || rep.PeakRSSBytes <= 0 {
+		t.Errorf("targets %d, peak RSS %d", len(rep.Targets), rep.PeakRSSBytes)
+	}
+}
