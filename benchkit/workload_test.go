@@ -133,3 +133,52 @@ func envInt(k string, def int) int {
 	}
 	return def
 }
+
+// TestLanesFoldAsSequential folds the workload into every model model
+// after model, and with a lane per model (as the runtime and replays do),
+// committing every 97 events: the two stores must hold the same bytes.
+func TestLanesFoldAsSequential(t *testing.T) {
+	evs := preparedWorkload(t, 3000, 300, 500)
+	digest := func(parallel bool) string {
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		f, err := projector.NewFolder(st, app.Models(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parallel {
+			f.Parallel()
+			defer f.Close()
+		}
+		commit := func() {
+			if poison, err := f.Settle(); err != nil || len(poison) > 0 {
+				t.Fatalf("settle: %v, %v", poison, err)
+			}
+			if _, err := f.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ev := range evs {
+			c := *ev
+			c.Checked = true
+			if _, err := f.Fold(&c); err != nil {
+				t.Fatalf("%s: %v", ev.Type, err)
+			}
+			if f.Pending() >= 97 {
+				commit()
+			}
+		}
+		commit()
+		d, err := st.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if seq, par := digest(false), digest(true); seq != par {
+		t.Errorf("lanes fold to %s, model after model to %s", par, seq)
+	}
+}
