@@ -18,6 +18,10 @@ const ModelName = "knowledge"
 type Model struct {
 	// Base is the configuration used until a knowledge.configured/v1 event.
 	Base Config
+
+	// cache holds decoded pools by version (poolcache.go): shared by every
+	// store the model serves, which versions make safe.
+	cache poolCache
 }
 
 // New returns the model with the default configuration.
@@ -28,8 +32,9 @@ var _ projector.Model = (*Model)(nil)
 func (*Model) Name() string { return ModelName }
 
 // Version 2 added the entry summaries (x/) and the summary key in
-// the index: a version-1 store is rebuilt from the log.
-func (*Model) Version() int { return 2 }
+// the index; version 3 the pool versions (x/<pool>/a): an older store is
+// rebuilt from the log.
+func (*Model) Version() int { return 3 }
 
 // fold is the state of folding one event.
 type fold struct {
