@@ -416,7 +416,8 @@ type poolScan struct {
 
 // scanPool reads the pool of (tier, project) for a lesson with the given
 // features, in one scan: the active entries, then (when withInactive) the
-// inactive ones.
+// inactive ones. The fold reads its pools from held pool states instead
+// (foldpool.go); scanPool is the reference they are tested against.
 func scanPool(r projector.Reader, tier, project string, lf features, threshold float64, withInactive bool) (*poolScan, error) {
 	ps := &poolScan{}
 	prefix := pfxSum + sumScope(tier, project)

@@ -155,7 +155,7 @@ func isPoolVersionKey(k string) bool {
 // LORE_KNOWLEDGE_DIFF=<file> it also writes the read model (pool versions
 // aside) and every injection to the file, for comparing two builds.
 func TestCachedInjectIsReference(t *testing.T) {
-	n := 4000
+	n := 2500
 	out := os.Getenv("LORE_KNOWLEDGE_DIFF")
 	if out != "" {
 		n = 30000
@@ -168,12 +168,31 @@ func TestCachedInjectIsReference(t *testing.T) {
 	m := knowledge.New()
 	r := st.Model(knowledge.ModelName)
 	rng := rand.New(rand.NewPCG(9, 9))
+	crng := rand.New(rand.NewPCG(10, 10))
 	var log strings.Builder
 	injections := 0
-	for _, step := range randomWorkload(t, 1, n) {
+	for i, step := range randomWorkload(t, 1, n) {
 		poison, err := projector.FoldEvents(st, []projector.Model{m}, step)
 		if err != nil || len(poison) > 0 {
 			t.Fatalf("fold: %v %v", err, poison)
+		}
+		if i%10 == 0 {
+			// The fold's pool states against the store, for new lessons and
+			// for this step's (near-duplicates, contradictions).
+			lessons := []string{wlLesson(crng, nil), wlLesson(crng, nil)}
+			for _, ev := range step {
+				if ev.Type != "knowledge.submitted/v1" {
+					continue
+				}
+				d, err := events.DecodeData(ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lessons = append(lessons, d.(*events.KnowledgeSubmitted).Lesson)
+			}
+			if err := knowledge.CheckPools(m, r, wlProjects, lessons, []float64{0, 0.6, 1}[i%3]); err != nil {
+				t.Fatalf("after seq %d: %v", step[len(step)-1].Seq, err)
+			}
 		}
 		for _, o := range wlQueries(rng) {
 			want, err := knowledge.InjectFrom(r, knowledge.DefaultConfig(), o, t0)
