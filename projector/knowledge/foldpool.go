@@ -29,11 +29,22 @@ import (
 type poolState struct {
 	version          string
 	active, inactive []heldSummary
+
+	// An index of bigram hashes for the near-duplicate search: every held
+	// summary has a slot; byHash lists, for each hash, the slots of the
+	// summaries holding it, once each.
+	// INVARIANT: slots[h.slot] == h.s for every held h; byHash lists slot
+	// i under each distinct hash of slots[i] (nothing for a free slot).
+	slots  []*summary
+	free   []int32
+	byHash map[uint64][]int32
+	counts []int32 // scratch of scan: shared hashes by slot, zero between scans
 }
 
 type heldSummary struct {
-	key string // the summary key, within the model
-	s   *summary
+	key  string // the summary key, within the model
+	s    *summary
+	slot int32
 }
 
 func (p *poolState) size() int { return len(p.active) + len(p.inactive) }
@@ -41,7 +52,7 @@ func (p *poolState) size() int { return len(p.active) + len(p.inactive) }
 // loadPoolState reads the pool of summary scope scope from r in one scan
 // (its version, its active summaries, then its inactive ones).
 func loadPoolState(r projector.Reader, scope string) (*poolState, error) {
-	p := &poolState{}
+	p := &poolState{byHash: map[uint64][]int32{}}
 	vk := poolVersionKey(scope)
 	activePfx := vk + "/"
 	err := r.Scan([]byte(pfxSum+scope), func(k, v []byte) error {
@@ -53,7 +64,7 @@ func loadPoolState(r projector.Reader, scope string) (*poolState, error) {
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, k)
 		}
-		h := heldSummary{key: string(k), s: s}
+		h := heldSummary{key: string(k), s: s, slot: p.place(s)}
 		if strings.HasPrefix(h.key, activePfx) {
 			p.active = append(p.active, h)
 		} else {
@@ -77,6 +88,7 @@ func (p *poolState) apply(scope, key string, value []byte, del bool) error {
 	i, found := slices.BinarySearchFunc(*list, key, func(h heldSummary, k string) int { return strings.Compare(h.key, k) })
 	if del {
 		if found {
+			p.unplace((*list)[i].slot)
 			*list = slices.Delete(*list, i, i+1)
 		}
 		return nil
@@ -86,16 +98,91 @@ func (p *poolState) apply(scope, key string, value []byte, del bool) error {
 		return fmt.Errorf("%w: %s", err, key)
 	}
 	if found {
-		(*list)[i].s = s
+		p.unplace((*list)[i].slot)
+		(*list)[i].s, (*list)[i].slot = s, p.place(s)
 	} else {
-		*list = slices.Insert(*list, i, heldSummary{key: key, s: s})
+		*list = slices.Insert(*list, i, heldSummary{key: key, s: s, slot: p.place(s)})
 	}
 	return nil
 }
 
+// place gives s a slot and indexes its hashes.
+func (p *poolState) place(s *summary) int32 {
+	var slot int32
+	if n := len(p.free); n > 0 {
+		slot, p.free = p.free[n-1], p.free[:n-1]
+		p.slots[slot] = s
+	} else {
+		slot = int32(len(p.slots))
+		p.slots, p.counts = append(p.slots, s), append(p.counts, 0)
+	}
+	for i, h := range s.bghash {
+		if i == 0 || h != s.bghash[i-1] { // sorted: equal hashes are adjacent
+			p.byHash[h] = append(p.byHash[h], slot)
+		}
+	}
+	return slot
+}
+
+// unplace frees a slot and unindexes its summary.
+func (p *poolState) unplace(slot int32) {
+	s := p.slots[slot]
+	for i, h := range s.bghash {
+		if i == 0 || h != s.bghash[i-1] {
+			list := p.byHash[h]
+			if j := slices.Index(list, slot); j >= 0 {
+				list = slices.Delete(list, j, j+1)
+			}
+			if len(list) == 0 {
+				delete(p.byHash, h)
+			} else {
+				p.byHash[h] = list
+			}
+		}
+	}
+	p.slots[slot] = nil
+	p.free = append(p.free, slot)
+}
+
+// distinctHashes reports whether a bigram set's hashes are all distinct
+// (no two of its bigrams collide).
+func distinctHashes(f features) bool {
+	for i := 1; i < len(f.bghash); i++ {
+		if f.bghash[i] == f.bghash[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
 // scan is scanPool on the held summaries: the same poolScan.
+//
+// The index bounds similarities first: when the lesson's and an entry's
+// hashes are distinct (no collision inside either set) and non-empty,
+// the hashes they share (counts) are at least the bigrams they share, so
+// a hash Jaccard below the threshold rules the entry out exactly as
+// nearDuplicate does; every other entry gets the exact check (near).
 func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poolScan {
-	ps := &poolScan{}
+	ps := &poolScan{activeIDs: make([]string, 0, len(p.active)), capKeys: make([]capKey, 0, len(p.active))}
+	bounded := threshold > 0 && len(lf.bghash) > 0 && distinctHashes(lf)
+	if bounded {
+		for _, h := range lf.bghash {
+			for _, slot := range p.byHash[h] {
+				p.counts[slot]++
+			}
+		}
+		defer clear(p.counts)
+	}
+	isNear := func(h heldSummary) bool {
+		b := h.s.features
+		if bounded && len(b.bghash) > 0 {
+			c := int(p.counts[h.slot])
+			if float64(c)/float64(len(lf.bghash)+len(b.bghash)-c) < threshold && distinctHashes(b) {
+				return false
+			}
+		}
+		return near(lf, b, threshold)
+	}
 	for _, h := range p.active {
 		s := h.s
 		if len(lf.ctags) > 0 && sharesSorted(lf.ctags, s.ctags) {
@@ -105,7 +192,7 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 		ps.activeIDs = append(ps.activeIDs, s.ID)
 		ps.capKeys = append(ps.capKeys, capKey{active: true, promoted: s.Status == StatusPromoted,
 			signal: ValueSignal(Outcomes{Helpful: s.Outcomes.Helpful, Harmful: s.Outcomes.Harmful}), seq: s.CreatedSeq})
-		if near(lf, s.features, threshold) {
+		if isNear(h) {
 			ps.nearAny = true
 			ps.nearActive = append(ps.nearActive, s.ID)
 		}
@@ -114,7 +201,7 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 		return ps
 	}
 	for _, h := range p.inactive {
-		if near(lf, h.s.features, threshold) {
+		if isNear(h) {
 			ps.nearAny = true
 			if !h.s.removed() && ps.nearInactive == "" {
 				ps.nearInactive = h.s.ID

@@ -224,7 +224,7 @@ func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*su
 	if threshold <= 0 || len(cand) < 2 {
 		return cand[:min(len(cand), 1)]
 	}
-	d := newDedupper(nil, docFreq(cand), threshold)
+	d := newDedupper(nil, docFreq(cand), threshold, len(cand))
 	for _, e := range cand {
 		d.add(e)
 	}
@@ -263,10 +263,10 @@ type dedupper struct {
 	// base holds the entries kept before this dedupper started (nil:
 	// none); read-only, shared with other dedups.
 	base      *dedupIndex
-	kept      []*summary         // base's kept entries, then the ones kept here
-	post      map[uint64][]int32 // prefix postings of the entries kept here, indexes in kept
-	seen      []bool             // by index in kept; all false between adds
-	emptyKept bool               // an entry without bigrams is kept
+	kept      []*summary // base's kept entries, then the ones kept here
+	post      postings   // prefix postings of the entries kept here
+	seen      []bool     // by index in kept; all false between adds
+	emptyKept bool       // an entry without bigrams is kept
 	touched   []int32
 	prefix    []hashRank
 }
@@ -276,14 +276,14 @@ type dedupper struct {
 type dedupIndex struct {
 	df        map[uint64]int32
 	kept      []*summary
-	post      map[uint64][]int32
+	post      postings
 	emptyKept bool
 }
 
-// newDedupper starts a dedup after base (nil: from scratch) in the hash
-// order of df.
-func newDedupper(base *dedupIndex, df map[uint64]int32, threshold float64) *dedupper {
-	d := &dedupper{threshold: threshold, df: df, base: base, post: map[uint64][]int32{}}
+// newDedupper starts a dedup of about n candidates after base (nil: from
+// scratch) in the hash order of df.
+func newDedupper(base *dedupIndex, df map[uint64]int32, threshold float64, n int) *dedupper {
+	d := &dedupper{threshold: threshold, df: df, base: base, post: postings{head: make(map[uint64]int32, 8*n)}}
 	if base != nil {
 		d.kept = base.kept[:len(base.kept):len(base.kept)] // appends copy: base stays as it is
 		d.seen = make([]bool, len(base.kept))
@@ -309,15 +309,15 @@ func (d *dedupper) add(e *summary) {
 	d.touched = d.touched[:0]
 	for _, r := range d.prefix {
 		if d.base != nil {
-			for _, k := range d.base.post[r.h] {
-				if !d.seen[k] {
+			for n := d.base.post.first(r.h); n >= 0; n = d.base.post.next[n] {
+				if k := d.base.post.kept[n]; !d.seen[k] {
 					d.seen[k] = true
 					d.touched = append(d.touched, k)
 				}
 			}
 		}
-		for _, k := range d.post[r.h] {
-			if !d.seen[k] {
+		for n := d.post.first(r.h); n >= 0; n = d.post.next[n] {
+			if k := d.post.kept[n]; !d.seen[k] {
 				d.seen[k] = true
 				d.touched = append(d.touched, k)
 			}
@@ -336,8 +336,30 @@ func (d *dedupper) add(e *summary) {
 	k := int32(len(d.kept))
 	d.kept, d.seen = append(d.kept, e), append(d.seen, false)
 	for _, r := range d.prefix {
-		d.post[r.h] = append(d.post[r.h], k)
+		d.post.add(r.h, k)
 	}
+}
+
+// postings lists, by hash, indexes of kept entries: linked lists in
+// three flat slices, so adding one allocates nothing per hash.
+type postings struct {
+	head map[uint64]int32 // hash → its last node
+	next []int32          // node → the node before it in its list, -1 at the end
+	kept []int32          // node → index of the kept entry
+}
+
+// first is the first node of h's list, -1 when empty.
+func (p *postings) first(h uint64) int32 {
+	if n, ok := p.head[h]; ok {
+		return n
+	}
+	return -1
+}
+
+func (p *postings) add(h uint64, k int32) {
+	p.next = append(p.next, p.first(h))
+	p.kept = append(p.kept, k)
+	p.head[h] = int32(len(p.kept) - 1)
 }
 
 // prefixLen is |x| − ⌈t·|x|⌉ + 2, within [1, |x|].

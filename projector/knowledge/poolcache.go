@@ -291,7 +291,7 @@ func (p *cachedPool) dedupIndexFor(scopes map[string]bool, k dedupKey) *dedupInd
 			cand = append(cand, e)
 		}
 	}
-	d := newDedupper(nil, docFreq(cand), k.threshold)
+	d := newDedupper(nil, docFreq(cand), k.threshold, len(cand))
 	for _, e := range cand {
 		d.add(e)
 	}
@@ -328,7 +328,7 @@ func keptMerged(hive, swarm *cachedPool, scopes map[string]bool, threshold float
 	if hive != nil {
 		base = hive.dedupIndexFor(scopes, dedupKeyOf(scopes, threshold))
 	}
-	d := newDedupper(base, base.df, threshold)
+	d := newDedupper(base, base.df, threshold, len(swarm.sums))
 	for _, e := range swarm.sums {
 		if e.active() && scopes[e.Scope] {
 			d.add(e)
