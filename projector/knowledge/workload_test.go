@@ -1,6 +1,7 @@
 package knowledge_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -155,7 +156,7 @@ func isPoolVersionKey(k string) bool {
 // LORE_KNOWLEDGE_DIFF=<file> it also writes the read model (pool versions
 // aside) and every injection to the file, for comparing two builds.
 func TestCachedInjectIsReference(t *testing.T) {
-	n := 2500
+	n := 1500
 	out := os.Getenv("LORE_KNOWLEDGE_DIFF")
 	if out != "" {
 		n = 30000
@@ -231,4 +232,92 @@ func TestCachedInjectIsReference(t *testing.T) {
 	if err := os.WriteFile(out, []byte(log.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestInjectWhileFolding injects from the live store while the same model
+// folds into it, as the API does during projection: no error, every entry
+// shown exists, and once the folds end the cached injection is the
+// reference. Run with -race, it checks the caches' sharing.
+func TestInjectWhileFolding(t *testing.T) {
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := knowledge.New()
+	r := st.Model(knowledge.ModelName)
+	steps := randomWorkload(t, 2, 600)
+	stop := make(chan struct{})
+	var foldErr error
+	go func() {
+		defer close(stop)
+		for _, step := range steps {
+			if poison, err := projector.FoldEvents(st, []projector.Model{m}, step); err != nil || len(poison) > 0 {
+				foldErr = fmt.Errorf("fold: %v %v", err, poison)
+				return
+			}
+		}
+	}()
+	errs := make(chan error, 2)
+	for g := range 2 {
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 5))
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				for _, o := range wlQueries(rng) {
+					inj, err := m.InjectFrom(r, knowledge.DefaultConfig(), o, t0)
+					if err != nil {
+						errs <- err
+						return
+					}
+					for _, e := range inj.Entries {
+						if _, ok, err := knowledge.GetEntry(r, e.ID); err != nil || !ok {
+							errs <- fmt.Errorf("shown entry %s: ok=%v err=%v", e.ID, ok, err)
+							return
+						}
+					}
+				}
+			}
+		}()
+	}
+	var injectErr error
+	for range 2 {
+		if err := <-errs; err != nil && injectErr == nil {
+			injectErr = err
+		}
+	}
+	<-stop
+	if err := errors.Join(foldErr, injectErr); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 50 {
+		for _, o := range wlQueries(rng) {
+			want, err := knowledge.InjectFrom(r, knowledge.DefaultConfig(), o, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.InjectFrom(r, knowledge.DefaultConfig(), o, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wb, gb := mustJSON(t, want), mustJSON(t, got); wb != gb {
+				t.Fatalf("%+v:\ncached    %s\nreference %s", o, gb, wb)
+			}
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
