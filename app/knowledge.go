@@ -14,8 +14,12 @@ import (
 
 // Knowledge endpoints (SPEC §5): lore.api.knowledge.* and lore.api.phase.complete.
 
+// knowledgeModel is the registered knowledge model; injections go through
+// its pool cache (knowledge.Model.InjectFrom).
+var knowledgeModel = knowledge.New()
+
 func init() {
-	RegisterModel(knowledge.New())
+	RegisterModel(knowledgeModel)
 	q := func(name, doc string, fn QueryFunc) {
 		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Query: fn})
 	}
@@ -471,7 +475,7 @@ func knowledgeInject(_ context.Context, v View, req Request) ([]*events.Event, a
 		}
 	}
 	p := kProject(req, a.Project)
-	inj, err := knowledge.InjectFrom(kreader(v), knowledge.DefaultConfig(), knowledge.InjectOptions{Task: a.Task, Headroom: h, Project: p, Scopes: a.Scopes}, req.Now)
+	inj, err := knowledgeModel.InjectFrom(kreader(v), knowledge.DefaultConfig(), knowledge.InjectOptions{Task: a.Task, Headroom: h, Project: p, Scopes: a.Scopes}, req.Now)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -144,6 +144,34 @@ func jaccardFeatures(a, b features) float64 {
 	return float64(inter) / float64(len(a.bigrams)+len(b.bigrams)-inter)
 }
 
+// nearDuplicate is jaccardFeatures(a, b) >= t, comparing strings only
+// when the hashes alone allow it.
+//
+// Equal bigrams have equal hashes, so the count of equal hashes (as
+// multisets) is at least the intersection, and the Jaccard of the hashes
+// at least that of the bigrams; x/(n−x) grows with x and rounding is
+// monotonic, so when the hashes' Jaccard is below t the exact one is too.
+// REQUIRES: both sets non-empty.
+func nearDuplicate(a, b features, t float64) bool {
+	inter := 0
+	for i, j := 0, 0; i < len(a.bghash) && j < len(b.bghash); {
+		switch ha, hb := a.bghash[i], b.bghash[j]; {
+		case ha < hb:
+			i++
+		case ha > hb:
+			j++
+		default:
+			inter++
+			i++
+			j++
+		}
+	}
+	if float64(inter)/float64(len(a.bghash)+len(b.bghash)-inter) < t {
+		return false
+	}
+	return jaccardFeatures(a, b) >= t
+}
+
 // jaccardSorted is Jaccard of two sets given as sorted lists without
 // duplicates; two empty sets are identical (1.0).
 func jaccardSorted(a, b []string) float64 {

@@ -18,6 +18,12 @@ const ModelName = "knowledge"
 type Model struct {
 	// Base is the configuration used until a knowledge.configured/v1 event.
 	Base Config
+
+	// cache holds decoded pools by version (poolcache.go) for queries,
+	// folds the pool states of folds between events (foldpool.go): both
+	// shared by every store the model serves, which versions make safe.
+	cache poolCache
+	folds foldPools
 }
 
 // New returns the model with the default configuration.
@@ -28,12 +34,13 @@ var _ projector.Model = (*Model)(nil)
 func (*Model) Name() string { return ModelName }
 
 // Version 2 added the entry summaries (x/) and the summary key in
-// the index: a version-1 store is rebuilt from the log.
-func (*Model) Version() int { return 2 }
+// the index; version 3 the pool versions (x/<pool>/a): an older store is
+// rebuilt from the log.
+func (*Model) Version() int { return 3 }
 
 // fold is the state of folding one event.
 type fold struct {
-	tx  projector.Tx
+	tx  *poolTx // every write of the event goes through it
 	ev  *events.Event
 	cfg Config
 	t   time.Time
@@ -60,7 +67,13 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	if err != nil {
 		return err
 	}
-	f := &fold{tx: tx, ev: ev, cfg: cfg, t: ev.Time.UTC()}
+	f := &fold{tx: &poolTx{Tx: tx, pools: &m.folds}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
+	err = f.apply(data)
+	f.tx.release(err == nil)
+	return err
+}
+
+func (f *fold) apply(data events.Payload) error {
 	switch d := data.(type) {
 	case *events.KnowledgeSubmitted:
 		return f.submitted(d)
@@ -75,15 +88,15 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	case *events.KnowledgePromoted:
 		return f.promoted(d)
 	case *events.KnowledgeCurated:
-		return f.curated(orProject(d.Project, ev.Project))
+		return f.curated(orProject(d.Project, f.ev.Project))
 	case *events.KnowledgeConfigured:
 		c, err := ParseConfig(d.Config)
 		if err != nil {
 			return err
 		}
-		return putJSON(tx, keyConfig, c)
+		return putJSON(f.tx, keyConfig, c)
 	case *events.PhaseCompleted:
-		return f.phaseCompleted(orProject(d.Project, ev.Project), d.Phase)
+		return f.phaseCompleted(orProject(d.Project, f.ev.Project), d.Phase)
 	}
 	return nil
 }
@@ -150,11 +163,11 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	}
 	phase := max(d.Phase, 1)
 
-	// The pool is read from the entry summaries in place (poolScan): no
-	// JSON decode, no text feature recomputed; full entries are loaded only
-	// for those this submission changes.
+	// The pool is read from its held pool state (foldpool.go): no scan,
+	// no JSON decode, no text feature recomputed; full entries are loaded
+	// only for those this submission changes.
 	lf := cachedFeatures(d.Lesson, d.Tags, d.Category)
-	pool, err := scanPool(f.tx, tier, project, lf, f.cfg.DedupThreshold, true)
+	pool, err := f.tx.scanPool(tier, project, lf, f.cfg.DedupThreshold, true)
 	if err != nil {
 		return err
 	}
@@ -361,7 +374,7 @@ func (f *fold) encounters(e *Entry) error {
 	if !f.cfg.HiveEnabled {
 		return nil
 	}
-	hive, err := scanPool(f.tx, TierHive, "", bigramsOnly(cachedFeatures(e.Lesson, e.Tags, e.Category)),
+	hive, err := f.tx.scanPool(TierHive, "", bigramsOnly(cachedFeatures(e.Lesson, e.Tags, e.Category)),
 		f.cfg.DedupThreshold, false)
 	if err != nil {
 		return err
@@ -411,7 +424,7 @@ func (f *fold) promote(e *Entry, route string) error {
 			return err
 		}
 	}
-	hive, err := scanPool(f.tx, TierHive, "", cachedFeatures(e.Lesson, e.Tags, e.Category), f.cfg.DedupThreshold, true)
+	hive, err := f.tx.scanPool(TierHive, "", cachedFeatures(e.Lesson, e.Tags, e.Category), f.cfg.DedupThreshold, true)
 	if err != nil {
 		return err
 	}

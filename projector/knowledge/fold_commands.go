@@ -115,7 +115,7 @@ func (f *fold) promoted(d *events.KnowledgePromoted) error {
 	if src.Scope == "" {
 		src.Scope = "global"
 	}
-	hive, err := scanPool(f.tx, TierHive, "", cachedFeatures(src.Lesson, src.Tags, src.Category), f.cfg.DedupThreshold, true)
+	hive, err := f.tx.scanPool(TierHive, "", cachedFeatures(src.Lesson, src.Tags, src.Category), f.cfg.DedupThreshold, true)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -105,41 +106,33 @@ func summariesBySeq(es []*Entry) []*summary {
 
 // injectSummaries is Inject on summaries, each pool in creation order.
 func injectSummaries(swarm, hive []*summary, o InjectOptions, cfg Config) Injection {
-	b := BudgetFor(o.Headroom, cfg)
-	inj := Injection{Budget: b, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}
 	scopes := setOf(append(append([]string(nil), cfg.ScopeFilter...), o.Scopes...)...)
 	var pool []*summary
 	if cfg.HiveEnabled {
 		pool = append(pool, hive...)
 	}
 	pool = append(pool, swarm...)
-	kept := dedupKept(pool, scopes, cfg.DedupThreshold)
+	return injectKept(dedupKept(pool, scopes, cfg.DedupThreshold), o, cfg)
+}
+
+// injectKept builds the block from the merged pool's candidates left by
+// the dedup (kept), in pool order.
+func injectKept(kept []*summary, o InjectOptions, cfg Config) Injection {
+	b := BudgetFor(o.Headroom, cfg)
+	inj := Injection{Budget: b, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}
 	inj.Candidates = len(kept)
 	if b.MaxEntries == 0 || len(kept) == 0 {
 		return inj
 	}
 	task := taskTerms(o.Task)
-	type scored struct {
-		e        *summary
-		rel, val float64
-	}
+	rs := relScorer{task: task}
 	ranked := make([]scored, 0, len(kept))
-	for _, e := range kept {
-		rel := relevanceIn(task, e.rel)
-		ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg)})
+	for i, e := range kept {
+		rel := rs.of(e)
+		ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg), i})
 	}
-	sort.SliceStable(ranked, func(i, j int) bool {
-		a, c := ranked[i], ranked[j]
-		if a.val != c.val {
-			return a.val > c.val
-		}
-		if !a.e.CreatedAt.Equal(c.e.CreatedAt) {
-			return a.e.CreatedAt.After(c.e.CreatedAt)
-		}
-		return a.e.ID < c.e.ID
-	})
 	text := InjectHeader
-	for _, s := range ranked {
+	for _, s := range topRanked(ranked, b.MaxEntries) {
 		if len(inj.Entries) == b.MaxEntries {
 			break
 		}
@@ -160,20 +153,67 @@ func injectSummaries(swarm, hive []*summary, o InjectOptions, cfg Config) Inject
 	return inj
 }
 
+// scored is a candidate with its relevance, score and pool position.
+type scored struct {
+	e        *summary
+	rel, val float64
+	i        int
+}
+
+// ranksBefore is the injection's rank order: score descending, then newer
+// first, then id, then pool order. Scores are finite (confidence and
+// utility are stored as JSON numbers), so this is a strict total order,
+// and the one a stable sort by (score, created_at, id) gives.
+func ranksBefore(a, c scored) bool {
+	if a.val != c.val {
+		return a.val > c.val
+	}
+	if !a.e.CreatedAt.Equal(c.e.CreatedAt) {
+		return a.e.CreatedAt.After(c.e.CreatedAt)
+	}
+	if a.e.ID != c.e.ID {
+		return a.e.ID < c.e.ID
+	}
+	return a.i < c.i
+}
+
+// topRanked returns the k first of ranked in rank order (all of them when
+// fewer), reordering ranked. An injection shows at most k entries and
+// stops at the first that does not fit, so only these are ever looked at.
+func topRanked(ranked []scored, k int) []scored {
+	if k <= 0 {
+		return nil
+	}
+	if k >= len(ranked)/4 {
+		slices.SortFunc(ranked, func(a, c scored) int {
+			if ranksBefore(a, c) {
+				return -1
+			}
+			return 1 // never equal: ranksBefore is strict and total
+		})
+		return ranked[:min(k, len(ranked))]
+	}
+	// Insertion into the k best so far: ranked[:n], in rank order.
+	n := 0
+	for _, s := range ranked {
+		if n == k && !ranksBefore(s, ranked[n-1]) {
+			continue
+		}
+		j := min(n, k-1)
+		for j > 0 && ranksBefore(s, ranked[j-1]) {
+			ranked[j] = ranked[j-1]
+			j--
+		}
+		ranked[j] = s
+		n = min(n+1, k)
+	}
+	return ranked[:n]
+}
+
 // dedupKept keeps, in pool order, each active in-scope entry that is not a
 // near-duplicate (Jaccard of bigrams >= threshold) of an entry kept before
-// it.
-//
-// It compares an entry only with the kept entries sharing a bigram hash of
-// its prefix, by prefix filtering: order hashes by (frequency in the pool,
-// hash) and index each kept set by its first |x| − ⌈t·|x|⌉ + 2 hashes. If
-// J(a, b) >= t the sets share o >= ⌈t·|a∪b|⌉ bigrams, so each prefix holds
-// the first hash (in that order) of a shared bigram: near-duplicates always
-// meet, and the exact similarity decides (the +2 instead of the textbook
-// +1 covers rounding of t·|x|). Bigrams common to many lessons sort last
-// and are not indexed, so the work stays near linear. With threshold <= 0
-// every similarity passes (only the first entry is kept); two empty sets
-// have similarity 1, an empty and a non-empty one 0.
+// it. With threshold <= 0 every similarity passes (only the first entry is
+// kept); two empty sets have similarity 1, an empty and a non-empty one 0.
 func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*summary {
 	var cand []*summary
 	for _, e := range pool {
@@ -184,52 +224,142 @@ func dedupKept(pool []*summary, scopes map[string]bool, threshold float64) []*su
 	if threshold <= 0 || len(cand) < 2 {
 		return cand[:min(len(cand), 1)]
 	}
+	d := newDedupper(nil, docFreq(cand), threshold, len(cand))
+	for _, e := range cand {
+		d.add(e)
+	}
+	return d.kept
+}
+
+// docFreq counts, for each bigram hash, the candidates holding it.
+func docFreq(cand []*summary) map[uint64]int32 {
 	df := make(map[uint64]int32, len(cand)*8)
 	for _, e := range cand {
 		for _, h := range e.bghash {
 			df[h]++
 		}
 	}
-	var kept []*summary
-	post := make(map[uint64][]int32, len(cand)*4)
-	var seen []bool
-	var touched []int32
-	var prefix []hashRank
-	emptyKept := false
-	for _, e := range cand {
-		if len(e.bigrams) == 0 {
-			if !(emptyKept && 1 >= threshold) {
-				kept, seen, emptyKept = append(kept, e), append(seen, false), true
-			}
-			continue
+	return df
+}
+
+// dedupper is the greedy dedup, one candidate at a time in pool order.
+//
+// It compares a candidate only with the kept entries sharing a bigram
+// hash of its prefix, by prefix filtering: order hashes by (df, hash) and
+// index each kept set by its first |x| − ⌈t·|x|⌉ + 2 hashes. If J(a, b) >=
+// t the sets share o >= ⌈t·|a∪b|⌉ bigrams, so each prefix holds the first
+// hash (in that order) of a shared bigram: near-duplicates always meet,
+// and the exact similarity decides (the +2 instead of the textbook +1
+// covers rounding of t·|x|). This holds for any order of the hashes, as
+// long as every set is indexed and probed in the same one; df only makes
+// the work small: with df the frequency of a hash among the candidates,
+// bigrams common to many lessons sort last and are not indexed, so the
+// work stays near linear.
+//
+// REQUIRES: threshold > 0.
+type dedupper struct {
+	threshold float64
+	df        map[uint64]int32 // the hash order; read-only
+	// base holds the entries kept before this dedupper started (nil:
+	// none); read-only, shared with other dedups.
+	base      *dedupIndex
+	kept      []*summary // base's kept entries, then the ones kept here
+	post      postings   // prefix postings of the entries kept here
+	seen      []bool     // by index in kept; all false between adds
+	emptyKept bool       // an entry without bigrams is kept
+	touched   []int32
+	prefix    []hashRank
+}
+
+// dedupIndex is a finished dedup of a pool's candidates, to be continued
+// by others (newDedupper): read-only once built.
+type dedupIndex struct {
+	df        map[uint64]int32
+	kept      []*summary
+	post      postings
+	emptyKept bool
+}
+
+// newDedupper starts a dedup of about n candidates after base (nil: from
+// scratch) in the hash order of df.
+func newDedupper(base *dedupIndex, df map[uint64]int32, threshold float64, n int) *dedupper {
+	d := &dedupper{threshold: threshold, df: df, base: base, post: postings{head: make(map[uint64]int32, 8*n)}}
+	if base != nil {
+		d.kept = base.kept[:len(base.kept):len(base.kept)] // appends copy: base stays as it is
+		d.seen = make([]bool, len(base.kept))
+		d.emptyKept = base.emptyKept
+	}
+	return d
+}
+
+// index freezes the dedup for others to continue.
+func (d *dedupper) index() *dedupIndex {
+	return &dedupIndex{df: d.df, kept: d.kept, post: d.post, emptyKept: d.emptyKept}
+}
+
+// add keeps e unless it near-duplicates an entry kept before.
+func (d *dedupper) add(e *summary) {
+	if len(e.bigrams) == 0 {
+		if !(d.emptyKept && 1 >= d.threshold) {
+			d.kept, d.seen, d.emptyKept = append(d.kept, e), append(d.seen, false), true
 		}
-		prefix = rarest(e.bghash, df, prefixLen(len(e.bghash), threshold), prefix[:0])
-		touched = touched[:0]
-		for _, r := range prefix {
-			for _, k := range post[r.h] {
-				if !seen[k] {
-					seen[k] = true
-					touched = append(touched, k)
+		return
+	}
+	d.prefix = rarest(e.bghash, d.df, prefixLen(len(e.bghash), d.threshold), d.prefix[:0])
+	d.touched = d.touched[:0]
+	for _, r := range d.prefix {
+		if d.base != nil {
+			for n := d.base.post.first(r.h); n >= 0; n = d.base.post.next[n] {
+				if k := d.base.post.kept[n]; !d.seen[k] {
+					d.seen[k] = true
+					d.touched = append(d.touched, k)
 				}
 			}
 		}
-		dup := false
-		for _, k := range touched {
-			seen[k] = false
-			if !dup && jaccardFeatures(e.features, kept[k].features) >= threshold {
-				dup = true
+		for n := d.post.first(r.h); n >= 0; n = d.post.next[n] {
+			if k := d.post.kept[n]; !d.seen[k] {
+				d.seen[k] = true
+				d.touched = append(d.touched, k)
 			}
 		}
-		if dup {
-			continue
-		}
-		k := int32(len(kept))
-		kept, seen = append(kept, e), append(seen, false)
-		for _, r := range prefix {
-			post[r.h] = append(post[r.h], k)
+	}
+	dup := false
+	for _, k := range d.touched {
+		d.seen[k] = false
+		if !dup && nearDuplicate(e.features, d.kept[k].features, d.threshold) {
+			dup = true
 		}
 	}
-	return kept
+	if dup {
+		return
+	}
+	k := int32(len(d.kept))
+	d.kept, d.seen = append(d.kept, e), append(d.seen, false)
+	for _, r := range d.prefix {
+		d.post.add(r.h, k)
+	}
+}
+
+// postings lists, by hash, indexes of kept entries: linked lists in
+// three flat slices, so adding one allocates nothing per hash.
+type postings struct {
+	head map[uint64]int32 // hash → its last node
+	next []int32          // node → the node before it in its list, -1 at the end
+	kept []int32          // node → index of the kept entry
+}
+
+// first is the first node of h's list, -1 when empty.
+func (p *postings) first(h uint64) int32 {
+	if n, ok := p.head[h]; ok {
+		return n
+	}
+	return -1
+}
+
+func (p *postings) add(h uint64, k int32) {
+	p.next = append(p.next, p.first(h))
+	p.kept = append(p.kept, k)
+	p.head[h] = int32(len(p.kept) - 1)
 }
 
 // prefixLen is |x| − ⌈t·|x|⌉ + 2, within [1, |x|].

@@ -171,6 +171,33 @@ func InjectFrom(r projector.Reader, base Config, o InjectOptions, now time.Time)
 	return injectSummaries(swarm, hive, o, cfg), nil
 }
 
+// InjectFrom is the package's InjectFrom through the model's pool cache:
+// the same injection, but a pool whose version the cache holds costs one
+// Get instead of a scan and decode of its summaries, and the hive's dedup
+// is done once per hive version. Safe for concurrent use, also while the
+// model folds: each pool is read at one version (poolCache.active).
+func (m *Model) InjectFrom(r projector.Reader, base Config, o InjectOptions, now time.Time) (Injection, error) {
+	cfg, err := LoadConfig(r, base)
+	if err != nil {
+		return Injection{}, err
+	}
+	if !cfg.Enabled {
+		return Injection{Budget: Budget{Regime: RegimeNone}, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}, nil
+	}
+	swarm, err := m.cache.active(r, sumScope(TierSwarm, o.Project))
+	if err != nil {
+		return Injection{}, err
+	}
+	var hive *cachedPool
+	if cfg.HiveEnabled {
+		if hive, err = m.cache.active(r, sumScope(TierHive, "")); err != nil {
+			return Injection{}, err
+		}
+	}
+	scopes := setOf(append(append([]string(nil), cfg.ScopeFilter...), o.Scopes...)...)
+	return injectKept(keptMerged(hive, swarm, scopes, cfg.DedupThreshold), o, cfg), nil
+}
+
 // CurationReport is what `lore knowledge curate` shows.
 type CurationReport struct {
 	Project string   `json:"project"`

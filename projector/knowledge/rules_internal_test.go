@@ -3,8 +3,10 @@ package knowledge
 import (
 	"math/rand/v2"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Fragments that exercise the literals, their case and Unicode folds
@@ -185,6 +187,15 @@ func TestRelevanceInIsReference(t *testing.T) {
 		if got, want := relevanceIn(task, text), ref(task, text); got != want {
 			t.Fatalf("relevance of %v in %q: %v, reference %v", task, text, got, want)
 		}
+		// The same through word ids of a pool (relScorer).
+		pool := []*summary{{features: features{rel: text}}, {features: features{rel: relevanceText(randomText(rng), nil, "")}}}
+		indexWords(pool)
+		rs := relScorer{task: task}
+		for _, s := range pool {
+			if got, want := rs.of(s), ref(task, s.rel); got != want {
+				t.Fatalf("relevance of %v in %q by word ids: %v, reference %v", task, s.rel, got, want)
+			}
+		}
 	}
 }
 
@@ -232,6 +243,42 @@ func TestDedupKeptIsReference(t *testing.T) {
 			}
 			if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 				t.Fatalf("round %d threshold %v: kept %q, reference %q", round, th, got, want)
+			}
+		}
+	}
+}
+
+// TestTopRankedIsStableSort: the selection of the shown entries gives the
+// first k of the stable sort by (score, created_at, id), ties included.
+func TestTopRankedIsStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 2000 {
+		n := rng.IntN(60)
+		var ranked []scored
+		for i := range n {
+			e := &summary{ID: string(rune('a' + rng.IntN(3))), CreatedAt: time.Unix(int64(rng.IntN(3)), 0)}
+			ranked = append(ranked, scored{e: e, val: float64(rng.IntN(4)) / 4, i: i})
+		}
+		want := append([]scored(nil), ranked...)
+		sort.SliceStable(want, func(i, j int) bool {
+			a, c := want[i], want[j]
+			if a.val != c.val {
+				return a.val > c.val
+			}
+			if !a.e.CreatedAt.Equal(c.e.CreatedAt) {
+				return a.e.CreatedAt.After(c.e.CreatedAt)
+			}
+			return a.e.ID < c.e.ID
+		})
+		k := 1 + rng.IntN(20)
+		got := topRanked(append([]scored(nil), ranked...), k)
+		want = want[:min(k, len(want))]
+		if len(got) != len(want) {
+			t.Fatalf("n=%d k=%d: %d entries, want %d", n, k, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].i != want[i].i {
+				t.Fatalf("n=%d k=%d: rank %d is #%d, want #%d", n, k, i, got[i].i, want[i].i)
 			}
 		}
 	}

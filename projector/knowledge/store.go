@@ -17,7 +17,8 @@ import (
 //	s/<project token>/<id>      swarm entry (JSON Entry)
 //	h/<id>                      hive entry
 //	i/<id>                      index: id → entry key and summary key (indexValue)
-//	x/...                       entry summaries (summary.go)
+//	x/...                       entry summaries (summary.go) and pool
+//	                            versions (poolcache.go)
 //	r/<id>                      rejected record (JSON Rejected)
 //	seen/<event id>             events already folded (idempotence)
 //	phase/<project token>/<n>   completed phases (one sweep per phase)
@@ -161,37 +162,53 @@ func parseIndex(v []byte) (entryKey, sumKey string, err error) {
 	return string(v[w : w+int(n)]), string(v[w+int(n):]), nil
 }
 
-// saveEntry stores e, its summary and its index.
+// saveEntry stores e, its summary and its index, and advances the version
+// of the summary's pool (poolVersion).
 //
 // INVARIANT: after saveEntry the summary under summaryKey(e) describes e
 // and no other summary of e exists (a status change moves it between
-// a/ and i/).
+// a/ and i/); every summary write is chained into its pool's version.
 func saveEntry(tx projector.Tx, e *Entry) error {
 	k := entryKey(e)
 	if err := putJSON(tx, k, e); err != nil {
 		return err
 	}
 	sk := summaryKey(e)
-	if err := tx.Set([]byte(sk), summaryOf(e).encode()); err != nil {
+	enc := summaryOf(e).encode()
+	if err := tx.Set([]byte(sk), enc); err != nil {
 		return err
 	}
 	cur, ok, err := tx.Get([]byte(pfxIndex + e.ID))
 	if err != nil {
 		return err
 	}
+	var ck, csk string
 	if ok {
-		ck, csk, err := parseIndex(cur)
-		if err != nil {
+		if ck, csk, err = parseIndex(cur); err != nil {
 			return fmt.Errorf("knowledge: index of %s: %w", e.ID, err)
 		}
-		if ck == k && csk == sk {
-			return nil
+	}
+	deleted := ""
+	if ok && csk != sk && csk != "" {
+		if err := tx.Delete([]byte(csk)); err != nil {
+			return err
 		}
-		if csk != sk && csk != "" {
-			if err := tx.Delete([]byte(csk)); err != nil {
-				return err
-			}
+		deleted = csk
+	}
+	pool := sumScope(e.Tier, e.Project)
+	if deleted != "" && poolOfSummaryKey(deleted) != pool {
+		// Not reached while an entry keeps its tier and project; chained
+		// all the same so that no write escapes a version.
+		if err := bumpPoolVersion(tx, poolOfSummaryKey(deleted), "", nil, deleted); err != nil {
+			return err
 		}
+		deleted = ""
+	}
+	if err := bumpPoolVersion(tx, pool, sk, enc, deleted); err != nil {
+		return err
+	}
+	if ok && ck == k && csk == sk {
+		return nil
 	}
 	return tx.Set([]byte(pfxIndex+e.ID), indexValue(k, sk))
 }

@@ -29,8 +29,9 @@ import (
 // (CreatedSeq, id) order: the order scanEntries gives (creation order, key
 // order of ids among equal sequences).
 //
-// so one scan of x/<pool>/ reads a pool's active entries, then its
-// inactive ones, and x/<pool>/a/ its active ones only.
+// so one scan of x/<pool>/ reads a pool's version (x/<pool>/a,
+// poolcache.go), its active entries, then its inactive ones, and
+// x/<pool>/a/ its active ones only.
 //
 // INVARIANT: every entry has exactly one summary, under a/ when Active()
 // and i/ otherwise, equal to summaryOf(entry) for its stored JSON; the
@@ -45,6 +46,10 @@ type summary struct {
 	Confidence                                                                       float64
 	Outcomes                                                                         Outcomes // Shown, Helpful, Harmful only
 	features
+	// vocab and relw are rel as ids of words of vocab, set for the
+	// summaries of a cachedPool before it is shared (nil otherwise).
+	vocab *relVocab
+	relw  []uint32
 }
 
 func (s *summary) active() bool { return s.Status != StatusArchived && s.Status != StatusQuarantined }
@@ -411,14 +416,19 @@ type poolScan struct {
 
 // scanPool reads the pool of (tier, project) for a lesson with the given
 // features, in one scan: the active entries, then (when withInactive) the
-// inactive ones.
+// inactive ones. The fold reads its pools from held pool states instead
+// (foldpool.go); scanPool is the reference they are tested against.
 func scanPool(r projector.Reader, tier, project string, lf features, threshold float64, withInactive bool) (*poolScan, error) {
 	ps := &poolScan{}
 	prefix := pfxSum + sumScope(tier, project)
 	if !withInactive {
 		prefix += "a/"
 	}
+	vk := poolVersionKey(sumScope(tier, project))
 	err := r.Scan([]byte(prefix), func(k, v []byte) error {
+		if string(k) == vk {
+			return nil // the pool's version, listed before its active summaries
+		}
 		d := sumDecoder[[]byte]{s: v}
 		if d.byte() != summaryFormat {
 			return fmt.Errorf("%w: %s", errSummary, k)

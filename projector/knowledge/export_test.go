@@ -1,0 +1,70 @@
+package knowledge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/loredev/lore/projector"
+)
+
+// CheckPools checks the fold's pool states against the store r (whose
+// last fold m made): for the hive and each project's pool, the state m
+// keeps for the pool's current version (if any) holds exactly the stored
+// summaries, and a comparison of each lesson with the pool reads the same
+// from the state as from the store (scanPool).
+func CheckPools(m *Model, r projector.Reader, projects, lessons []string, threshold float64) error {
+	type pool struct{ tier, project string }
+	pools := []pool{{TierHive, ""}}
+	for _, p := range projects {
+		pools = append(pools, pool{TierSwarm, p})
+	}
+	for _, p := range pools {
+		scope := sumScope(p.tier, p.project)
+		fresh, err := loadPoolState(r, scope)
+		if err != nil {
+			return err
+		}
+		states := []*poolState{fresh}
+		m.folds.mu.Lock()
+		held := m.folds.pools[scope]
+		m.folds.mu.Unlock()
+		if held != nil && held.version == fresh.version {
+			if a, b := dumpState(held), dumpState(fresh); a != b {
+				return fmt.Errorf("pool %s: fold state\n%s\nstore\n%s", scope, a, b)
+			}
+			states = append(states, held)
+		}
+		for _, l := range lessons {
+			lf := featuresOf(l, strings.Fields(l)[:1], "testing")
+			for _, withInactive := range []bool{false, true} {
+				want, err := scanPool(r, p.tier, p.project, lf, threshold, withInactive)
+				if err != nil {
+					return err
+				}
+				for _, st := range states {
+					if a, b := dumpScan(st.scan(lf, threshold, withInactive)), dumpScan(want); a != b {
+						return fmt.Errorf("pool %s, lesson %q: state scan\n%s\nstore scan\n%s", scope, l, a, b)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func dumpState(p *poolState) string {
+	var b strings.Builder
+	for _, h := range append(append([]heldSummary(nil), p.active...), p.inactive...) {
+		fmt.Fprintf(&b, "%q=%x\n", h.key, h.s.encode())
+	}
+	return b.String()
+}
+
+func dumpScan(ps *poolScan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v %v %v %v %q %v\n", ps.activeIDs, ps.capKeys, ps.sharedAt, ps.nearActive, ps.nearInactive, ps.nearAny)
+	for _, e := range ps.shared {
+		fmt.Fprintf(&b, "%q %q|", e.feat.ctags, e.feat.cnorm)
+	}
+	return b.String()
+}

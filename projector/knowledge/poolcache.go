@@ -1,0 +1,338 @@
+package knowledge
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/loredev/lore/projector"
+)
+
+// Pool versions and the pool cache.
+//
+// Every pool (a project's swarm store, or the hive) has a version under
+//
+//	x/<pool>/a    (x/h/a, x/s/<project token>/a)
+//
+// the pool's active-summary prefix without its slash, so one scan of
+// x/<pool>/a reads the version first and then the pool's active summaries,
+// from one consistent view of the store. NB: must not change: it is stored.
+//
+// The version is a digest chained over every write of a summary of the
+// pool since the pool was empty (bumpPoolVersion):
+//
+//	v' = SHA-256(v ‖ key and value set ‖ key deleted)[:16]
+//
+// INVARIANT: a pool's version changes with every write of one of its
+// summaries (saveEntry is their only writer), and two equal versions name
+// equal summaries, in whatever store they were read: the digest is a pure
+// function of the history of writes, which determines the summaries (a
+// collision of a 128-bit SHA-256 prefix aside). A cache keyed by version
+// can therefore be shared by every store the Model folds or serves (the
+// live store, audit replays, rebuilds) and never serves a stale pool.
+const poolVersionLen = 16
+
+// poolVersionKey is the key of the version of the pool with summary scope
+// scope (sumScope).
+func poolVersionKey(scope string) string { return pfxSum + scope + "a" }
+
+// poolOfSummaryKey is the summary scope of a summary key.
+func poolOfSummaryKey(k string) string {
+	rest := strings.TrimPrefix(k, pfxSum)
+	if strings.HasPrefix(rest, "h/") {
+		return "h/"
+	}
+	if strings.HasPrefix(rest, "s/") {
+		// s/<token>/...: a token never contains '/'.
+		if i := strings.IndexByte(rest[2:], '/'); i >= 0 {
+			return rest[:2+i+1]
+		}
+	}
+	return rest
+}
+
+// bumpPoolVersion chains one change of the pool's summaries into its
+// version: the summary set (setKey, setValue; none when setKey is "") and
+// the one deleted (none when "").
+func bumpPoolVersion(tx projector.Tx, scope, setKey string, setValue []byte, deleted string) error {
+	vk := []byte(poolVersionKey(scope))
+	prev, _, err := tx.Get(vk)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	h.Write(prev)
+	var n [binary.MaxVarintLen64]byte
+	field := func(tag byte, s []byte) {
+		h.Write([]byte{tag})
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write(s)
+	}
+	if setKey != "" {
+		field('k', []byte(setKey))
+		field('v', setValue)
+	}
+	if deleted != "" {
+		field('d', []byte(deleted))
+	}
+	return tx.Set(vk, h.Sum(nil)[:poolVersionLen])
+}
+
+// poolCache holds the decoded active summaries of the pools read most
+// recently, each with the version it was read at. Safe for concurrent use.
+type poolCache struct {
+	mu    sync.Mutex
+	pools map[string]*cachedPool // by summary scope; guarded by mu
+	held  int                    // summaries in pools; guarded by mu
+	clock uint64                 // guarded by mu
+}
+
+// poolCacheMax bounds the summaries a poolCache holds (≈ 1 KiB each).
+const poolCacheMax = 16384
+
+// cachedPool is one pool's active summaries at one version.
+//
+// INVARIANT: version and sums never change once the pool is in a cache:
+// readers share them without locking; sums are in (CreatedSeq, id) order
+// and equal what activeSummaries reads at that version.
+type cachedPool struct {
+	version string
+	sums    []*summary
+	used    uint64 // last use; guarded by poolCache.mu
+
+	mu    sync.Mutex
+	dedup map[dedupKey]*dedupIndex // derived indexes; guarded by mu
+}
+
+// active returns the active summaries of the pool with summary scope
+// scope, as r sees it: from the cache when r's version of the pool is
+// cached, else from one scan of r (then cached).
+func (c *poolCache) active(r projector.Reader, scope string) (*cachedPool, error) {
+	vk := poolVersionKey(scope)
+	v, ok, err := r.Get([]byte(vk))
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if p := c.lookup(scope, string(v)); p != nil {
+			return p, nil
+		}
+	}
+	// One scan reads the version and the summaries from the same view,
+	// whatever the projector commits meanwhile.
+	p := &cachedPool{}
+	err = r.Scan([]byte(vk), func(k, val []byte) error {
+		if len(k) == len(vk) {
+			p.version = string(val)
+			return nil
+		}
+		s, err := decodeSummary(val)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, k)
+		}
+		p.sums = append(p.sums, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	indexWords(p.sums)
+	if p.version != "" {
+		c.store(scope, p)
+	}
+	return p, nil
+}
+
+// relVocab is the distinct words of the relevance texts of a pool's
+// summaries. Read-only once built.
+type relVocab struct{ words []string }
+
+// indexWords sets the vocab and relw of sums (one pool, not yet shared):
+// relw lists the words of rel as relevanceIn splits it (on single spaces).
+func indexWords(sums []*summary) {
+	v := &relVocab{}
+	ids := map[string]uint32{}
+	for _, s := range sums {
+		rel := s.rel
+		s.relw = make([]uint32, 0, strings.Count(rel, " ")+1)
+		for {
+			w, rest, more := strings.Cut(rel, " ")
+			id, ok := ids[w]
+			if !ok {
+				id = uint32(len(v.words))
+				ids[w] = id
+				v.words = append(v.words, w)
+			}
+			s.relw = append(s.relw, id)
+			if !more {
+				break
+			}
+			rel = rest
+		}
+		s.vocab = v
+	}
+}
+
+// relScorer is relevanceIn for one task over many summaries: a word of a
+// vocab is matched against the task's terms once per query, a summary with
+// word ids (relw) then costs one OR per word.
+type relScorer struct {
+	task   []string
+	vocabs []*relVocab
+	masks  [][]uint64 // masks[i][id]: the terms word id of vocabs[i] matches
+}
+
+// of is relevanceIn(task, e.rel).
+func (r *relScorer) of(e *summary) float64 {
+	if e.vocab == nil || len(r.task) == 0 || len(r.task) > 64 {
+		return relevanceIn(r.task, e.rel)
+	}
+	m := r.masksOf(e.vocab)
+	var hit uint64
+	for _, id := range e.relw {
+		hit |= m[id]
+	}
+	return float64(bits.OnesCount64(hit)) / float64(len(r.task))
+}
+
+func (r *relScorer) masksOf(v *relVocab) []uint64 {
+	for i, x := range r.vocabs {
+		if x == v {
+			return r.masks[i]
+		}
+	}
+	m := make([]uint64, len(v.words))
+	for id, w := range v.words {
+		for i, t := range r.task {
+			if w == t || (len(t) >= 4 && strings.HasPrefix(w, t)) || (len(w) >= 4 && strings.HasPrefix(t, w)) {
+				m[id] |= 1 << i
+			}
+		}
+	}
+	r.vocabs, r.masks = append(r.vocabs, v), append(r.masks, m)
+	return m
+}
+
+func (c *poolCache) lookup(scope, version string) *cachedPool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pools[scope]
+	if p == nil || p.version != version {
+		return nil
+	}
+	c.clock++
+	p.used = c.clock
+	return p
+}
+
+// store caches p, then evicts the least recently used other pools while
+// the cache holds more than poolCacheMax summaries.
+func (c *poolCache) store(scope string, p *cachedPool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pools == nil {
+		c.pools = map[string]*cachedPool{}
+	}
+	if old := c.pools[scope]; old != nil {
+		c.held -= len(old.sums)
+	}
+	c.clock++
+	p.used = c.clock
+	c.pools[scope] = p
+	c.held += len(p.sums)
+	for c.held > poolCacheMax && len(c.pools) > 1 {
+		victim, vs := (*cachedPool)(nil), ""
+		for s, q := range c.pools {
+			if q != p && (victim == nil || q.used < victim.used) {
+				victim, vs = q, s
+			}
+		}
+		delete(c.pools, vs)
+		c.held -= len(victim.sums)
+	}
+}
+
+// dedupKey names a dedup of a pool's candidates: the scopes shown (sorted,
+// NUL-separated) and the threshold.
+type dedupKey struct {
+	scopes    string
+	threshold float64
+}
+
+func dedupKeyOf(scopes map[string]bool, threshold float64) dedupKey {
+	xs := make([]string, 0, len(scopes))
+	for s := range scopes {
+		xs = append(xs, s)
+	}
+	slices.Sort(xs)
+	return dedupKey{strings.Join(xs, "\x00"), threshold}
+}
+
+// maxDedups bounds the dedup indexes a cachedPool keeps.
+const maxDedups = 8
+
+// dedupIndexFor returns the dedup of the pool's in-scope candidates, in
+// the hash order of their own frequencies, built once per key.
+//
+// REQUIRES: k.threshold > 0; scopes is the set k names.
+func (p *cachedPool) dedupIndexFor(scopes map[string]bool, k dedupKey) *dedupIndex {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if x := p.dedup[k]; x != nil {
+		return x
+	}
+	var cand []*summary
+	for _, e := range p.sums {
+		if e.active() && scopes[e.Scope] {
+			cand = append(cand, e)
+		}
+	}
+	d := newDedupper(nil, docFreq(cand), k.threshold, len(cand))
+	for _, e := range cand {
+		d.add(e)
+	}
+	x := d.index()
+	if p.dedup == nil || len(p.dedup) >= maxDedups {
+		p.dedup = map[dedupKey]*dedupIndex{}
+	}
+	p.dedup[k] = x
+	return x
+}
+
+// keptMerged is dedupKept of the pool hive (nil when the hive is not
+// shown) followed by swarm.
+//
+// The hive comes first in the merged pool, so its kept entries are the
+// dedup of its own candidates: that part is built once per hive version
+// (dedupIndexFor) and the swarm's candidates continue it in the hive's
+// hash order, which prefix filtering allows (dedupper).
+func keptMerged(hive, swarm *cachedPool, scopes map[string]bool, threshold float64) []*summary {
+	if threshold <= 0 {
+		for _, p := range []*cachedPool{hive, swarm} {
+			if p == nil {
+				continue
+			}
+			for _, e := range p.sums {
+				if e.active() && scopes[e.Scope] {
+					return []*summary{e} // every similarity passes: only the first is kept
+				}
+			}
+		}
+		return nil
+	}
+	base := &dedupIndex{}
+	if hive != nil {
+		base = hive.dedupIndexFor(scopes, dedupKeyOf(scopes, threshold))
+	}
+	d := newDedupper(base, base.df, threshold, len(swarm.sums))
+	for _, e := range swarm.sums {
+		if e.active() && scopes[e.Scope] {
+			d.add(e)
+		}
+	}
+	return d.kept
+}
