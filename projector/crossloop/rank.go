@@ -128,10 +128,11 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	qts := make([]qterm, 0, len(terms))
 	idfSum, sumDF := 0.0, 0
 	for _, t := range terms {
-		df, err := getDF(r, t)
+		d, err := loadDF(r, t)
 		if err != nil {
 			return nil, err
 		}
+		df := d.df
 		if df == 0 || (st.IndexDocs > 1000 && df*2 > st.IndexDocs) {
 			continue
 		}
