@@ -23,6 +23,7 @@ type Model struct {
 // New returns the model with cfg (zero values take the defaults).
 func New(cfg Config) *Model {
 	cfg.setDefaults()
+	cfg.postings = newPostingCache(defaultCacheBudget)
 	return &Model{cfg: cfg}
 }
 

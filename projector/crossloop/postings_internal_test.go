@@ -138,6 +138,13 @@ func TestPostingChunks(t *testing.T) {
 			if d.fp != fp {
 				t.Fatalf("%s: fingerprint %x, want %x of its %d postings", w, d.fp, fp, len(want[w]))
 			}
+			raw, rfp, err := readTerm(s, w, true, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rfp != fp || len(raw) != d.df {
+				t.Fatalf("%s: read %d postings, fingerprint %x; want %d, %x", w, len(raw), rfp, d.df, fp)
+			}
 		}
 		for id := range live {
 			raw, ok, _ := s.Get([]byte(prefDoc + id))

@@ -84,6 +84,11 @@ func Keep(p *Pattern, minRate float64, types map[string]bool) bool {
 // CandidatePool by BM25 are loaded, filtered, scored and the top k
 // returned, best first (ties by id). emb, when not nil, replaces the lexical
 // relevance of the candidates.
+//
+// A term's postings come from the posting cache of cfg (the Model's) when
+// the cached fingerprint is the one of the term's record, read here
+// through r (postingCache), else from its chunks: either way the same
+// postings, so the same answer.
 func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embedder) ([]Ranked, error) {
 	cfg.setDefaults()
 	st, err := LoadStats(r)
@@ -118,15 +123,16 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	if avgdl <= 0 {
 		avgdl = 1
 	}
-	// The terms read (document frequency within bounds) and their idf;
-	// Σ df bounds the candidates, so the map and the candidates are
-	// allocated once.
+	// The terms read (document frequency within bounds), their records
+	// and idf.
 	type qterm struct {
 		t   string
 		idf float64
 	}
 	qts := make([]qterm, 0, len(terms))
-	idfSum, sumDF := 0.0, 0
+	names := make([]string, 0, len(terms))
+	dfs := make([]termDF, 0, len(terms))
+	idfSum := 0.0
 	for _, t := range terms {
 		d, err := loadDF(r, t)
 		if err != nil {
@@ -138,41 +144,46 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 		}
 		idf := math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
 		idfSum += idf
-		sumDF += df
 		qts = append(qts, qterm{t, idf})
+		names = append(names, t)
+		dfs = append(dfs, d)
 	}
-	sumDF = min(sumDF, st.IndexDocs)
-	cs := make(map[string]*candidate, sumDF)
-	slab := make([]candidate, 0, sumDF)
-	for _, qt := range qts {
+	pc, share := cfg.postings, true
+	if pc == nil { // no cache: one for this query alone
+		pc, share = newPostingCache(math.MaxInt), false
+	}
+	tl, err := pc.postings(r, names, dfs, share)
+	if err != nil {
+		return nil, err
+	}
+	// BM25 per pattern met, summed over the terms in their order (as the
+	// reference does: the same float operations in the same order).
+	sc := getScratch(len(tl.ids))
+	defer sc.release()
+	for i, qt := range qts {
 		idf := qt.idf
-		err = r.Scan([]byte(prefPosting+qt.t+"\x00"), func(k, v []byte) error {
-			v = append([]byte(nil), v...) // the candidates' meta stays in it
-			for len(v) > 0 {
-				id, tfi, dli, meta, rest, err := nextPosting(v)
-				if err != nil {
-					return fmt.Errorf("%s: %w", k, err)
-				}
-				v = rest
-				tf, dl := float64(tfi), float64(dli)
-				c := cs[string(id)]
-				if c == nil {
-					if len(slab) == cap(slab) { // more postings than df says
-						slab = make([]candidate, 0, 64)
-					}
-					slab = append(slab, candidate{id: string(id), meta: meta})
-					c = &slab[len(slab)-1]
-					cs[c.id] = c
-				}
-				c.s += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
+		for _, p := range tl.lists[i].ps {
+			tf, dl := p.tf, p.dl
+			if !sc.seen[p.doc] {
+				sc.seen[p.doc] = true
+				sc.meta[p.doc] = p.meta
+				sc.touched = append(sc.touched, p.doc)
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+			sc.s[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
 		}
 	}
-	cands := topCandidates(cs, cfg.CandidatePool)
+	top := topCandidates(sc.touched, cfg.CandidatePool, func(a, b uint32) bool {
+		if sc.s[a] != sc.s[b] {
+			return sc.s[a] > sc.s[b]
+		}
+		return tl.ids[a] < tl.ids[b]
+	})
+	slab := make([]candidate, len(top))
+	cands := make([]*candidate, len(top))
+	for i, d := range top {
+		slab[i] = candidate{id: tl.ids[d], s: sc.s[d], meta: tl.metas[sc.meta[d]]}
+		cands[i] = &slab[i]
+	}
 	if emb != nil {
 		return rankEmbedded(ctx, r, req, emb, cands, minRate, types, limit)
 	}
@@ -200,7 +211,7 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 	}
 	taskBigrams := Bigrams(req.Task)
 	nt := len(taskBigrams)
-	var kept []scored
+	kept := make([]scored, 0, len(cands))
 	for _, c := range cands {
 		m, ok := decodeMeta(c.meta)
 		if !ok {
@@ -270,30 +281,21 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 	return out, nil
 }
 
-// candidate is a pattern met in the postings: its BM25 score and its
-// postings' meta.
+// candidate is a pattern met in the postings: its BM25 score and the meta
+// of its first posting met (shared with the posting cache: read only).
 type candidate struct {
 	id   string
 	s    float64
 	meta []byte
 }
 
-// better orders candidates by BM25, then id: a total order, so the pool is
-// the same whatever the map's iteration order.
-func (c *candidate) better(o *candidate) bool {
-	if c.s != o.s {
-		return c.s > o.s
-	}
-	return c.id < o.id
-}
-
-// topCandidates returns the best n candidates, best first. It keeps a heap
-// of the n best seen (the worst at its root), so thousands of candidates
-// cost O(len·log n), not a sort of them all; the result equals sorting all
-// and keeping the first n.
-func topCandidates(cs map[string]*candidate, n int) []*candidate {
-	h := make([]*candidate, 0, min(n, len(cs)))
-	worse := func(i, j int) bool { return h[j].better(h[i]) } // h[i] ranks below h[j]
+// topCandidates returns the best n of docs by better (a strict total
+// order), best first. It keeps a heap of the n best seen (the worst at
+// its root), so thousands of docs cost O(len·log n), not a sort of them
+// all; the result equals sorting all and keeping the first n.
+func topCandidates(docs []uint32, n int, better func(a, b uint32) bool) []uint32 {
+	h := make([]uint32, 0, min(n, len(docs)))
+	worse := func(i, j int) bool { return better(h[j], h[i]) } // h[i] ranks below h[j]
 	down := func(i int) {
 		for {
 			l, w := 2*i+1, i
@@ -310,7 +312,7 @@ func topCandidates(cs map[string]*candidate, n int) []*candidate {
 			i = w
 		}
 	}
-	for _, c := range cs {
+	for _, c := range docs {
 		switch {
 		case len(h) < n:
 			h = append(h, c)
@@ -322,12 +324,12 @@ func topCandidates(cs map[string]*candidate, n int) []*candidate {
 				h[i], h[p] = h[p], h[i]
 				i = p
 			}
-		case n > 0 && c.better(h[0]):
+		case n > 0 && better(c, h[0]):
 			h[0] = c
 			down(0)
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return h[i].better(h[j]) })
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
 	return h
 }
 
