@@ -191,6 +191,7 @@ type scratch struct {
 	seen    []bool
 	meta    []uint32 // meta number of the doc's first posting met
 	touched []uint32 // docs met, in first-met order
+	vals    []float64
 }
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
@@ -212,5 +213,6 @@ func (sc *scratch) release() {
 		sc.seen[d] = false
 	}
 	sc.touched = sc.touched[:0]
+	sc.vals = sc.vals[:0]
 	scratches.Put(sc)
 }

@@ -172,12 +172,8 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 			sc.s[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
 		}
 	}
-	top := topCandidates(sc.touched, cfg.CandidatePool, func(a, b uint32) bool {
-		if sc.s[a] != sc.s[b] {
-			return sc.s[a] > sc.s[b]
-		}
-		return tl.ids[a] < tl.ids[b]
-	})
+	sc.vals = slices.Grow(sc.vals[:0], len(sc.touched))
+	top := topCandidates(sc.touched, cfg.CandidatePool, sc.s, tl.ids, sc.vals)
 	slab := make([]candidate, len(top))
 	cands := make([]*candidate, len(top))
 	for i, d := range top {
@@ -231,11 +227,14 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 		sc.bound = Score(Relevance(LexicalRelevance(sc.bm, jb), sc.cat), sc.eff)
 		kept = append(kept, sc)
 	}
-	sort.Slice(kept, func(i, j int) bool {
-		if kept[i].bound != kept[j].bound {
-			return kept[i].bound > kept[j].bound
+	slices.SortFunc(kept, func(a, b scored) int {
+		if a.bound != b.bound {
+			if a.bound > b.bound {
+				return -1
+			}
+			return 1
 		}
-		return kept[i].id < kept[j].id
+		return strings.Compare(a.id, b.id)
 	})
 	better := func(a, b *scored) bool { return a.score > b.score || (a.score == b.score && a.id < b.id) }
 	var top []scored // best first, at most limit
@@ -289,48 +288,99 @@ type candidate struct {
 	meta []byte
 }
 
-// topCandidates returns the best n of docs by better (a strict total
-// order), best first. It keeps a heap of the n best seen (the worst at
-// its root), so thousands of docs cost O(len·log n), not a sort of them
-// all; the result equals sorting all and keeping the first n.
-func topCandidates(docs []uint32, n int, better func(a, b uint32) bool) []uint32 {
-	h := make([]uint32, 0, min(n, len(docs)))
-	worse := func(i, j int) bool { return better(h[j], h[i]) } // h[i] ranks below h[j]
-	down := func(i int) {
-		for {
-			l, w := 2*i+1, i
-			if l < len(h) && worse(l, w) {
-				w = l
+// topCandidates returns the best n of docs by score s (descending), ties
+// by id (ascending), best first: the first n of a sort of docs by
+// (s desc, id asc), computed without sorting them all. A quickselect
+// finds v, the n-th best score; every doc scoring above v is in, and of
+// those scoring v the smallest ids fill the rest; only the n kept are
+// sorted. vals is scratch space (appended to from its start).
+//
+// INVARIANT: scores are not NaN (BM25 sums of finite positive terms), so
+// (s desc, id asc) is a strict total order on docs with distinct ids.
+func topCandidates(docs []uint32, n int, s []float64, ids []string, vals []float64) []uint32 {
+	better := func(a, b uint32) int {
+		if s[a] != s[b] {
+			if s[a] > s[b] {
+				return -1
 			}
-			if r := l + 1; r < len(h) && worse(r, w) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
+			return 1
 		}
+		return strings.Compare(ids[a], ids[b])
 	}
-	for _, c := range docs {
+	if n <= 0 {
+		return nil
+	}
+	if len(docs) <= n {
+		out := slices.Clone(docs)
+		slices.SortFunc(out, better)
+		return out
+	}
+	vals = vals[:0]
+	for _, d := range docs {
+		vals = append(vals, s[d])
+	}
+	v := nthLargest(vals, n-1)
+	out := make([]uint32, 0, n)
+	var ties []uint32
+	for _, d := range docs {
 		switch {
-		case len(h) < n:
-			h = append(h, c)
-			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !worse(i, p) {
-					break
-				}
-				h[i], h[p] = h[p], h[i]
-				i = p
-			}
-		case n > 0 && better(c, h[0]):
-			h[0] = c
-			down(0)
+		case s[d] > v:
+			out = append(out, d)
+		case s[d] == v:
+			ties = append(ties, d)
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
-	return h
+	// fewer than n score above v and at least n score v or above (v is
+	// the n-th best): the ties fill the rest, smallest ids first.
+	slices.SortFunc(ties, func(a, b uint32) int { return strings.Compare(ids[a], ids[b]) })
+	out = append(out, ties[:n-len(out)]...)
+	slices.SortFunc(out, better)
+	return out
+}
+
+// nthLargest returns the value at index k of vals sorted in descending
+// order (0 ≤ k < len(vals)); it reorders vals. Quickselect, median of
+// three pivots: O(len(vals)) expected.
+func nthLargest(vals []float64, k int) float64 {
+	lo, hi := 0, len(vals)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// median of three at mid
+		if vals[mid] > vals[lo] {
+			vals[mid], vals[lo] = vals[lo], vals[mid]
+		}
+		if vals[hi] > vals[lo] {
+			vals[hi], vals[lo] = vals[lo], vals[hi]
+		}
+		if vals[hi] > vals[mid] {
+			vals[hi], vals[mid] = vals[mid], vals[hi]
+		}
+		p := vals[mid]
+		// Hoare partition, descending: [lo, j] ≥ p ≥ [j+1, hi]
+		i, j := lo, hi
+		for i <= j {
+			for vals[i] > p {
+				i++
+			}
+			for vals[j] < p {
+				j--
+			}
+			if i <= j {
+				vals[i], vals[j] = vals[j], vals[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return vals[k] // j < k < i: vals[k] == p
+		}
+	}
+	return vals[k]
 }
 
 // rankEmbedded scores the candidates with the embedder's relevance: the
