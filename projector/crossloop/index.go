@@ -549,11 +549,16 @@ const dfLen = 16 + 8*len(fingerprint{})
 func loadDF(s interface {
 	Get([]byte) ([]byte, bool, error)
 }, term string) (termDF, error) {
-	var d termDF
 	v, ok, err := s.Get([]byte(prefDF + term))
 	if err != nil || !ok {
-		return d, err
+		return termDF{}, err
 	}
+	return decodeDF(term, v)
+}
+
+// decodeDF decodes a term's record.
+func decodeDF(term string, v []byte) (termDF, error) {
+	var d termDF
 	if len(v) != dfLen {
 		return d, fmt.Errorf("term record %q: corrupt (%d bytes)", term, len(v))
 	}

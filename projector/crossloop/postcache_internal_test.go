@@ -99,3 +99,71 @@ func TestPostingCacheVerifies(t *testing.T) {
 		t.Fatalf("small cache: started afresh %v, holds %d bytes (budget %d)", small.gen != first, small.gen.bytes, small.budget)
 	}
 }
+
+// TestPostingCacheWarm: warming caches every term a query may read with
+// exactly the postings its chunks hold (in chunk order), leaves out the
+// terms queries skip, and is done once per generation.
+func TestPostingCacheWarm(t *testing.T) {
+	s := memStore{}
+	st := NewStats()
+	for i := range 600 {
+		p := &Pattern{ID: fmt.Sprintf("pat-error-x-%03d", i), Type: TypeError, ErrorType: "E",
+			ErrorPattern: fmt.Sprintf("alpha w%d v%d", i%7, i%13), Successful: i % 5, Failed: 1}
+		if err := IndexPattern(s, st, p, 0.8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newPostingCache(defaultCacheBudget)
+	if err := c.warm(s, st); err != nil {
+		t.Fatal(err)
+	}
+	g := c.gen
+	n := 0
+	err := s.Scan([]byte(prefDF), func(k, _ []byte) error {
+		term := string(k[len(prefDF):])
+		n++
+		e := g.terms[term]
+		if e == nil {
+			t.Fatalf("term %s not warmed", term)
+		}
+		raw, fp, err := readTerm(s, term, true, 0)
+		if err != nil {
+			return err
+		}
+		if e.fp != fp || len(e.ps) != len(raw) {
+			t.Fatalf("%s: %d postings, fingerprint %x; want %d, %x", term, len(e.ps), e.fp, len(raw), fp)
+		}
+		for i, p := range raw {
+			q := e.ps[i]
+			if g.ids[q.doc] != string(p.id) || string(g.metas[q.meta]) != string(p.meta) || q.tf != float64(p.tf) || q.dl != float64(p.dl) {
+				t.Fatalf("%s: posting %d differs", term, i)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 || n != len(g.terms) {
+		t.Fatalf("%d terms warmed, %d in the index", len(g.terms), n)
+	}
+	// In a large registry (> 1000 patterns), alpha, in more than half of
+	// it, is not read by queries, so not warmed; a generation is warmed
+	// once.
+	c2 := newPostingCache(defaultCacheBudget)
+	large := *st
+	large.IndexDocs = 1100
+	if err := c2.warm(s, &large); err != nil {
+		t.Fatal(err)
+	}
+	if c2.gen.terms["alpha"] != nil || c2.gen.terms["w1"] == nil {
+		t.Fatal("large registry: alpha warmed or w1 not")
+	}
+	delete(c2.gen.terms, "w1")
+	if err := c2.warm(s, &large); err != nil {
+		t.Fatal(err)
+	}
+	if c2.gen.terms["w1"] != nil {
+		t.Fatal("a generation warmed twice")
+	}
+}

@@ -151,6 +151,8 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	pc, share := cfg.postings, true
 	if pc == nil { // no cache: one for this query alone
 		pc, share = newPostingCache(math.MaxInt), false
+	} else if err := pc.warm(r, st); err != nil {
+		return nil, err
 	}
 	tl, err := pc.postings(r, names, dfs, share)
 	if err != nil {
