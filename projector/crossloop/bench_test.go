@@ -69,6 +69,13 @@ func BenchmarkInject100k(b *testing.B) {
 	for st.DB().Metrics().Compact.NumInProgress > 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Then one shape whatever the write volume: compacted to the last
+	// level. (Where the last flush falls decides whether a few L0 tables
+	// stay behind, which every Get then checks too: a few more bytes
+	// written can move the figures by a third.)
+	if err := st.DB().Compact(context.Background(), []byte{0}, []byte{0xff, 0xff}, false); err != nil {
+		b.Fatal(err)
+	}
 	r := st.Model(crossloop.ModelName)
 	cfg := model.Config() // as the app ranks: with the model's posting cache
 	req := crossloop.InjectRequest{Task: "fix TypeError w0042 w0294 in the w0546 handler", Category: "debugging"}
