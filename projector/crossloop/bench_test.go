@@ -16,7 +16,8 @@ import (
 
 // BenchmarkInject100k: one injection query among 100k patterns. The query
 // reads the postings of its terms (which carry what filtering and bounding
-// a candidate needs), the scoring records of the candidates whose bound can
+// a candidate needs; decoded once into the model's cache, then revalidated
+// by each term's record), the scoring records of the candidates whose bound can
 // still reach the top k, and the k patterns returned. It reports the p50
 // and p99 of the calls, once the store's background compactions settled.
 func BenchmarkInject100k(b *testing.B) {
@@ -26,7 +27,8 @@ func BenchmarkInject100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	f, err := projector.NewFolder(st, []projector.Model{crossloop.New(crossloop.Config{})}, false)
+	model := crossloop.New(crossloop.Config{})
+	f, err := projector.NewFolder(st, []projector.Model{model}, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,8 +69,15 @@ func BenchmarkInject100k(b *testing.B) {
 	for st.DB().Metrics().Compact.NumInProgress > 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Then one shape whatever the write volume: compacted to the last
+	// level. (Where the last flush falls decides whether a few L0 tables
+	// stay behind, which every Get then checks too: a few more bytes
+	// written can move the figures by a third.)
+	if err := st.DB().Compact(context.Background(), []byte{0}, []byte{0xff, 0xff}, false); err != nil {
+		b.Fatal(err)
+	}
 	r := st.Model(crossloop.ModelName)
-	cfg := crossloop.DefaultConfig()
+	cfg := model.Config() // as the app ranks: with the model's posting cache
 	req := crossloop.InjectRequest{Task: "fix TypeError w0042 w0294 in the w0546 handler", Category: "debugging"}
 	rs, err := crossloop.Rank(context.Background(), r, cfg, req, nil)
 	if err != nil || len(rs) == 0 {

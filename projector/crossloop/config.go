@@ -20,6 +20,10 @@ type Config struct {
 	Include             []string    `json:"include,omitempty"` // types; empty: all
 	CandidatePool       int         `json:"candidate_pool"`
 	Prune               PrunePolicy `json:"pruning"`
+
+	// postings is the Model's cache of decoded postings (New makes it;
+	// copies of the Config share it); nil: every query reads the chunks.
+	postings *postingCache
 }
 
 func (c *Config) setDefaults() {

@@ -23,6 +23,7 @@ type Model struct {
 // New returns the model with cfg (zero values take the defaults).
 func New(cfg Config) *Model {
 	cfg.setDefaults()
+	cfg.postings = newPostingCache(defaultCacheBudget)
 	return &Model{cfg: cfg}
 }
 
@@ -34,8 +35,9 @@ func (m *Model) Name() string { return ModelName }
 // Version 3: growing lists (trend, lineage, iterations) stored one key per
 // entry, merge lists carrying signatures, scoring records, postings
 // carrying a scoring header (store.go, index.go). Version 5: a term's
-// postings packed in chunks (index.go).
-func (m *Model) Version() int { return 5 }
+// postings packed in chunks (index.go). Version 6: a term's record
+// carries the fingerprint of its postings (termDF).
+func (m *Model) Version() int { return 6 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")

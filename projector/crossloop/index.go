@@ -1,6 +1,7 @@
 package crossloop
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -35,7 +36,8 @@ type Reader interface {
 //	                            uvarint doc length | uvarint len(meta) | the pattern's
 //	                            scoring header (postingMeta)
 //	ix/df/<term>                document frequency (uint64) + the term's last chunk (uint32)
-//	                            + the number of postings in the last chunk (uint32)
+//	                            + the number of postings in the last chunk (uint32) + the
+//	                            fingerprint of the term's postings (4 × uint64; termDF)
 //	ix/d/<pattern id>           docInfo: indexed terms with their chunks, merge tokens
 //	ix/m/<type>/<token>         the patterns whose merge prefix holds the token, each with its
 //	                            signature's sorted bigrams (mergeEntry), in insertion order
@@ -377,40 +379,44 @@ func postingMeta(p *Pattern, nBigrams int) []byte {
 }
 
 // editChunk rewrites id's posting in a term's chunk: with meta set, its
-// meta replaced; else removed. It reports whether the chunk held it.
-func editChunk(s Store, term, id string, chunk uint32, meta []byte) (bool, error) {
+// meta replaced; else removed. It returns the posting as it was (encoded,
+// nil when the chunk does not hold it) and as it is now (nil when
+// removed). A meta equal to the posting's leaves the chunk unwritten.
+func editChunk(s Store, term, id string, chunk uint32, meta []byte) (old, now []byte, err error) {
 	k := chunkKey(term, chunk)
 	v, _, err := s.Get(k)
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
-	out := make([]byte, 0, len(v)+len(meta))
-	found := false
 	for rest := v; len(rest) > 0; {
 		pid, tf, dl, m, r, err := nextPosting(rest)
 		if err != nil {
-			return false, fmt.Errorf("%s: %w", k, err)
+			return nil, nil, fmt.Errorf("%s: %w", k, err)
 		}
-		rest = r
-		if string(pid) == id {
-			found = true
-			if meta == nil {
-				continue
+		if string(pid) != id {
+			rest = r
+			continue
+		}
+		at := len(v) - len(rest)
+		old = append([]byte(nil), rest[:len(rest)-len(r)]...)
+		if meta != nil {
+			if string(m) == string(meta) {
+				return old, old, nil
 			}
-			m = meta
+			now = appendPosting(nil, pid, tf, dl, meta)
 		}
-		out = appendPosting(out, pid, tf, dl, m)
+		out := make([]byte, 0, len(v)-len(old)+len(now))
+		out = append(append(append(out, v[:at]...), now...), r...)
+		if len(out) == 0 {
+			return old, nil, s.Delete(k)
+		}
+		return old, now, s.Set(k, out)
 	}
-	if !found {
-		return false, nil
-	}
-	if len(out) == 0 {
-		return true, s.Delete(k)
-	}
-	return true, s.Set(k, out)
+	return nil, nil, nil
 }
 
-// refreshPostings rewrites the meta of an indexed pattern's postings.
+// refreshPostings rewrites the meta of an indexed pattern's postings, and
+// the fingerprints of the terms whose posting changed.
 func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 	raw, ok, err := s.Get([]byte(prefDoc + p.ID))
 	if err != nil || !ok {
@@ -422,12 +428,24 @@ func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 	}
 	meta := postingMeta(p, nBigrams)
 	for t := range d.Terms {
-		found, err := editChunk(s, t, p.ID, d.Chunks[t], meta)
+		old, now, err := editChunk(s, t, p.ID, d.Chunks[t], meta)
 		if err != nil {
 			return err
 		}
-		if !found {
+		if old == nil {
 			return fmt.Errorf("posting %s/%s not in chunk %d", t, p.ID, d.Chunks[t])
+		}
+		if string(old) == string(now) {
+			continue // meta unchanged: the chunk and the fingerprint too
+		}
+		df, err := loadDF(s, t)
+		if err != nil {
+			return err
+		}
+		df.fp.sub(old)
+		df.fp.add(now)
+		if err := storeDF(s, t, df); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -435,46 +453,53 @@ func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 
 // addPosting adds id's posting of term to the term's last chunk (a new
 // chunk when that one is full), counts it in the term's document
-// frequency and returns the chunk.
+// frequency and fingerprint, and returns the chunk.
 func addPosting(s Store, term, id string, tf, dl int, meta []byte) (uint32, error) {
-	df, last, n, err := loadDF(s, term)
+	df, err := loadDF(s, term)
 	if err != nil {
 		return 0, err
 	}
 	var chunk []byte
-	if n >= chunkCap {
-		last, n = last+1, 0
-	} else if n > 0 {
-		v, _, err := s.Get(chunkKey(term, last))
+	if df.n >= chunkCap {
+		df.last, df.n = df.last+1, 0
+	} else if df.n > 0 {
+		v, _, err := s.Get(chunkKey(term, df.last))
 		if err != nil {
 			return 0, err
 		}
 		chunk = append(make([]byte, 0, len(v)+len(id)+len(meta)+16), v...)
 	}
-	if err := s.Set(chunkKey(term, last), appendPosting(chunk, []byte(id), uint64(tf), uint64(dl), meta)); err != nil {
+	at := len(chunk)
+	chunk = appendPosting(chunk, []byte(id), uint64(tf), uint64(dl), meta)
+	if err := s.Set(chunkKey(term, df.last), chunk); err != nil {
 		return 0, err
 	}
-	return last, storeDF(s, term, df+1, last, n+1)
+	df.df++
+	df.n++
+	df.fp.add(chunk[at:])
+	return df.last, storeDF(s, term, df)
 }
 
 // removePosting removes id's posting of term from the chunk holding it
 // and uncounts it.
 func removePosting(s Store, term, id string, chunk uint32) error {
-	found, err := editChunk(s, term, id, chunk, nil)
+	old, _, err := editChunk(s, term, id, chunk, nil)
 	if err != nil {
 		return err
 	}
-	if !found {
+	if old == nil {
 		return fmt.Errorf("posting %s/%s not in chunk %d", term, id, chunk)
 	}
-	df, last, n, err := loadDF(s, term)
+	df, err := loadDF(s, term)
 	if err != nil {
 		return err
 	}
-	if chunk == last {
-		n--
+	if chunk == df.last {
+		df.n--
 	}
-	return storeDF(s, term, df-1, last, n)
+	df.df--
+	df.fp.sub(old)
+	return storeDF(s, term, df)
 }
 
 // UnindexPattern removes a pattern from the index (no-op when absent).
@@ -504,33 +529,82 @@ func UnindexPattern(s Store, st *Stats, id string) error {
 
 func mergeKey(typ, tok string) []byte { return []byte(prefMerge + typ + "/" + tok) }
 
-// loadDF reads a term's document frequency, last chunk and the number of
-// postings in it.
+// termDF is a term's record: its document frequency, its last chunk and
+// the number of postings in it, and the fingerprint of its postings.
+//
+// INVARIANT: fp is the fingerprint of the multiset of the term's stored
+// postings (each encoded as appendPosting does), whatever chunks hold
+// them: every write of a posting rewrites the record in the same batch.
+type termDF struct {
+	df   int
+	last uint32
+	n    int
+	fp   fingerprint
+}
+
+// dfLen is the length of a stored term record.
+const dfLen = 16 + 8*len(fingerprint{})
+
+// loadDF reads a term's record (zero when the term has no posting).
 func loadDF(s interface {
 	Get([]byte) ([]byte, bool, error)
-}, term string) (df int, last uint32, n int, err error) {
+}, term string) (termDF, error) {
 	v, ok, err := s.Get([]byte(prefDF + term))
-	if err != nil || !ok || len(v) != 16 {
-		return 0, 0, 0, err
+	if err != nil || !ok {
+		return termDF{}, err
 	}
-	return int(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint32(v[8:]), int(binary.BigEndian.Uint32(v[12:])), nil
+	return decodeDF(term, v)
 }
 
-// storeDF writes a term's document frequency, last chunk and the number
-// of postings in it (deleted at df 0: the term has no chunk left).
-func storeDF(s Store, term string, df int, last uint32, n int) error {
+// decodeDF decodes a term's record.
+func decodeDF(term string, v []byte) (termDF, error) {
+	var d termDF
+	if len(v) != dfLen {
+		return d, fmt.Errorf("term record %q: corrupt (%d bytes)", term, len(v))
+	}
+	d.df, d.last, d.n = int(binary.BigEndian.Uint64(v)), binary.BigEndian.Uint32(v[8:]), int(binary.BigEndian.Uint32(v[12:]))
+	for i := range d.fp {
+		d.fp[i] = binary.BigEndian.Uint64(v[16+8*i:])
+	}
+	return d, nil
+}
+
+// storeDF writes a term's record (deleted at df 0: the term has no chunk
+// left, and the fingerprint of no posting is zero).
+func storeDF(s Store, term string, d termDF) error {
 	k := []byte(prefDF + term)
-	if df <= 0 {
+	if d.df <= 0 {
 		return s.Delete(k)
 	}
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(df))
-	v = binary.BigEndian.AppendUint32(v, last)
-	return s.Set(k, binary.BigEndian.AppendUint32(v, uint32(n)))
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, dfLen), uint64(d.df))
+	v = binary.BigEndian.AppendUint32(v, d.last)
+	v = binary.BigEndian.AppendUint32(v, uint32(d.n))
+	for _, x := range d.fp {
+		v = binary.BigEndian.AppendUint64(v, x)
+	}
+	return s.Set(k, v)
 }
 
-func getDF(r Reader, term string) (int, error) {
-	df, _, _, err := loadDF(r, term)
-	return df, err
+// fingerprint identifies a multiset of encoded postings: the lane-wise
+// sums (mod 2^64) of their SHA-256 digests, read as 4 uint64. Adding and
+// removing a posting are O(1) and commute, so the fold maintains it as
+// postings come, go and change, and a reader recomputes it from the
+// postings it read. Two different multisets share a fingerprint only by a
+// collision of these sums (chance about 2^-256 for unrelated contents).
+type fingerprint [4]uint64
+
+func (f *fingerprint) add(posting []byte) {
+	h := sha256.Sum256(posting)
+	for i := range f {
+		f[i] += binary.BigEndian.Uint64(h[8*i:])
+	}
+}
+
+func (f *fingerprint) sub(posting []byte) {
+	h := sha256.Sum256(posting)
+	for i := range f {
+		f[i] -= binary.BigEndian.Uint64(h[8*i:])
+	}
 }
 
 // A merge list is a sequence of entries, one per pattern:

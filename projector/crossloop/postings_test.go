@@ -2,12 +2,17 @@ package crossloop_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/loredev/lore/benchkit"
 	"github.com/loredev/lore/events"
@@ -16,9 +21,13 @@ import (
 )
 
 // TestRankMatchesReference folds a realistic workload (a seeded registry,
-// then loops extracting, merging and applying patterns) and checks that
-// Rank, which reads the chunked postings and scoring records, returns
-// exactly what a straightforward ranking over every stored pattern does.
+// then loops extracting, merging and applying patterns, then patterns
+// applied, archived and merged with new tags by imports, in small steps)
+// and checks that Rank, which reads the chunked postings (or their cached
+// decoding) and scoring records, returns exactly what a straightforward
+// ranking over every stored pattern does: with the model's config, whose
+// posting cache lives across the steps (so its entries must be revalidated
+// as postings come, go and change), and with none.
 func TestRankMatchesReference(t *testing.T) {
 	n, seeded := 20000, 3000
 	if testing.Short() {
@@ -29,7 +38,8 @@ func TestRankMatchesReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	f, err := projector.NewFolder(st, []projector.Model{crossloop.New(crossloop.Config{})}, false)
+	model := crossloop.New(crossloop.Config{})
+	f, err := projector.NewFolder(st, []projector.Model{model}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +55,7 @@ func TestRankMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	var seq uint64
 	nonEmpty, total := 0, 0
+	var hot []string // patterns queries returned: updates go to them too
 	check := func(queries int) {
 		t.Helper()
 		ref := newReference(t, r)
@@ -60,7 +71,11 @@ func TestRankMatchesReference(t *testing.T) {
 				req.Types = []string{crossloop.TypeError, crossloop.TypeSuccess, crossloop.TypeAnti, crossloop.TypeTemplate}[:1+rng.IntN(4)]
 				req.Task = benchkit.KnowledgeTask(rng)
 			}
-			got, err := crossloop.Rank(context.Background(), r, crossloop.DefaultConfig(), req, nil)
+			cfg := model.Config() // cached
+			if q%5 == 4 {
+				cfg = crossloop.DefaultConfig() // no cache
+			}
+			got, err := crossloop.Rank(context.Background(), r, cfg, req, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,6 +88,7 @@ func TestRankMatchesReference(t *testing.T) {
 				t.Fatalf("%+v: %d results, want %d", req, len(got), len(want))
 			}
 			for i := range got {
+				hot = append(hot, got[i].Pattern.ID)
 				g, w := got[i], want[i]
 				if g.Pattern.ID != w.Pattern.ID || g.Relevance != w.Relevance || g.Effectiveness != w.Effectiveness ||
 					g.Score != w.Score || g.Maturity != w.Maturity {
@@ -107,11 +123,168 @@ func TestRankMatchesReference(t *testing.T) {
 		fold(g.Events[i:min(i+n/4, len(g.Events))])
 		check(100)
 	}
+	// Registry updates after indexing, each step followed by queries: the
+	// postings of applied patterns change meta, archived ones leave the
+	// index, merges re-index their target with the imported tags.
+	for step := range 12 {
+		fold(registryUpdates(t, newReference(t, r), rng, step, hot))
+		check(40)
+	}
 	if nonEmpty*2 < total {
 		t.Fatalf("%d of %d queries found patterns", nonEmpty, total)
 	}
-	if ref := newReference(t, r); ref.maxDF <= 128 {
-		t.Fatalf("max document frequency %d: no term spans several chunks", ref.maxDF)
+	if ref := newReference(t, r); ref.maxDF <= 128 || ref.df["merged"] == 0 || ref.archived == 0 {
+		t.Fatalf("max document frequency %d, df(merged) %d, %d archived: the test misses a case",
+			ref.maxDF, ref.df["merged"], ref.archived)
+	}
+}
+
+// registryUpdates are the events of one step of registry updates after
+// indexing: 30 patterns applied (successes and failures: their postings'
+// meta changes), 5 archived by a prune, 5 imports merging into existing
+// patterns (same signature) with new tags (their target is re-indexed).
+// Half the patterns are picked from hot (ids queries returned), so that
+// updates hit what queries read.
+func registryUpdates(t *testing.T, ref *reference, rng *rand.Rand, step int, hot []string) []*events.Event {
+	t.Helper()
+	at := time.Date(2026, 6, 1, 0, step, 0, 0, time.UTC)
+	byID := map[string]*crossloop.Pattern{}
+	for _, p := range ref.pats {
+		byID[p.ID] = p
+	}
+	pick := func() *crossloop.Pattern {
+		if len(hot) > 0 && rng.IntN(2) == 0 {
+			if p := byID[hot[rng.IntN(len(hot))]]; p != nil {
+				return p
+			}
+		}
+		return ref.pats[rng.IntN(len(ref.pats))]
+	}
+	var evs []*events.Event
+	add := func(typ string, d events.Payload) {
+		ev, err := events.New(typ, events.DefaultProject, "test", at, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	for i := range 30 {
+		add("pattern.applied/v1", &events.PatternApplied{LoopID: fmt.Sprintf("ralph-apply-%08x", step*100+i),
+			PatternID: pick().ID, Success: rng.IntN(3) > 0})
+	}
+	var pruned []events.PrunedPattern
+	for range 5 {
+		pruned = append(pruned, events.PrunedPattern{PatternID: pick().ID, Reason: "low_success_rate"})
+	}
+	add("registry.pruned/v1", &events.RegistryPruned{Month: "2026-06", Patterns: pruned})
+	imp := &events.RegistryImported{Source: "test"}
+	for i := range 5 {
+		p := *pick() // same signature: merges into it, adding a tag
+		p.ID = fmt.Sprintf("pat-%s-merged-%06d", p.Type, step*10+i)
+		p.Tags = []string{fmt.Sprintf("tag%d", rng.IntN(4)), "merged"}
+		p.Trend, p.SourceLoops = nil, nil
+		raw, err := json.Marshal(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		imp.Patterns = append(imp.Patterns, raw)
+	}
+	add("registry.imported/v1", imp)
+	return evs
+}
+
+// TestRankConcurrentWithFold: queries sharing the model's posting cache
+// run while the registry changes and commits; then (folds done) Rank
+// still equals the reference: no entry read across a commit was kept for
+// a state it does not hold. Run with -race, it checks the cache's
+// synchronisation too.
+func TestRankConcurrentWithFold(t *testing.T) {
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	model := crossloop.New(crossloop.Config{})
+	f, err := projector.NewFolder(st, []projector.Model{model}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := benchkit.SeedPatterns(2, 1500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seq uint64
+	fold := func(evs []*events.Event) {
+		t.Helper()
+		for _, ev := range evs {
+			seq++
+			ev.Seq = seq
+			if _, err := f.Fold(ev); err != nil {
+				t.Fatal(err)
+			}
+			if seq%7 == 0 {
+				if _, err := f.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fold(seed)
+	r := st.Model(crossloop.ModelName)
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	var hits atomic.Int64
+	for w := range 2 {
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				rs, err := crossloop.Rank(context.Background(), r, model.Config(), crossloop.InjectRequest{Task: benchkit.PatternTask(rng)}, nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				hits.Add(int64(len(rs)))
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for step := range 15 {
+		fold(registryUpdates(t, newReference(t, r), rng, step, nil))
+	}
+	close(stop)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits.Load() == 0 {
+		t.Fatal("no concurrent query found a pattern")
+	}
+	ref := newReference(t, r)
+	for range 100 {
+		req := crossloop.InjectRequest{Task: benchkit.PatternTask(rng), TopK: 10}
+		got, err := crossloop.Rank(context.Background(), r, model.Config(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ref.rank(crossloop.DefaultConfig(), req)
+		if len(got) != len(want) {
+			t.Fatalf("%+v: %d results, want %d", req, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Pattern.ID != want[i].Pattern.ID || got[i].Score != want[i].Score {
+				t.Fatalf("%+v: result %d = %s %v, want %s %v", req, i, got[i].Pattern.ID, got[i].Score, want[i].Pattern.ID, want[i].Score)
+			}
+		}
 	}
 }
 
@@ -123,6 +296,8 @@ type reference struct {
 	df    map[string]int
 	total int
 	maxDF int
+	// archived counts the archived patterns
+	archived int
 }
 
 func newReference(t *testing.T, r projector.Reader) *reference {
@@ -134,6 +309,7 @@ func newReference(t *testing.T, r projector.Reader) *reference {
 	ref := &reference{df: map[string]int{}}
 	for _, p := range all {
 		if p.Archived {
+			ref.archived++
 			continue
 		}
 		tf, n := crossloop.Terms(p.SearchText())

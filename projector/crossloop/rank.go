@@ -84,6 +84,11 @@ func Keep(p *Pattern, minRate float64, types map[string]bool) bool {
 // CandidatePool by BM25 are loaded, filtered, scored and the top k
 // returned, best first (ties by id). emb, when not nil, replaces the lexical
 // relevance of the candidates.
+//
+// A term's postings come from the posting cache of cfg (the Model's) when
+// the cached fingerprint is the one of the term's record, read here
+// through r (postingCache), else from its chunks: either way the same
+// postings, so the same answer.
 func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embedder) ([]Ranked, error) {
 	cfg.setDefaults()
 	st, err := LoadStats(r)
@@ -118,60 +123,65 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	if avgdl <= 0 {
 		avgdl = 1
 	}
-	// The terms read (document frequency within bounds) and their idf;
-	// Σ df bounds the candidates, so the map and the candidates are
-	// allocated once.
+	// The terms read (document frequency within bounds), their records
+	// and idf.
 	type qterm struct {
 		t   string
 		idf float64
 	}
 	qts := make([]qterm, 0, len(terms))
-	idfSum, sumDF := 0.0, 0
+	names := make([]string, 0, len(terms))
+	dfs := make([]termDF, 0, len(terms))
+	idfSum := 0.0
 	for _, t := range terms {
-		df, err := getDF(r, t)
+		d, err := loadDF(r, t)
 		if err != nil {
 			return nil, err
 		}
+		df := d.df
 		if df == 0 || (st.IndexDocs > 1000 && df*2 > st.IndexDocs) {
 			continue
 		}
 		idf := math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
 		idfSum += idf
-		sumDF += df
 		qts = append(qts, qterm{t, idf})
+		names = append(names, t)
+		dfs = append(dfs, d)
 	}
-	sumDF = min(sumDF, st.IndexDocs)
-	cs := make(map[string]*candidate, sumDF)
-	slab := make([]candidate, 0, sumDF)
-	for _, qt := range qts {
+	pc, share := cfg.postings, true
+	if pc == nil { // no cache: one for this query alone
+		pc, share = newPostingCache(math.MaxInt), false
+	} else if err := pc.warm(r, st); err != nil {
+		return nil, err
+	}
+	tl, err := pc.postings(r, names, dfs, share)
+	if err != nil {
+		return nil, err
+	}
+	// BM25 per pattern met, summed over the terms in their order (as the
+	// reference does: the same float operations in the same order).
+	sc := getScratch(len(tl.ids))
+	defer sc.release()
+	for i, qt := range qts {
 		idf := qt.idf
-		err = r.Scan([]byte(prefPosting+qt.t+"\x00"), func(k, v []byte) error {
-			v = append([]byte(nil), v...) // the candidates' meta stays in it
-			for len(v) > 0 {
-				id, tfi, dli, meta, rest, err := nextPosting(v)
-				if err != nil {
-					return fmt.Errorf("%s: %w", k, err)
-				}
-				v = rest
-				tf, dl := float64(tfi), float64(dli)
-				c := cs[string(id)]
-				if c == nil {
-					if len(slab) == cap(slab) { // more postings than df says
-						slab = make([]candidate, 0, 64)
-					}
-					slab = append(slab, candidate{id: string(id), meta: meta})
-					c = &slab[len(slab)-1]
-					cs[c.id] = c
-				}
-				c.s += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
+		for _, p := range tl.lists[i].ps {
+			tf, dl := p.tf, p.dl
+			if !sc.seen[p.doc] {
+				sc.seen[p.doc] = true
+				sc.meta[p.doc] = p.meta
+				sc.touched = append(sc.touched, p.doc)
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+			sc.s[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
 		}
 	}
-	cands := topCandidates(cs, cfg.CandidatePool)
+	sc.vals = slices.Grow(sc.vals[:0], len(sc.touched))
+	top := topCandidates(sc.touched, cfg.CandidatePool, sc.s, tl.ids, sc.vals)
+	slab := make([]candidate, len(top))
+	cands := make([]*candidate, len(top))
+	for i, d := range top {
+		slab[i] = candidate{id: tl.ids[d], s: sc.s[d], meta: tl.metas[sc.meta[d]]}
+		cands[i] = &slab[i]
+	}
 	if emb != nil {
 		return rankEmbedded(ctx, r, req, emb, cands, minRate, types, limit)
 	}
@@ -199,7 +209,7 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 	}
 	taskBigrams := Bigrams(req.Task)
 	nt := len(taskBigrams)
-	var kept []scored
+	kept := make([]scored, 0, len(cands))
 	for _, c := range cands {
 		m, ok := decodeMeta(c.meta)
 		if !ok {
@@ -219,11 +229,14 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 		sc.bound = Score(Relevance(LexicalRelevance(sc.bm, jb), sc.cat), sc.eff)
 		kept = append(kept, sc)
 	}
-	sort.Slice(kept, func(i, j int) bool {
-		if kept[i].bound != kept[j].bound {
-			return kept[i].bound > kept[j].bound
+	slices.SortFunc(kept, func(a, b scored) int {
+		if a.bound != b.bound {
+			if a.bound > b.bound {
+				return -1
+			}
+			return 1
 		}
-		return kept[i].id < kept[j].id
+		return strings.Compare(a.id, b.id)
 	})
 	better := func(a, b *scored) bool { return a.score > b.score || (a.score == b.score && a.id < b.id) }
 	var top []scored // best first, at most limit
@@ -269,65 +282,107 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 	return out, nil
 }
 
-// candidate is a pattern met in the postings: its BM25 score and its
-// postings' meta.
+// candidate is a pattern met in the postings: its BM25 score and the meta
+// of its first posting met (shared with the posting cache: read only).
 type candidate struct {
 	id   string
 	s    float64
 	meta []byte
 }
 
-// better orders candidates by BM25, then id: a total order, so the pool is
-// the same whatever the map's iteration order.
-func (c *candidate) better(o *candidate) bool {
-	if c.s != o.s {
-		return c.s > o.s
+// topCandidates returns the best n of docs by score s (descending), ties
+// by id (ascending), best first: the first n of a sort of docs by
+// (s desc, id asc), computed without sorting them all. A quickselect
+// finds v, the n-th best score; every doc scoring above v is in, and of
+// those scoring v the smallest ids fill the rest; only the n kept are
+// sorted. vals is scratch space (appended to from its start).
+//
+// INVARIANT: scores are not NaN (BM25 sums of finite positive terms), so
+// (s desc, id asc) is a strict total order on docs with distinct ids.
+func topCandidates(docs []uint32, n int, s []float64, ids []string, vals []float64) []uint32 {
+	better := func(a, b uint32) int {
+		if s[a] != s[b] {
+			if s[a] > s[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(ids[a], ids[b])
 	}
-	return c.id < o.id
+	if n <= 0 {
+		return nil
+	}
+	if len(docs) <= n {
+		out := slices.Clone(docs)
+		slices.SortFunc(out, better)
+		return out
+	}
+	vals = vals[:0]
+	for _, d := range docs {
+		vals = append(vals, s[d])
+	}
+	v := nthLargest(vals, n-1)
+	out := make([]uint32, 0, n)
+	var ties []uint32
+	for _, d := range docs {
+		switch {
+		case s[d] > v:
+			out = append(out, d)
+		case s[d] == v:
+			ties = append(ties, d)
+		}
+	}
+	// fewer than n score above v and at least n score v or above (v is
+	// the n-th best): the ties fill the rest, smallest ids first.
+	slices.SortFunc(ties, func(a, b uint32) int { return strings.Compare(ids[a], ids[b]) })
+	out = append(out, ties[:n-len(out)]...)
+	slices.SortFunc(out, better)
+	return out
 }
 
-// topCandidates returns the best n candidates, best first. It keeps a heap
-// of the n best seen (the worst at its root), so thousands of candidates
-// cost O(len·log n), not a sort of them all; the result equals sorting all
-// and keeping the first n.
-func topCandidates(cs map[string]*candidate, n int) []*candidate {
-	h := make([]*candidate, 0, min(n, len(cs)))
-	worse := func(i, j int) bool { return h[j].better(h[i]) } // h[i] ranks below h[j]
-	down := func(i int) {
-		for {
-			l, w := 2*i+1, i
-			if l < len(h) && worse(l, w) {
-				w = l
-			}
-			if r := l + 1; r < len(h) && worse(r, w) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
+// nthLargest returns the value at index k of vals sorted in descending
+// order (0 ≤ k < len(vals)); it reorders vals. Quickselect, median of
+// three pivots: O(len(vals)) expected.
+func nthLargest(vals []float64, k int) float64 {
+	lo, hi := 0, len(vals)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// median of three at mid
+		if vals[mid] > vals[lo] {
+			vals[mid], vals[lo] = vals[lo], vals[mid]
 		}
-	}
-	for _, c := range cs {
+		if vals[hi] > vals[lo] {
+			vals[hi], vals[lo] = vals[lo], vals[hi]
+		}
+		if vals[hi] > vals[mid] {
+			vals[hi], vals[mid] = vals[mid], vals[hi]
+		}
+		p := vals[mid]
+		// Hoare partition, descending: [lo, j] ≥ p ≥ [j+1, hi]
+		i, j := lo, hi
+		for i <= j {
+			for vals[i] > p {
+				i++
+			}
+			for vals[j] < p {
+				j--
+			}
+			if i <= j {
+				vals[i], vals[j] = vals[j], vals[i]
+				i++
+				j--
+			}
+		}
 		switch {
-		case len(h) < n:
-			h = append(h, c)
-			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !worse(i, p) {
-					break
-				}
-				h[i], h[p] = h[p], h[i]
-				i = p
-			}
-		case n > 0 && c.better(h[0]):
-			h[0] = c
-			down(0)
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return vals[k] // j < k < i: vals[k] == p
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return h[i].better(h[j]) })
-	return h
+	return vals[k]
 }
 
 // rankEmbedded scores the candidates with the embedder's relevance: the
