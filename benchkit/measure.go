@@ -47,7 +47,9 @@ func rawPublish(ctx context.Context, js jetstream.JetStream, prep func(*events.E
 	}
 	start := time.Now()
 	for _, m := range msgs {
-		if _, err := js.PublishMsgAsync(m); err != nil {
+		// On a busy machine acks can lag the publishes: wait for room
+		// under the pending cap rather than fail the baseline.
+		if _, err := js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute)); err != nil {
 			return 0, fmt.Errorf("raw publish: %w", err)
 		}
 	}
