@@ -36,8 +36,9 @@ func (m *Model) Name() string { return ModelName }
 // entry, merge lists carrying signatures, scoring records, postings
 // carrying a scoring header (store.go, index.go). Version 5: a term's
 // postings packed in chunks (index.go). Version 6: a term's record
-// carries the fingerprint of its postings (termDF).
-func (m *Model) Version() int { return 6 }
+// carries the fingerprint of its postings (termDF). Version 7: new
+// postings go to a tail key of the last chunk (index.go).
+func (m *Model) Version() int { return 7 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")

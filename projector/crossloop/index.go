@@ -31,10 +31,11 @@ type Reader interface {
 //	l/<loop id>                 loop head: the Loop without iterations, their numbers
 //	li/<loop id>\x00<N>         iteration N (uint64, sign bit flipped)
 //	stats                       Stats
-//	ix/t/<term>\x00<chunk>      a chunk of the term's postings (chunk: uint32), at
-//	                            most chunkCap, each uvarint len(id) | id | uvarint tf |
-//	                            uvarint doc length | uvarint len(meta) | the pattern's
-//	                            scoring header (postingMeta)
+//	ix/t/<term>\x00<2·chunk>    the body of a chunk of the term's postings (uint32),
+//	ix/t/<term>\x00<2·chunk+1>  and its tail (the last chunk only): at most chunkCap
+//	                            postings in all, body first, each uvarint len(id) | id |
+//	                            uvarint tf | uvarint doc length | uvarint len(meta) |
+//	                            the pattern's scoring header (postingMeta)
 //	ix/df/<term>                document frequency (uint64) + the term's last chunk (uint32)
 //	                            + the number of postings in the last chunk (uint32) + the
 //	                            fingerprint of the term's postings (4 × uint64; termDF)
@@ -62,21 +63,36 @@ func scoreKey(id string) []byte { return []byte(prefScore + id) }
 func patternKey(id string) []byte { return []byte(prefPattern + id) }
 func loopKey(id string) []byte    { return []byte(prefLoop + id) }
 
-// chunkKey is the key of a term's chunk of postings.
-func chunkKey(term string, chunk uint32) []byte {
+// chunkKey is the key of the body of a term's chunk of postings.
+func chunkKey(term string, chunk uint32) []byte { return postingKey(term, 2*chunk) }
+
+// tailKey is the key of the tail of a term's chunk of postings: right
+// after the chunk's body and before the next chunk, so a scan of the
+// term's keys reads its postings in order.
+func tailKey(term string, chunk uint32) []byte { return postingKey(term, 2*chunk+1) }
+
+func postingKey(term string, n uint32) []byte {
 	k := make([]byte, 0, len(prefPosting)+len(term)+5)
 	k = append(k, prefPosting...)
 	k = append(k, term...)
 	k = append(k, 0)
-	return binary.BigEndian.AppendUint32(k, chunk)
+	return binary.BigEndian.AppendUint32(k, n)
 }
 
-// chunkCap bounds the postings of a chunk: indexing a pattern, or
-// refreshing its postings' meta, rewrites per term one chunk (≤ chunkCap
-// postings), and a query reads a term's postings with ⌈df/chunkCap⌉ keys
+// chunkCap bounds the postings of a chunk (body and tail): refreshing a
+// posting's meta, or removing it, rewrites one key of ≤ chunkCap
+// postings, and a query reads a term's postings with ⌈df/chunkCap⌉ keys
 // or so (removals leave chunks partly filled; new postings go to the last
 // one).
-const chunkCap = 64
+//
+// INVARIANT: only a term's last chunk (termDF.last) may have a tail. A
+// new posting is appended to the last chunk's tail, which is merged into
+// the chunk's body once it holds tailBytes or more, or the chunk is full:
+// an addition rewrites a key of about tailBytes, not the whole chunk.
+const (
+	chunkCap  = 64
+	tailBytes = 512
+)
 
 // docInfo records what a pattern put in the index, so it can be removed.
 type docInfo struct {
@@ -378,12 +394,22 @@ func postingMeta(p *Pattern, nBigrams int) []byte {
 	return append(v, p.Category...)
 }
 
-// editChunk rewrites id's posting in a term's chunk: with meta set, its
-// meta replaced; else removed. It returns the posting as it was (encoded,
-// nil when the chunk does not hold it) and as it is now (nil when
-// removed). A meta equal to the posting's leaves the chunk unwritten.
+// editChunk rewrites id's posting in a term's chunk (its tail, else its
+// body): with meta set, its meta replaced; else removed. It returns the
+// posting as it was (encoded, nil when the chunk does not hold it) and as
+// it is now (nil when removed). A meta equal to the posting's leaves the
+// chunk unwritten.
 func editChunk(s Store, term, id string, chunk uint32, meta []byte) (old, now []byte, err error) {
-	k := chunkKey(term, chunk)
+	for _, k := range [2][]byte{tailKey(term, chunk), chunkKey(term, chunk)} {
+		if old, now, err = editKey(s, k, id, meta); err != nil || old != nil {
+			return old, now, err
+		}
+	}
+	return nil, nil, nil
+}
+
+// editKey is editChunk of the postings at key k.
+func editKey(s Store, k []byte, id string, meta []byte) (old, now []byte, err error) {
 	v, _, err := s.Get(k)
 	if err != nil {
 		return nil, nil, err
@@ -451,32 +477,53 @@ func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 	return nil
 }
 
-// addPosting adds id's posting of term to the term's last chunk (a new
-// chunk when that one is full), counts it in the term's document
-// frequency and fingerprint, and returns the chunk.
+// addPosting adds id's posting of term to the tail of the term's last
+// chunk (a new chunk when that one is full), merging the tail into the
+// chunk's body when it has grown to tailBytes or the chunk is full; it
+// counts the posting in the term's document frequency and fingerprint,
+// and returns the chunk.
 func addPosting(s Store, term, id string, tf, dl int, meta []byte) (uint32, error) {
 	df, err := loadDF(s, term)
 	if err != nil {
 		return 0, err
 	}
-	var chunk []byte
 	if df.n >= chunkCap {
 		df.last, df.n = df.last+1, 0
-	} else if df.n > 0 {
-		v, _, err := s.Get(chunkKey(term, df.last))
-		if err != nil {
+	}
+	tk := tailKey(term, df.last)
+	var v []byte // the stored tail
+	if df.n > 0 {
+		if v, _, err = s.Get(tk); err != nil {
 			return 0, err
 		}
-		chunk = append(make([]byte, 0, len(v)+len(id)+len(meta)+16), v...)
 	}
-	at := len(chunk)
-	chunk = appendPosting(chunk, []byte(id), uint64(tf), uint64(dl), meta)
-	if err := s.Set(chunkKey(term, df.last), chunk); err != nil {
-		return 0, err
-	}
+	tail := append(make([]byte, 0, len(v)+len(id)+len(meta)+16), v...)
+	tail = appendPosting(tail, []byte(id), uint64(tf), uint64(dl), meta)
 	df.df++
 	df.n++
-	df.fp.add(chunk[at:])
+	df.fp.add(tail[len(v):])
+	if len(tail) < tailBytes && df.n < chunkCap {
+		if err := s.Set(tk, tail); err != nil {
+			return 0, err
+		}
+		return df.last, storeDF(s, term, df)
+	}
+	bk := chunkKey(term, df.last)
+	body, _, err := s.Get(bk)
+	if err != nil {
+		return 0, err
+	}
+	if len(body) > 0 {
+		tail = append(append(make([]byte, 0, len(body)+len(tail)), body...), tail...)
+	}
+	if err := s.Set(bk, tail); err != nil {
+		return 0, err
+	}
+	if len(v) > 0 {
+		if err := s.Delete(tk); err != nil {
+			return 0, err
+		}
+	}
 	return df.last, storeDF(s, term, df)
 }
 

@@ -33,7 +33,8 @@ func (m memStore) Scan(p []byte, fn func(k, v []byte) error) error {
 // TestPostingChunks indexes, re-indexes and removes patterns at random
 // and checks the chunked postings hold exactly each indexed pattern's
 // terms (tf, length, meta: refreshed too), once, in the chunk its doc info records, chunks
-// bounded, document frequencies right, and nothing left once all are gone.
+// (body and tail) bounded, a tail only in a term's last chunk, document
+// frequencies right, and nothing left once all are gone.
 func TestPostingChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	s := memStore{}
@@ -71,12 +72,17 @@ func TestPostingChunks(t *testing.T) {
 		got := map[string]map[string]post{}
 		chunkOf := map[string]uint32{}
 		inChunk := map[string]int{}
+		tails := map[string][]uint32{} // term → the chunks with a tail
 		err := s.Scan([]byte(prefPosting), func(k, v []byte) error {
 			rest := string(k[len(prefPosting):])
 			w, ch := rest[:len(rest)-5], []byte(rest[len(rest)-4:])
-			chunk := uint32(ch[0])<<24 | uint32(ch[1])<<16 | uint32(ch[2])<<8 | uint32(ch[3])
+			n2 := uint32(ch[0])<<24 | uint32(ch[1])<<16 | uint32(ch[2])<<8 | uint32(ch[3])
+			chunk := n2 / 2 // odd: the chunk's tail
 			if len(v) == 0 {
 				t.Fatalf("empty chunk %q", k)
+			}
+			if n2%2 == 1 {
+				tails[w] = append(tails[w], chunk)
 			}
 			n := 0
 			for len(v) > 0 {
@@ -96,13 +102,15 @@ func TestPostingChunks(t *testing.T) {
 				inChunk[fmt.Sprint(w, chunk)]++
 				maxChunk = max(maxChunk, chunk)
 			}
-			if n > chunkCap {
-				t.Fatalf("chunk %q holds %d postings", k, n)
-			}
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		for c, n := range inChunk {
+			if n > chunkCap {
+				t.Fatalf("chunk %s holds %d postings", c, n)
+			}
 		}
 		for w := range want {
 			for id, p := range want[w] {
@@ -125,6 +133,9 @@ func TestPostingChunks(t *testing.T) {
 			}
 			if d.df != len(want[w]) {
 				t.Fatalf("df(%s) = %d, want %d", w, d.df, len(want[w]))
+			}
+			if len(tails[w]) > 1 || len(tails[w]) == 1 && tails[w][0] != d.last {
+				t.Fatalf("%s: tails in chunks %v, last chunk %d", w, tails[w], d.last)
 			}
 			if d.n != inChunk[fmt.Sprint(w, d.last)] {
 				t.Fatalf("%s: last chunk %d counted %d postings, holds %d", w, d.last, d.n, inChunk[fmt.Sprint(w, d.last)])
