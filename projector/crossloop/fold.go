@@ -437,7 +437,7 @@ func (f *folder) pruned(d *events.RegistryPruned) error {
 			continue
 		}
 		p.Archived, p.ArchiveMonth, p.ArchiveReason = true, d.Month, pp.Reason
-		if err := UnindexPattern(f.tx, st, p.ID); err != nil {
+		if err := unindexPattern(f.tx, st, p.ID, &f.mm); err != nil {
 			return err
 		}
 		st.ByType[p.Type]--

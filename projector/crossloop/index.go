@@ -183,10 +183,44 @@ func decodeDocInfo(v []byte) (docInfo, error) {
 
 // memo caches the analysis of texts met while folding one event (a
 // pattern's signature and search text are analysed by the merge check,
-// the index and the save). A nil memo computes every time.
+// the index and the save), and the merge lists read or written in it (the
+// merge check reads the lists the index then appends to). A nil memo
+// computes and reads every time.
+//
+// INVARIANT: lists[k] is the value of merge list k in the event's store
+// (nil: absent): a memo lives for one event, and every write of a merge
+// list goes through editList with the event's memo.
 type memo struct {
 	sigs  map[string]*sigInfo
 	texts map[string]*searchInfo
+	lists map[string][]byte
+}
+
+// list reads the merge list at k, through the memo. The value must not be
+// modified.
+func (m *memo) list(s getter, k []byte) ([]byte, error) {
+	if m != nil {
+		if v, ok := m.lists[string(k)]; ok {
+			return v, nil
+		}
+	}
+	v, _, err := s.Get(k)
+	if err != nil {
+		return nil, err
+	}
+	m.setList(k, v)
+	return v, nil
+}
+
+// setList records the merge list at k as written (nil: deleted).
+func (m *memo) setList(k, v []byte) {
+	if m == nil {
+		return
+	}
+	if m.lists == nil {
+		m.lists = map[string][]byte{}
+	}
+	m.lists[string(k)] = v
 }
 
 type sigInfo struct {
@@ -309,7 +343,7 @@ func IndexPattern(s Store, st *Stats, p *Pattern, threshold float64) error {
 // absent from the index (no removal first); m memoises text analysis.
 func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, isNew bool) error {
 	if !isNew {
-		if err := UnindexPattern(s, st, p.ID); err != nil {
+		if err := unindexPattern(s, st, p.ID, m); err != nil {
 			return err
 		}
 	}
@@ -330,7 +364,7 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 		d.Chunks[t] = ch
 	}
 	for _, tok := range d.Merge {
-		if err := editList(s, mergeKey(p.Type, tok), p.ID, entry); err != nil {
+		if err := editList(s, mergeKey(p.Type, tok), p.ID, entry, m, isNew); err != nil {
 			return err
 		}
 	}
@@ -550,7 +584,11 @@ func removePosting(s Store, term, id string, chunk uint32) error {
 }
 
 // UnindexPattern removes a pattern from the index (no-op when absent).
-func UnindexPattern(s Store, st *Stats, id string) error {
+func UnindexPattern(s Store, st *Stats, id string) error { return unindexPattern(s, st, id, nil) }
+
+// unindexPattern is UnindexPattern, reading and writing merge lists
+// through m.
+func unindexPattern(s Store, st *Stats, id string, m *memo) error {
 	raw, ok, err := s.Get([]byte(prefDoc + id))
 	if err != nil || !ok {
 		return err
@@ -565,7 +603,7 @@ func UnindexPattern(s Store, st *Stats, id string) error {
 		}
 	}
 	for _, tok := range d.Merge {
-		if err := editList(s, mergeKey(d.Type, tok), id, nil); err != nil {
+		if err := editList(s, mergeKey(d.Type, tok), id, nil, m, false); err != nil {
 			return err
 		}
 	}
@@ -690,26 +728,34 @@ func nextEntry(v []byte) (id, sig, entry, rest []byte, err error) {
 
 // editList removes id's entry from the list at k and, when entry is not
 // nil, appends entry at its end (a re-indexed pattern moves to the end).
-func editList(s Store, k []byte, id string, entry []byte) error {
-	v, _, err := s.Get(k)
+// With absent, the list is known to hold no entry of id. The list is read
+// and recorded through m.
+func editList(s Store, k []byte, id string, entry []byte, m *memo, absent bool) error {
+	v, err := m.list(s, k)
 	if err != nil {
 		return err
 	}
 	out := make([]byte, 0, len(v)+len(entry))
-	for rest := v; len(rest) > 0; {
-		eid, _, e, r, err := nextEntry(rest)
-		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
+	if absent {
+		out = append(out, v...)
+	} else {
+		for rest := v; len(rest) > 0; {
+			eid, _, e, r, err := nextEntry(rest)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			if string(eid) != id {
+				out = append(out, e...)
+			}
+			rest = r
 		}
-		if string(eid) != id {
-			out = append(out, e...)
-		}
-		rest = r
 	}
 	out = append(out, entry...)
 	if len(out) == 0 {
+		m.setList(k, nil)
 		return s.Delete(k)
 	}
+	m.setList(k, out)
 	return s.Set(k, out)
 }
 
@@ -747,7 +793,7 @@ func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 	var out []mergeMatch
 	var seen map[string]bool
 	for _, tok := range si.tokens {
-		v, _, err := s.Get(mergeKey(typ, tok))
+		v, err := m.list(s, mergeKey(typ, tok))
 		if err != nil {
 			return nil, err
 		}

@@ -218,3 +218,75 @@ func TestPostingChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeListMemo indexes, re-indexes, merge-checks and removes patterns
+// at random in one memo (as one event may) and without one: the two
+// stores must hold the same bytes, the merge checks find the same
+// matches, and every merge list the memo holds must be the stored one.
+func TestMergeListMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	withMemo, without := memStore{}, memStore{}
+	st1, st2 := NewStats(), NewStats()
+	var m memo
+	vocab := []string{"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"}
+	sig := func() string {
+		ws := make([]string, 2+rng.IntN(4))
+		for i := range ws {
+			ws[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return strings.Join(ws, " ")
+	}
+	live := map[string]bool{}
+	for step := range 3000 {
+		id := fmt.Sprintf("pat-%03d", rng.IntN(120))
+		switch {
+		case live[id] && rng.IntN(3) == 0:
+			if err := unindexPattern(withMemo, st1, id, &m); err != nil {
+				t.Fatal(err)
+			}
+			if err := UnindexPattern(without, st2, id); err != nil {
+				t.Fatal(err)
+			}
+			delete(live, id)
+		case step%4 == 0:
+			s := sig()
+			a, err := mergeMatches(withMemo, TypeError, s, 0.5, &m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := mergeMatches(without, TypeError, s, 0.5, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Fatalf("matches of %q: %v with the memo, %v without", s, a, b)
+			}
+		default:
+			p := &Pattern{ID: id, Type: TypeError, ErrorType: "E", ErrorPattern: sig(), FixDescription: "fix", Failed: 1}
+			q := *p
+			if err := indexPattern(withMemo, st1, p, 0.5, &m, !live[id]); err != nil {
+				t.Fatal(err)
+			}
+			if err := IndexPattern(without, st2, &q, 0.5); err != nil {
+				t.Fatal(err)
+			}
+			live[id] = true
+		}
+	}
+	if len(withMemo) != len(without) {
+		t.Fatalf("%d keys with the memo, %d without", len(withMemo), len(without))
+	}
+	for k, v := range without {
+		if string(withMemo[k]) != string(v) {
+			t.Fatalf("key %q differs", k)
+		}
+	}
+	if len(m.lists) == 0 {
+		t.Fatal("the memo holds no merge list: the test should exercise it")
+	}
+	for k, v := range m.lists {
+		if string(withMemo[k]) != string(v) {
+			t.Fatalf("memo of merge list %q is stale", k)
+		}
+	}
+}
