@@ -1,11 +1,14 @@
 package crossloop
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Store is the read/write view the index needs (a projector.Tx satisfies it).
@@ -258,8 +261,9 @@ func (m *memo) search(text string) *searchInfo {
 			return si
 		}
 	}
-	tf, n := Terms(text)
-	si := &searchInfo{tf: tf, n: n, bigrams: sortedBigrams(text)}
+	w := Words(text)
+	tf, n := termsOf(w)
+	si := &searchInfo{tf: tf, n: n, bigrams: sortedBigramsOf(w)}
 	if m != nil {
 		if m.texts == nil {
 			m.texts = map[string]*searchInfo{}
@@ -270,10 +274,13 @@ func (m *memo) search(text string) *searchInfo {
 }
 
 // Terms of a text for BM25: normalised words without stop words, with counts.
-func Terms(s string) (map[string]int, int) {
+func Terms(s string) (map[string]int, int) { return termsOf(Words(s)) }
+
+// termsOf is Terms of a text's words.
+func termsOf(words []string) (map[string]int, int) {
 	tf := map[string]int{}
 	n := 0
-	for _, w := range Words(s) {
+	for _, w := range words {
 		if stop[w] || len(w) > 64 {
 			continue
 		}
@@ -302,11 +309,11 @@ func mergeTokens(bigrams []string, t float64) []string {
 	for i, b := range bigrams {
 		toks[i] = tok{hash(b), b}
 	}
-	sort.Slice(toks, func(i, j int) bool {
-		if toks[i].h != toks[j].h {
-			return toks[i].h < toks[j].h
+	slices.SortFunc(toks, func(a, b tok) int { // a total order: bigrams are distinct
+		if a.h != b.h {
+			return cmp.Compare(a.h, b.h)
 		}
-		return toks[i].s < toks[j].s
+		return strings.Compare(a.s, b.s)
 	})
 	n := len(toks) - int(math.Ceil(t*float64(len(toks))-1e-9)) + 1
 	if n < 1 {

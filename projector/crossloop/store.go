@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -426,14 +427,23 @@ func (s *scoreRec) jaccard(set map[string]struct{}) float64 {
 }
 
 // sortedBigrams is Bigrams(s) as a sorted list.
-func sortedBigrams(s string) []string {
-	bg := Bigrams(s)
-	out := make([]string, 0, len(bg))
-	for b := range bg {
-		out = append(out, b)
+func sortedBigrams(s string) []string { return sortedBigramsOf(Words(s)) }
+
+// sortedBigramsOf is sortedBigrams of a text's words: the set of their
+// bigrams (Bigrams), sorted, built without a map.
+func sortedBigramsOf(w []string) []string {
+	if len(w) == 1 {
+		return []string{w[0]}
 	}
-	sort.Strings(out)
-	return out
+	if len(w) < 2 {
+		return []string{}
+	}
+	out := make([]string, len(w)-1)
+	for i := range out {
+		out[i] = w[i] + " " + w[i+1]
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // jaccardSorted is Jaccard of two sets given as sorted lists.
