@@ -71,6 +71,9 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	if err != nil {
 		return err
 	}
+	if err := f.mm.flush(f.tx); err != nil {
+		return err
+	}
 	if f.st != nil {
 		if f.t.After(f.st.Updated) {
 			f.st.Updated = f.t

@@ -197,6 +197,7 @@ type memo struct {
 	sigs  map[string]*sigInfo
 	texts map[string]*searchInfo
 	lists map[string][]byte
+	terms map[string]*termState // see termState
 }
 
 // list reads the merge list at k, through the memo. The value must not be
@@ -343,11 +344,16 @@ func hash(s string) uint64 {
 // the index totals in st, and its merge tokens. Archived patterns are
 // removed from the index instead.
 func IndexPattern(s Store, st *Stats, p *Pattern, threshold float64) error {
-	return indexPattern(s, st, p, threshold, nil, false)
+	var m memo
+	if err := indexPattern(s, st, p, threshold, &m, false); err != nil {
+		return err
+	}
+	return m.flush(s)
 }
 
 // indexPattern is IndexPattern; with isNew the pattern is known to be
-// absent from the index (no removal first); m memoises text analysis.
+// absent from the index (no removal first); m memoises text analysis and
+// holds the terms' records and tails until its flush (not nil).
 func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, isNew bool) error {
 	if !isNew {
 		if err := unindexPattern(s, st, p.ID, m); err != nil {
@@ -364,7 +370,7 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 	entry := mergeEntry(p.ID, sg.bigrams)
 	meta := postingMeta(p, len(si.bigrams))
 	for t, c := range tf {
-		ch, err := addPosting(s, t, p.ID, c, n, meta)
+		ch, err := addPosting(s, m, t, p.ID, c, n, meta)
 		if err != nil {
 			return err
 		}
@@ -435,30 +441,124 @@ func postingMeta(p *Pattern, nBigrams int) []byte {
 	return append(v, p.Category...)
 }
 
-// editChunk rewrites id's posting in a term's chunk (its tail, else its
-// body): with meta set, its meta replaced; else removed. It returns the
-// posting as it was (encoded, nil when the chunk does not hold it) and as
-// it is now (nil when removed). A meta equal to the posting's leaves the
-// chunk unwritten.
-func editChunk(s Store, term, id string, chunk uint32, meta []byte) (old, now []byte, err error) {
-	for _, k := range [2][]byte{tailKey(term, chunk), chunkKey(term, chunk)} {
-		if old, now, err = editKey(s, k, id, meta); err != nil || old != nil {
-			return old, now, err
-		}
-	}
-	return nil, nil, nil
+// termState is a term's record and the tail of its last chunk as the
+// event folding leaves them. An event's memo loads them at its first
+// posting operation on the term and writes them back at its end (flush):
+// the postings an event adds to a term (an import adds hundreds) rewrite
+// its record and tail once, not once each.
+//
+// INVARIANT: between a term's load and the flush, the memo's state is the
+// term's: its record, and tail the tail of chunk df.last (empty: none);
+// stored is the key of the tail the store holds (nil: none), whatever
+// its value. The bodies of chunks are written through at once.
+type termState struct {
+	df     termDF
+	tail   []byte // owned
+	stored []byte
+	dirty  bool
 }
 
-// editKey is editChunk of the postings at key k.
-func editKey(s Store, k []byte, id string, meta []byte) (old, now []byte, err error) {
+// term returns the state of term, loading it on first use. m must not be
+// nil.
+func (m *memo) term(s getter, term string) (*termState, error) {
+	if ts := m.terms[term]; ts != nil {
+		return ts, nil
+	}
+	df, err := loadDF(s, term)
+	if err != nil {
+		return nil, err
+	}
+	ts := &termState{df: df}
+	if df.n > 0 {
+		k := tailKey(term, df.last)
+		v, ok, err := s.Get(k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			ts.tail, ts.stored = append([]byte(nil), v...), k
+		}
+	}
+	if m.terms == nil {
+		m.terms = map[string]*termState{}
+	}
+	m.terms[term] = ts
+	return ts, nil
+}
+
+// flush writes back the records and tails of the terms the event changed,
+// and forgets them. m must not be nil.
+func (m *memo) flush(s Store) error {
+	for term, ts := range m.terms {
+		if !ts.dirty {
+			continue
+		}
+		var k []byte
+		if len(ts.tail) > 0 {
+			k = tailKey(term, ts.df.last)
+		}
+		if ts.stored != nil && string(ts.stored) != string(k) {
+			if err := s.Delete(ts.stored); err != nil {
+				return err
+			}
+		}
+		if k != nil {
+			if err := s.Set(k, ts.tail); err != nil {
+				return err
+			}
+		}
+		if err := storeDF(s, term, ts.df); err != nil {
+			return err
+		}
+	}
+	m.terms = nil
+	return nil
+}
+
+// edit rewrites id's posting in the term's chunk (the tail when it is the
+// last chunk, else its body): with meta set, its meta replaced; else
+// removed. It returns the posting as it was (encoded, nil when the chunk
+// does not hold it) and as it is now (nil when removed). A meta equal to
+// the posting's leaves the chunk unwritten.
+func (ts *termState) edit(s Store, term, id string, chunk uint32, meta []byte) (old, now []byte, err error) {
+	if chunk == ts.df.last && len(ts.tail) > 0 {
+		old, now, out, err := editPostings(ts.tail, id, meta)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tail of %q: %w", term, err)
+		}
+		if old != nil {
+			if string(old) != string(now) {
+				ts.tail, ts.dirty = out, true
+			}
+			return old, now, nil
+		}
+	}
+	k := chunkKey(term, chunk)
 	v, _, err := s.Get(k)
 	if err != nil {
 		return nil, nil, err
 	}
+	old, now, out, err := editPostings(v, id, meta)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", k, err)
+	}
+	switch {
+	case old == nil || string(old) == string(now):
+		return old, now, nil
+	case len(out) == 0:
+		return old, now, s.Delete(k)
+	default:
+		return old, now, s.Set(k, out)
+	}
+}
+
+// editPostings is edit of the postings v: it returns the edited postings
+// (a new slice) as out, unless the posting is absent or unchanged.
+func editPostings(v []byte, id string, meta []byte) (old, now, out []byte, err error) {
 	for rest := v; len(rest) > 0; {
 		pid, tf, dl, m, r, err := nextPosting(rest)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", k, err)
+			return nil, nil, nil, err
 		}
 		if string(pid) != id {
 			rest = r
@@ -468,23 +568,20 @@ func editKey(s Store, k []byte, id string, meta []byte) (old, now []byte, err er
 		old = append([]byte(nil), rest[:len(rest)-len(r)]...)
 		if meta != nil {
 			if string(m) == string(meta) {
-				return old, old, nil
+				return old, old, nil, nil
 			}
 			now = appendPosting(nil, pid, tf, dl, meta)
 		}
-		out := make([]byte, 0, len(v)-len(old)+len(now))
+		out = make([]byte, 0, len(v)-len(old)+len(now))
 		out = append(append(append(out, v[:at]...), now...), r...)
-		if len(out) == 0 {
-			return old, nil, s.Delete(k)
-		}
-		return old, now, s.Set(k, out)
+		return old, now, out, nil
 	}
-	return nil, nil, nil
+	return nil, nil, nil, nil
 }
 
 // refreshPostings rewrites the meta of an indexed pattern's postings, and
-// the fingerprints of the terms whose posting changed.
-func refreshPostings(s Store, p *Pattern, nBigrams int) error {
+// the fingerprints of the terms whose posting changed (in m: see flush).
+func refreshPostings(s Store, m *memo, p *Pattern, nBigrams int) error {
 	raw, ok, err := s.Get([]byte(prefDoc + p.ID))
 	if err != nil || !ok {
 		return err
@@ -495,7 +592,11 @@ func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 	}
 	meta := postingMeta(p, nBigrams)
 	for t := range d.Terms {
-		old, now, err := editChunk(s, t, p.ID, d.Chunks[t], meta)
+		ts, err := m.term(s, t)
+		if err != nil {
+			return err
+		}
+		old, now, err := ts.edit(s, t, p.ID, d.Chunks[t], meta)
 		if err != nil {
 			return err
 		}
@@ -505,15 +606,9 @@ func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 		if string(old) == string(now) {
 			continue // meta unchanged: the chunk and the fingerprint too
 		}
-		df, err := loadDF(s, t)
-		if err != nil {
-			return err
-		}
-		df.fp.sub(old)
-		df.fp.add(now)
-		if err := storeDF(s, t, df); err != nil {
-			return err
-		}
+		ts.df.fp.sub(old)
+		ts.df.fp.add(now)
+		ts.dirty = true
 	}
 	return nil
 }
@@ -521,80 +616,78 @@ func refreshPostings(s Store, p *Pattern, nBigrams int) error {
 // addPosting adds id's posting of term to the tail of the term's last
 // chunk (a new chunk when that one is full), merging the tail into the
 // chunk's body when it has grown to tailBytes or the chunk is full; it
-// counts the posting in the term's document frequency and fingerprint,
-// and returns the chunk.
-func addPosting(s Store, term, id string, tf, dl int, meta []byte) (uint32, error) {
-	df, err := loadDF(s, term)
+// counts the posting in the term's document frequency and fingerprint
+// (in m: see flush), and returns the chunk.
+func addPosting(s Store, m *memo, term, id string, tf, dl int, meta []byte) (uint32, error) {
+	ts, err := m.term(s, term)
 	if err != nil {
 		return 0, err
 	}
-	if df.n >= chunkCap {
-		df.last, df.n = df.last+1, 0
+	if ts.df.n >= chunkCap { // its tail was merged when it filled
+		ts.df.last, ts.df.n = ts.df.last+1, 0
 	}
-	tk := tailKey(term, df.last)
-	var v []byte // the stored tail
-	if df.n > 0 {
-		if v, _, err = s.Get(tk); err != nil {
-			return 0, err
-		}
+	at := len(ts.tail)
+	ts.tail = appendPosting(ts.tail, []byte(id), uint64(tf), uint64(dl), meta)
+	ts.df.df++
+	ts.df.n++
+	ts.df.fp.add(ts.tail[at:])
+	ts.dirty = true
+	if len(ts.tail) < tailBytes && ts.df.n < chunkCap {
+		return ts.df.last, nil
 	}
-	tail := append(make([]byte, 0, len(v)+len(id)+len(meta)+16), v...)
-	tail = appendPosting(tail, []byte(id), uint64(tf), uint64(dl), meta)
-	df.df++
-	df.n++
-	df.fp.add(tail[len(v):])
-	if len(tail) < tailBytes && df.n < chunkCap {
-		if err := s.Set(tk, tail); err != nil {
-			return 0, err
-		}
-		return df.last, storeDF(s, term, df)
-	}
-	bk := chunkKey(term, df.last)
+	bk := chunkKey(term, ts.df.last)
 	body, _, err := s.Get(bk)
 	if err != nil {
 		return 0, err
 	}
+	out := ts.tail
 	if len(body) > 0 {
-		tail = append(append(make([]byte, 0, len(body)+len(tail)), body...), tail...)
+		out = append(append(make([]byte, 0, len(body)+len(ts.tail)), body...), ts.tail...)
 	}
-	if err := s.Set(bk, tail); err != nil {
+	if err := s.Set(bk, out); err != nil { // Set copies: the tail's buffer is reused
 		return 0, err
 	}
-	if len(v) > 0 {
-		if err := s.Delete(tk); err != nil {
-			return 0, err
-		}
-	}
-	return df.last, storeDF(s, term, df)
+	ts.tail = ts.tail[:0]
+	return ts.df.last, nil
 }
 
 // removePosting removes id's posting of term from the chunk holding it
-// and uncounts it.
-func removePosting(s Store, term, id string, chunk uint32) error {
-	old, _, err := editChunk(s, term, id, chunk, nil)
+// and uncounts it (in m: see flush).
+func removePosting(s Store, m *memo, term, id string, chunk uint32) error {
+	ts, err := m.term(s, term)
+	if err != nil {
+		return err
+	}
+	old, _, err := ts.edit(s, term, id, chunk, nil)
 	if err != nil {
 		return err
 	}
 	if old == nil {
 		return fmt.Errorf("posting %s/%s not in chunk %d", term, id, chunk)
 	}
-	df, err := loadDF(s, term)
-	if err != nil {
-		return err
+	if chunk == ts.df.last {
+		ts.df.n--
 	}
-	if chunk == df.last {
-		df.n--
+	ts.df.df--
+	ts.df.fp.sub(old)
+	ts.dirty = true
+	if ts.df.df <= 0 { // no posting left: a term never seen (storeDF deletes its record)
+		ts.df = termDF{}
 	}
-	df.df--
-	df.fp.sub(old)
-	return storeDF(s, term, df)
+	return nil
 }
 
 // UnindexPattern removes a pattern from the index (no-op when absent).
-func UnindexPattern(s Store, st *Stats, id string) error { return unindexPattern(s, st, id, nil) }
+func UnindexPattern(s Store, st *Stats, id string) error {
+	var m memo
+	if err := unindexPattern(s, st, id, &m); err != nil {
+		return err
+	}
+	return m.flush(s)
+}
 
-// unindexPattern is UnindexPattern, reading and writing merge lists
-// through m.
+// unindexPattern is UnindexPattern, reading and writing merge lists, term
+// records and tails through m (not nil; see flush).
 func unindexPattern(s Store, st *Stats, id string, m *memo) error {
 	raw, ok, err := s.Get([]byte(prefDoc + id))
 	if err != nil || !ok {
@@ -605,7 +698,7 @@ func unindexPattern(s Store, st *Stats, id string, m *memo) error {
 		return fmt.Errorf("decode doc info %s: %w", id, err)
 	}
 	for t := range d.Terms {
-		if err := removePosting(s, t, id, d.Chunks[t]); err != nil {
+		if err := removePosting(s, m, t, id, d.Chunks[t]); err != nil {
 			return err
 		}
 	}

@@ -26,7 +26,11 @@ func TestPostingCacheVerifies(t *testing.T) {
 	apply := func(p *Pattern) {
 		t.Helper()
 		p.Successful++
-		if err := refreshPostings(s, p, len(sortedBigrams(p.SearchText()))); err != nil {
+		var m memo
+		if err := refreshPostings(s, &m, p, len(sortedBigrams(p.SearchText()))); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.flush(s); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -34,9 +34,19 @@ func (m memStore) Scan(p []byte, fn func(k, v []byte) error) error {
 // and checks the chunked postings hold exactly each indexed pattern's
 // terms (tf, length, meta: refreshed too), once, in the chunk its doc info records, chunks
 // (body and tail) bounded, a tail only in a term's last chunk, document
-// frequencies right, and nothing left once all are gone.
+// frequencies right, and nothing left once all are gone. The operations
+// go through one memo flushed after every one, or every 50 (as the
+// operations of one event: term records and tails written back at its
+// end).
 func TestPostingChunks(t *testing.T) {
+	for _, every := range []int{1, 50} {
+		t.Run(fmt.Sprint("flush every ", every), func(t *testing.T) { testPostingChunks(t, every) })
+	}
+}
+
+func testPostingChunks(t *testing.T, every int) {
 	rng := rand.New(rand.NewPCG(3, 3))
+	var m memo
 	s := memStore{}
 	st := NewStats()
 	vocab := make([]string, 40)
@@ -54,6 +64,9 @@ func TestPostingChunks(t *testing.T) {
 	maxChunk := uint32(0)
 	verify := func() {
 		t.Helper()
+		if err := m.flush(s); err != nil {
+			t.Fatal(err)
+		}
 		type post struct {
 			tf, n int
 			meta  string
@@ -181,20 +194,25 @@ func TestPostingChunks(t *testing.T) {
 				p.Successful++
 			}
 			p.SuccessRate = float64(p.Successful) / float64(p.Successful+p.Failed)
-			if err := refreshPostings(s, p, len(sortedBigrams(p.SearchText()))); err != nil {
+			if err := refreshPostings(s, &m, p, len(sortedBigrams(p.SearchText()))); err != nil {
 				t.Fatal(err)
 			}
 		case p != nil && rng.IntN(3) == 0:
-			if err := UnindexPattern(s, st, id); err != nil {
+			if err := unindexPattern(s, st, id, &m); err != nil {
 				t.Fatal(err)
 			}
 			delete(live, id)
 		default:
 			q := &Pattern{ID: id, Type: TypeError, ErrorType: "E", ErrorPattern: text(), FixDescription: text(), Failed: 1, Category: fmt.Sprint("cat", rng.IntN(3))}
-			if err := IndexPattern(s, st, q, 0.5); err != nil {
+			if err := indexPattern(s, st, q, 0.5, &m, false); err != nil {
 				t.Fatal(err)
 			}
 			live[id] = q
+		}
+		if step%every == 0 {
+			if err := m.flush(s); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if step%1000 == 999 {
 			verify()
@@ -238,6 +256,11 @@ func TestMergeListMemo(t *testing.T) {
 	}
 	live := map[string]bool{}
 	for step := range 3000 {
+		if step%100 == 99 {
+			if err := m.flush(withMemo); err != nil {
+				t.Fatal(err)
+			}
+		}
 		id := fmt.Sprintf("pat-%03d", rng.IntN(120))
 		switch {
 		case live[id] && rng.IntN(3) == 0:
@@ -272,6 +295,9 @@ func TestMergeListMemo(t *testing.T) {
 			}
 			live[id] = true
 		}
+	}
+	if err := m.flush(withMemo); err != nil {
+		t.Fatal(err)
 	}
 	if len(withMemo) != len(without) {
 		t.Fatalf("%d keys with the memo, %d without", len(withMemo), len(without))

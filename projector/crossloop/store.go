@@ -140,7 +140,7 @@ func savePattern(s Store, h *patternHead, refresh bool, m *memo) error {
 	}
 	bg := m.search(h.SearchText()).bigrams
 	if refresh {
-		if err := refreshPostings(s, &h.Pattern, len(bg)); err != nil {
+		if err := refreshPostings(s, m, &h.Pattern, len(bg)); err != nil {
 			return err
 		}
 	}
