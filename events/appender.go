@@ -78,28 +78,8 @@ func (a *Appender) Prepare(ev *Event) (*nats.Msg, error) {
 	if ev.Time.IsZero() {
 		ev.Time = a.now().UTC()
 	}
-	if ev.Project == "" {
-		ev.Project = DefaultProject
-	}
-	if err := ValidateEnvelope(ev); err != nil {
+	if _, err := Check(ev); err != nil {
 		return nil, err
-	}
-	if err := Upcast(ev); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
-	}
-	// One validation decodes the payload once; its aggregate id names the
-	// subject when the writer gave none.
-	p, err := validateData(ev.Type, ev.Data)
-	if err != nil {
-		return nil, err
-	}
-	if ev.Subject == "" {
-		if p == nil {
-			if p, err = DecodeData(ev); err != nil {
-				return nil, err
-			}
-		}
-		ev.Subject = p.AggregateID()
 	}
 	subj, err := SubjectFor(ev)
 	if err != nil {
@@ -121,8 +101,9 @@ const (
 	// TypeHeader carries the event type so tools can read it without decoding.
 	TypeHeader = "Lore-Type"
 	// CheckedHeader says the appender validated the event against the schema
-	// of the type it names; the projector then skips re-validating it. Raw
-	// clients leave it out and their events are validated when folded.
+	// of the type it names. It is informative only: any client can set it,
+	// so the projector checks every event it reads (CheckStored) whatever
+	// its headers say.
 	CheckedHeader = "Lore-Checked"
 )
 

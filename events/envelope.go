@@ -17,7 +17,8 @@ import (
 // NB: the JSON field names reach disk and the wire; they must not change.
 type Event struct {
 	// ID is unique per fact (a ULID unless the writer chose one). It is the
-	// JetStream Nats-Msg-Id, so re-sending the same event changes nothing.
+	// JetStream Nats-Msg-Id, and the projector folds one event per id, so
+	// re-sending the same event changes nothing, however late.
 	ID string `json:"id"`
 	// Type is the versioned type name, "outcome.recorded/v1".
 	Type string `json:"type"`
@@ -38,9 +39,10 @@ type Event struct {
 	Seq uint64 `json:"-"`
 	// Received is the stream's receive time (zero before append).
 	Received time.Time `json:"-"`
-	// Checked is true when the appender validated the event against its
-	// schema before it reached the log (header Lore-Checked); the projector
-	// validates every other event (foreign clients) before folding it.
+	// Checked is true when code in this process already applied Check to
+	// the event (tests and benchmarks of folds); Folder.Fold then does not
+	// check it again. It is never read from the wire: an event read from
+	// the log is checked whatever its headers say (CheckStored).
 	Checked bool `json:"-"`
 }
 

@@ -196,6 +196,63 @@ func pointer(loc []string) string {
 	return "." + strings.Join(loc, ".")
 }
 
+// Check decides whether an event may enter the read models: its envelope
+// (ValidateEnvelope), its upcast payload against the schema of its type and
+// the payload's Check. An empty subject is filled with the payload's
+// aggregate id, an empty project with DefaultProject. It returns the decoded
+// payload. The event is modified in place (upcast, subject, project).
+//
+// It is the one rule of every door: the appender applies it before an
+// event reaches the log, the projector (CheckStored) to every message it
+// reads, whoever published it.
+func Check(ev *Event) (Payload, error) {
+	if ev.Project == "" {
+		ev.Project = DefaultProject
+	}
+	if err := ValidateEnvelope(ev); err != nil {
+		return nil, err
+	}
+	if err := Upcast(ev); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
+	}
+	// One validation decodes the payload once; its aggregate id names the
+	// subject when the writer gave none.
+	p, err := validateData(ev.Type, ev.Data)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil { // a kind without a schema (none is appendable today)
+		if p, err = DecodeData(ev); err != nil {
+			return nil, err
+		}
+	}
+	if ev.Subject == "" {
+		ev.Subject = p.AggregateID()
+	}
+	return p, nil
+}
+
+// CheckStored is Check of an event read from the log on subject: it also
+// requires the subject to be the one the event's project, aggregate and
+// subject encode (SubjectFor), so that the last message of a subject is the
+// aggregate's last event and permissions scoped to a project's subjects
+// hold. Headers are not trusted: every event is checked.
+func CheckStored(subject string, ev *Event) (Payload, error) {
+	p, err := Check(ev)
+	if err != nil {
+		return nil, err
+	}
+	want, err := SubjectFor(ev)
+	if err != nil {
+		return nil, err
+	}
+	if subject != want {
+		return nil, fmt.Errorf("%w: field \"subject\": stored on %q, but the envelope (project %q, subject %q) belongs on %q",
+			ErrInvalidEvent, subject, ev.Project, ev.Subject, want)
+	}
+	return p, nil
+}
+
 // ValidateEnvelope checks the envelope of an event about to be appended.
 // Derived kinds are refused: only lore announces them.
 func ValidateEnvelope(ev *Event) error {

@@ -11,6 +11,7 @@
 //	lore_projector_lag_events                 log last seq - checkpoint
 //	lore_projector_lag_seconds                age of the oldest event not yet projected
 //	lore_projector_dead_lettered_total        events this process dead-lettered
+//	lore_projector_duplicates_total           events passed over: their id was folded before
 //	lore_dlq_messages                         messages in the dead-letter stream
 //	lore_derived_messages                     announcements in LORE_DERIVED
 //	lore_nats_connected                       1 when connected to NATS
@@ -41,6 +42,8 @@ type Projector interface {
 	Seq() uint64
 	// Poisoned counts events the runtime dead-lettered.
 	Poisoned() uint64
+	// Duplicates counts events passed over because their id was folded.
+	Duplicates() uint64
 }
 
 // Config says what to observe.
@@ -50,7 +53,16 @@ type Config struct {
 	Projector Projector
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// StallAfter is how long the checkpoint may stay behind the log
+	// without moving before /healthz says the projector stalled (default
+	// DefaultStallAfter).
+	StallAfter time.Duration
 }
+
+// DefaultStallAfter is Config.StallAfter's default: far longer than a
+// commit takes under any load (a batch commits within 100 ms while a
+// backlog drains).
+const DefaultStallAfter = 30 * time.Second
 
 // Metrics holds a registry with lore's metrics. Observe and
 // SetProjectorRunning are safe for concurrent use.
@@ -61,6 +73,11 @@ type Metrics struct {
 	projected *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	running   atomic.Bool
+
+	// progress: the checkpoint last seen by Healthy and when it moved.
+	progressMu   sync.Mutex
+	lastCp       uint64
+	lastProgress time.Time
 
 	mu sync.Mutex
 	// pending are events seen in the log and not yet projected, in sequence
@@ -82,7 +99,13 @@ func New(cfg Config) *Metrics {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry()}
+	if cfg.StallAfter <= 0 {
+		cfg.StallAfter = DefaultStallAfter
+	}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), lastProgress: cfg.Now()}
+	if cfg.Projector != nil {
+		m.lastCp = cfg.Projector.Seq()
+	}
 	m.appended = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lore_events_appended_total",
 		Help: "Events that reached the log since this process started observing it (at the projector's checkpoint), by type."}, []string{"type"})
 	m.projected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lore_events_projected_total",
@@ -111,14 +134,38 @@ func (m *Metrics) Observe(subject string, d time.Duration, err error) {
 // SetProjectorRunning says whether the projector runs (health).
 func (m *Metrics) SetProjectorRunning(on bool) { m.running.Store(on) }
 
-// Healthy reports whether NATS is connected and the projector runs, with
-// the reason when not.
+// Healthy reports whether NATS is connected, the projector runs and the
+// read model keeps up with the log, with the reason when not. A read model
+// behind the log whose checkpoint has not moved for StallAfter is not
+// healthy: the projector runs but folds nothing. One behind but moving is
+// healthy (catching up).
 func (m *Metrics) Healthy() (bool, string) {
 	switch {
 	case m.cfg.NC == nil || !m.cfg.NC.IsConnected():
 		return false, "nats not connected"
 	case !m.running.Load():
 		return false, "projector not running"
+	}
+	cp := m.cfg.Projector.Seq()
+	now := m.cfg.Now()
+	m.progressMu.Lock()
+	if cp != m.lastCp {
+		m.lastCp, m.lastProgress = cp, now
+	}
+	still := now.Sub(m.lastProgress)
+	m.progressMu.Unlock()
+	if still < m.cfg.StallAfter || m.cfg.JS == nil {
+		return true, "ok"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	info, _, err := streamInfo(ctx, m.cfg.JS, events.LogStream)
+	if err != nil {
+		return false, fmt.Sprintf("log not readable: %v", err)
+	}
+	if last := info.State.LastSeq; last > cp {
+		return false, fmt.Sprintf("projector stalled: read model at seq %d, log at %d, no progress for %s",
+			cp, last, still.Truncate(time.Second))
 	}
 	return true, "ok"
 }
@@ -201,6 +248,7 @@ var (
 	descLagEvents  = prometheus.NewDesc("lore_projector_lag_events", "Events in the log not yet projected (last seq - checkpoint).", nil, nil)
 	descLagSeconds = prometheus.NewDesc("lore_projector_lag_seconds", "Age of the oldest event not yet projected (0 when caught up).", nil, nil)
 	descPoisoned   = prometheus.NewDesc("lore_projector_dead_lettered_total", "Events this process's projector dead-lettered.", nil, nil)
+	descDuplicates = prometheus.NewDesc("lore_projector_duplicates_total", "Events this process's projector passed over: an event with the same id was folded before.", nil, nil)
 	descDLQ        = prometheus.NewDesc("lore_dlq_messages", "Messages in the dead-letter stream (LORE_DLQ).", nil, nil)
 	descDerived    = prometheus.NewDesc("lore_derived_messages", "Announcements in LORE_DERIVED.", nil, nil)
 	descConnected  = prometheus.NewDesc("lore_nats_connected", "1 when the process is connected to NATS.", nil, nil)
@@ -209,7 +257,7 @@ var (
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLastSeq, descCheckpoint, descLagEvents, descLagSeconds,
-		descPoisoned, descDLQ, descDerived, descConnected, descRunning} {
+		descPoisoned, descDuplicates, descDLQ, descDerived, descConnected, descRunning} {
 		ch <- d
 	}
 }
@@ -221,6 +269,7 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
 	gauge(descCheckpoint, float64(cp))
 	ch <- prometheus.MustNewConstMetric(descPoisoned, prometheus.CounterValue, float64(m.cfg.Projector.Poisoned()))
+	ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(m.cfg.Projector.Duplicates()))
 	gauge(descConnected, b2f(m.cfg.NC != nil && m.cfg.NC.IsConnected()))
 	gauge(descRunning, b2f(m.running.Load()))
 	if m.cfg.JS == nil {

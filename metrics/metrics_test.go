@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,5 +129,58 @@ func TestMetricsMoveWithEvents(t *testing.T) {
 		if got, ok := s[k]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
 		}
+	}
+}
+
+// TestHealthSaysStalledWhileTheReadModelLags: a projector said running
+// whose checkpoint stays behind the log for StallAfter is not healthy
+// (503, naming both sequences); once it folds the log, health is back.
+func TestHealthSaysStalledWhileTheReadModelLags(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	var clock atomic.Int64 // fake time, in seconds after t0
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := metrics.New(metrics.Config{NC: n.NC, JS: n.JS, Projector: n.Runtime,
+		Now: func() time.Time { return t0.Add(time.Duration(clock.Load()) * time.Second) }})
+	addr, err := m.Serve(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + addr.String()
+	var last uint64
+	for i := range 3 {
+		ev, err := events.New("outcome.recorded/v1", "default", "test", t0, &events.OutcomeRecorded{
+			BeadID: fmt.Sprintf("bd-%d", i), DurationMs: 1000, Success: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := n.Appender.Append(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = r.Seq
+	}
+	m.SetProjectorRunning(true) // said running, folding nothing
+	if code, body := health(t, base); code != http.StatusOK {
+		t.Fatalf("health right after start = %d %s, want 200 (not stalled yet)", code, body)
+	}
+	clock.Add(int64(metrics.DefaultStallAfter/time.Second) + 1)
+	code, body := health(t, base)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "stalled") || !strings.Contains(body, fmt.Sprintf("log at %d", last)) {
+		t.Fatalf("health of a read model at 0 behind a log at %d = %d %s, want 503 stalled", last, code, body)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = n.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if err := n.Runtime.WaitFor(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := health(t, base); code != http.StatusOK {
+		t.Fatalf("health once folded = %d %s, want 200", code, body)
 	}
 }

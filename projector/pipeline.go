@@ -11,8 +11,8 @@ import (
 )
 
 // delivery is one message of the log, decoded off the fold loop's
-// goroutine: decoding (envelope, payload, schema check of unchecked
-// events) costs about as much as a fold, so a second core does it while
+// goroutine: decoding (envelope, subject, payload, schema check of every
+// event) costs about as much as a fold, so a second core does it while
 // the first folds.
 type delivery struct {
 	msg  jetstream.Msg
@@ -61,19 +61,19 @@ func (d *delivery) decode() {
 		return
 	}
 	ev.Seq, ev.Received = meta.Sequence.Stream, meta.Timestamp
-	ev.Checked = d.msg.Headers().Get(events.CheckedHeader) == ev.Type
 	d.ev = ev
-	d.data, d.derr = decodePayload(ev)
+	// Every message is checked as the appender checks it, whoever
+	// published it and whatever its headers claim: a header is not proof.
+	d.data, d.derr = events.CheckStored(d.msg.Subject(), ev)
 }
 
-// decodePayload decodes and upcasts ev's data, validating it against its
-// schema unless the appender already did (ev.Checked).
+// decodePayload checks ev (events.Check) and returns its decoded payload;
+// an event this process checked already (ev.Checked) is only decoded.
 func decodePayload(ev *events.Event) (events.Payload, error) {
-	data, err := events.DecodeData(ev)
-	if err == nil && !ev.Checked {
-		err = events.ValidateData(ev.Type, ev.Data)
+	if ev.Checked {
+		return events.DecodeData(ev)
 	}
-	return data, err
+	return events.Check(ev)
 }
 
 // startPump runs pump on a new goroutine; stop stops the iterator and the

@@ -28,11 +28,13 @@ type ReplayOptions struct {
 
 // ReplayStats summarise a replay.
 type ReplayStats struct {
-	Seq      uint64        `json:"seq"`
-	Folded   uint64        `json:"folded"`
-	Skipped  uint64        `json:"skipped"` // later than UntilTime
-	Poison   uint64        `json:"poison"`
-	Duration time.Duration `json:"duration_ns"`
+	Seq     uint64 `json:"seq"`
+	Folded  uint64 `json:"folded"`
+	Skipped uint64 `json:"skipped"` // later than UntilTime
+	Poison  uint64 `json:"poison"`
+	// Duplicates were passed over: an event with the same id was folded.
+	Duplicates uint64        `json:"duplicates"`
+	Duration   time.Duration `json:"duration_ns"`
 }
 
 // Replay folds the log into store's models from the store's checkpoint+1 to
@@ -124,15 +126,16 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			f.Skip(seq)
 			stats.Skipped++
 		default:
-			if _, err := f.foldDecoded(d.ev, d.data, d.derr); err != nil {
-				if !errors.Is(err, ErrPoison) {
-					return stats, err
-				}
+			skipped, err := f.foldDecoded(d.ev, d.data, d.derr)
+			switch {
+			case err != nil && !errors.Is(err, ErrPoison):
+				return stats, err
+			case err != nil:
 				stats.Poison++
 				if o.OnPoison != nil {
 					o.OnPoison(seq, err)
 				}
-			} else {
+			case !skipped:
 				stats.Folded++
 			}
 		}
@@ -153,6 +156,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 		o.Progress(f.Seq(), target)
 	}
 	stats.Seq = f.Seq()
+	stats.Duplicates = f.Duplicates()
 	stats.Duration = time.Since(start)
 	return stats, nil
 }

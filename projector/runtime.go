@@ -75,7 +75,8 @@ type Runtime struct {
 	opts   RuntimeOptions
 
 	seq      atomic.Uint64 // committed checkpoint
-	poisoned atomic.Uint64 // events dead-lettered by this runtime
+	poisoned atomic.Uint64 // poison events this runtime passed (dead-lettered)
+	dups     atomic.Uint64 // duplicate event ids this runtime passed over
 	mu       sync.Mutex
 	waiters  []waiter
 }
@@ -98,8 +99,13 @@ func NewRuntime(js jetstream.JetStream, store *Store, models []Model, o RuntimeO
 // Seq is the last committed stream sequence.
 func (r *Runtime) Seq() uint64 { return r.seq.Load() }
 
-// Poisoned is the number of events this runtime dead-lettered.
+// Poisoned is the number of poison events this runtime passed; each is in
+// the dead-letter stream once, whichever replica wrote it.
 func (r *Runtime) Poisoned() uint64 { return r.poisoned.Load() }
+
+// Duplicates is the number of events this runtime passed over because an
+// event with the same id was folded before (committed batches only).
+func (r *Runtime) Duplicates() uint64 { return r.dups.Load() }
 
 // WaitFor blocks until the checkpoint reaches seq or ctx ends.
 func (r *Runtime) WaitFor(ctx context.Context, seq uint64) error {
@@ -245,9 +251,16 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
 	defer flush.Stop()
+	// The watchdog: while nothing is delivered, now and then compare the
+	// checkpoint with the log; a log ahead of a consumer that delivers
+	// nothing restarts the consumer at the checkpoint.
+	watch := time.NewTicker(stallAfter)
+	defer watch.Stop()
+	delivered := true // since the last watchdog tick
 	// The messages handed to the folder since the last commit, by
 	// sequence: Settle reports a poison event by its sequence.
 	var inBatch []delivery
+	var dupsCounted uint64 // folder.Duplicates() at the last commit
 	commit := func() error {
 		flush.Stop()
 		poison, err := folder.Settle()
@@ -278,6 +291,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			}
 			last = nil
 		}
+		r.dups.Add(folder.Duplicates() - dupsCounted)
+		dupsCounted = folder.Duplicates()
 		r.committed(folder.Seq())
 		if n > 0 {
 			// What this commit wrote, from memory: the store's outbox is
@@ -310,7 +325,16 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 				return err
 			}
 			continue
+		case <-watch.C:
+			if !delivered && folder.Pending() == 0 {
+				if err := r.checkStalled(ctx, folder.Seq()); err != nil {
+					return err
+				}
+			}
+			delivered = false
+			continue
 		case d = <-deliveries:
+			delivered = true
 		}
 		if d.err != nil {
 			if ctx.Err() != nil {
@@ -348,6 +372,33 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 // a backlog drains.
 const maxFlushDelay = 100 * time.Millisecond
 
+// stallAfter is how long the consumer may deliver nothing before the
+// watchdog compares the checkpoint with the log.
+const stallAfter = 3 * pullExpiry
+
+// errStalled reports a consumer that delivers nothing while the log holds
+// events past the checkpoint.
+var errStalled = errors.New("the consumer delivers nothing while the log is ahead of the read model")
+
+// checkStalled returns errStalled when the log's last sequence is past seq
+// (the checkpoint, nothing pending): the runtime then recreates its
+// consumer at seq+1. An error reading the log is returned as is (a NATS
+// error: the runtime restarts too).
+func (r *Runtime) checkStalled(ctx context.Context, seq uint64) error {
+	st, err := r.js.Stream(ctx, events.LogStream)
+	if err != nil {
+		return fmt.Errorf("watchdog: log stream: %w", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("watchdog: log stream info: %w", err)
+	}
+	if info.State.LastSeq > seq {
+		return fmt.Errorf("%w: read model at %d, log at %d", errStalled, seq, info.State.LastSeq)
+	}
+	return nil
+}
+
 // pullExpiry bounds a pull request's life; the server's heartbeats come at
 // half of it, so a lost pull request is noticed within about this long.
 const pullExpiry = 5 * time.Second
@@ -359,7 +410,11 @@ func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery) error {
 	seq := d.meta.Sequence.Stream
 	var err error
 	if d.ev != nil {
+		dups := f.Duplicates()
 		_, err = f.foldDecoded(d.ev, d.data, d.derr)
+		if f.Duplicates() > dups {
+			r.opts.Logger.Debug("event id folded before: passed over", "seq", seq, "id", d.ev.ID)
+		}
 		if err == nil || !errors.Is(err, ErrPoison) {
 			return err
 		}
@@ -373,6 +428,11 @@ func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery) error {
 	return r.deadLetter(ctx, d.msg.Subject(), d.msg.Data(), seq, err)
 }
 
+// deadLetter writes the dead letter of the event at seq, once for the whole
+// group of replicas: the publish expects lore.dlq.<seq> to hold no message
+// yet (Nats-Expected-Last-Subject-Sequence 0), which the server enforces
+// for as long as the stream lives, not only within its duplicate window. A
+// refusal means another replica (or this one, before a restart) wrote it.
 func (r *Runtime) deadLetter(ctx context.Context, subject string, data []byte, seq uint64, reason error) error {
 	m := nats.NewMsg(fmt.Sprintf("%s.%d", events.DLQPrefix, seq))
 	m.Data = data
@@ -380,11 +440,16 @@ func (r *Runtime) deadLetter(ctx context.Context, subject string, data []byte, s
 	m.Header.Set(HeaderReason, reason.Error())
 	m.Header.Set(HeaderSubject, subject)
 	m.Header.Set(HeaderCauseSeq, strconv.FormatUint(seq, 10))
-	if err := publishRetry(ctx, r.js, m); err != nil {
+	err := publishRetry(ctx, r.js, m, jetstream.WithExpectLastSequencePerSubject(0))
+	switch {
+	case isWrongLastSeq(err):
+		r.opts.Logger.Debug("event dead-lettered already", "seq", seq, "reason", reason)
+	case err != nil:
 		return fmt.Errorf("dead-letter seq %d: %w", seq, err)
+	default:
+		r.opts.Logger.Warn("event dead-lettered", "seq", seq, "reason", reason)
 	}
 	r.poisoned.Add(1)
-	r.opts.Logger.Warn("event dead-lettered", "seq", seq, "reason", reason)
 	if r.opts.OnPoison != nil {
 		r.opts.OnPoison(seq, reason.Error())
 	}
@@ -485,8 +550,16 @@ func derivedMsg(e outboxEntry) (*nats.Msg, error) {
 	return m, nil
 }
 
-// publishRetry publishes m with per-attempt deadlines until acked or ctx ends.
-func publishRetry(ctx context.Context, js jetstream.JetStream, m *nats.Msg) error {
+// isWrongLastSeq reports the server's refusal of a publish whose expected
+// last subject sequence does not hold.
+func isWrongLastSeq(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// publishRetry publishes m with per-attempt deadlines until acked or ctx
+// ends; a wrong last sequence (with opts expecting one) is final.
+func publishRetry(ctx context.Context, js jetstream.JetStream, m *nats.Msg, opts ...jetstream.PublishOpt) error {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval = 50 * time.Millisecond
 	b.MaxInterval = 2 * time.Second
@@ -494,9 +567,12 @@ func publishRetry(ctx context.Context, js jetstream.JetStream, m *nats.Msg) erro
 	return backoff.Retry(func() error {
 		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		_, err := js.PublishMsg(actx, m)
-		if err != nil && ctx.Err() != nil {
+		_, err := js.PublishMsg(actx, m, opts...)
+		switch {
+		case err != nil && ctx.Err() != nil:
 			return backoff.Permanent(ctx.Err())
+		case isWrongLastSeq(err):
+			return backoff.Permanent(err)
 		}
 		return err
 	}, backoff.WithContext(b, ctx))
@@ -525,6 +601,13 @@ func (r *Runtime) resetConsumer(ctx context.Context, seq uint64) (jetstream.Cons
 	c, err := st.CreateConsumer(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("create consumer %s at %d: %w", r.opts.Durable, seq+1, err)
+	}
+	// The server returns an existing consumer of the same configuration
+	// as it is: accept only one that has delivered nothing past seq.
+	info := c.CachedInfo()
+	if info.Config.OptStartSeq != seq+1 || info.Delivered.Stream > seq {
+		return nil, fmt.Errorf("consumer %s: starts at %d and delivered up to %d, want a new one at %d",
+			r.opts.Durable, info.Config.OptStartSeq, info.Delivered.Stream, seq+1)
 	}
 	return c, nil
 }
