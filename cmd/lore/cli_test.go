@@ -78,6 +78,14 @@ func TestServeRecordQueryReplayShutdown(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &stats) != nil || stats.Total != 2 {
 		t.Fatalf("stats: exit %d, out %q, err %q", code, out, errs)
 	}
+	var ready struct {
+		Seq    uint64 `json:"seq"`
+		LogSeq uint64 `json:"log_seq"`
+		Ready  *bool  `json:"ready"`
+	}
+	if json.Unmarshal([]byte(out), &ready) != nil || ready.Ready == nil || !*ready.Ready || ready.LogSeq != ready.Seq {
+		t.Fatalf("stats of a caught-up read model: %q, want ready with the log's seq", out)
+	}
 	code, out, _ = cli(t, bg, "", append(d, "stats", "--json", "--at-seq", "1")...)
 	if code != 0 || json.Unmarshal([]byte(out), &stats) != nil || stats.Total != 1 {
 		t.Fatalf("stats --at-seq 1: exit %d, out %q", code, out)

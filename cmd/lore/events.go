@@ -183,17 +183,24 @@ func newCmdStats(f *Factory) *cobra.Command {
 		Short: "Events folded into the read models, by type and project",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out struct {
-				eventlog.Stats
-				Seq uint64 `json:"seq"`
-			}
+			var out statsOut
 			if err := f.Call(cmd.Context(), "audit", "stats", nil, &out); err != nil {
 				return err
+			}
+			live := f.AsOf == "" && f.AtSeq == 0
+			if live {
+				if err := f.readiness(cmd.Context(), &out); err != nil {
+					return err
+				}
 			}
 			if f.JSON {
 				return f.PrintJSON(out)
 			}
-			fmt.Fprintf(f.Out, "read model at seq %d\n%s", out.Seq, eventlog.Format(out.Stats))
+			fmt.Fprintf(f.Out, "read model at seq %d", out.Seq)
+			if live {
+				fmt.Fprintf(f.Out, ", log at seq %d: %s", out.LogSeq, out.Status)
+			}
+			fmt.Fprintf(f.Out, "\n%s", eventlog.Format(out.Stats))
 			return nil
 		},
 	}
@@ -207,4 +214,65 @@ func isTerminal(w any) bool {
 	}
 	fi, err := file.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// statsOut is lore stats' answer: the folded events and, for the live read
+// model, how it stands against the log.
+type statsOut struct {
+	eventlog.Stats
+	Seq uint64 `json:"seq"`
+	// LogSeq, Ready and Status: live only (no --as-of, --at-seq).
+	LogSeq uint64 `json:"log_seq,omitempty"`
+	Ready  *bool  `json:"ready,omitempty"`
+	Status string `json:"status,omitempty"`
+}
+
+// readinessWait is how long lore stats watches a read model behind the log
+// for progress before it says the projector stalled; a projector catching
+// up commits every 100 ms at most.
+const readinessWait = 2 * time.Second
+
+// readiness compares the read model with the log. A read model behind the
+// log whose sequence does not move within readinessWait is not ready.
+func (f *Factory) readiness(ctx context.Context, out *statsOut) error {
+	js, err := f.jetStream()
+	if err != nil {
+		return err
+	}
+	logSeq := func() (uint64, error) {
+		st, err := js.Stream(ctx, events.LogStream)
+		if err != nil {
+			return 0, fmt.Errorf("log stream: %w", err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("log stream info: %w", err)
+		}
+		return info.State.LastSeq, nil
+	}
+	last, err := logSeq()
+	if err != nil {
+		return err
+	}
+	ready := true
+	out.LogSeq, out.Ready, out.Status = last, &ready, "caught up"
+	if out.Seq >= last {
+		return nil
+	}
+	first := out.Seq
+	deadline := time.Now().Add(readinessWait)
+	for time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+		var again statsOut
+		if err := f.Call(ctx, "audit", "stats", nil, &again); err != nil {
+			return err
+		}
+		if again.Seq != first {
+			out.Status = fmt.Sprintf("catching up (%d events behind)", last-again.Seq)
+			return nil
+		}
+	}
+	ready = false
+	out.Status = fmt.Sprintf("NOT READY: %d events behind the log and no progress in %s", last-first, readinessWait)
+	return nil
 }
