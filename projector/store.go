@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -57,6 +58,10 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 		Logger:             quietLogger{},
 		DisableWAL:         false,
 	}
+	// Bloom filters on every level (L1+ inherit L0's): the id index is
+	// probed once per folded event, almost always for an id it does not
+	// hold, which a filter answers without reading the table's blocks.
+	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	if o.InMemory {
 		opts.FS = vfs.NewMem()
 		dir = ""
