@@ -95,7 +95,7 @@ func runReplay(ctx context.Context, f *Factory, o replayOptions) error {
 			Stats eventlog.Stats `json:"eventlog"`
 		}{stats, o.out, log})
 	}
-	fmt.Fprintf(f.Out, "replayed to seq %d into %s in %s: %d folded, %d later than --until-time, %d undecodable\n",
-		stats.Seq, o.out, time.Since(start).Round(time.Millisecond), stats.Folded, stats.Skipped, stats.Poison)
+	fmt.Fprintf(f.Out, "replayed to seq %d into %s in %s: %d folded, %d later than --until-time, %d undecodable, %d duplicate ids\n",
+		stats.Seq, o.out, time.Since(start).Round(time.Millisecond), stats.Folded, stats.Skipped, stats.Poison, stats.Duplicates)
 	return nil
 }
