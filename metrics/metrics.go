@@ -10,7 +10,7 @@
 //	lore_projector_checkpoint_seq             last sequence folded and committed
 //	lore_projector_lag_events                 log last seq - checkpoint
 //	lore_projector_lag_seconds                age of the oldest event not yet projected
-//	lore_projector_dead_lettered_total        events this process dead-lettered
+//	lore_projector_dead_lettered_total        poison events this process passed (each dead-lettered once per group)
 //	lore_projector_duplicates_total           events passed over: their id was folded before
 //	lore_dlq_messages                         messages in the dead-letter stream
 //	lore_derived_messages                     announcements in LORE_DERIVED
@@ -247,7 +247,7 @@ var (
 	descCheckpoint = prometheus.NewDesc("lore_projector_checkpoint_seq", "Last log sequence the projector folded and committed.", nil, nil)
 	descLagEvents  = prometheus.NewDesc("lore_projector_lag_events", "Events in the log not yet projected (last seq - checkpoint).", nil, nil)
 	descLagSeconds = prometheus.NewDesc("lore_projector_lag_seconds", "Age of the oldest event not yet projected (0 when caught up).", nil, nil)
-	descPoisoned   = prometheus.NewDesc("lore_projector_dead_lettered_total", "Events this process's projector dead-lettered.", nil, nil)
+	descPoisoned   = prometheus.NewDesc("lore_projector_dead_lettered_total", "Poison events this process's projector passed: each is in LORE_DLQ once, written by this replica or another.", nil, nil)
 	descDuplicates = prometheus.NewDesc("lore_projector_duplicates_total", "Events this process's projector passed over: an event with the same id was folded before.", nil, nil)
 	descDLQ        = prometheus.NewDesc("lore_dlq_messages", "Messages in the dead-letter stream (LORE_DLQ).", nil, nil)
 	descDerived    = prometheus.NewDesc("lore_derived_messages", "Announcements in LORE_DERIVED.", nil, nil)
