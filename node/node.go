@@ -59,6 +59,8 @@ type Node struct {
 	Appender *events.Appender
 	models   []projector.Model
 	log      *slog.Logger
+	// formatWas is the read-model format found at Start ("" for a new store).
+	formatWas string
 
 	closeOnce sync.Once
 }
@@ -118,6 +120,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
+	// A read model from a newer lore stops the start here, untouched; an
+	// older one is rebuilt by the runtime (Prepare).
+	if n.formatWas, err = projector.CheckFormat(n.Store, n.models); err != nil {
+		n.Close()
+		return nil, err
+	}
 	durable := cfg.Replica
 	if durable == "" {
 		durable = "lore-projector"
@@ -130,6 +138,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 
 // ClientURL is the URL clients use to reach this node's NATS.
 func (n *Node) ClientURL() string { return n.NC.ConnectedUrl() }
+
+// FormatChange reports, when the read model found at Start was written in
+// an older format, both formats: Run then rebuilds it from the log.
+func (n *Node) FormatChange() (was, now string, rebuild bool) {
+	now = projector.FormatVersion(n.models)
+	return n.formatWas, now, n.formatWas != "" && n.formatWas != now
+}
 
 // Models are the read models this node folds.
 func (n *Node) Models() []projector.Model { return n.models }

@@ -125,6 +125,9 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		return err
 	}
 	defer n.Close()
+	if was, now, rebuild := n.FormatChange(); rebuild {
+		fmt.Fprintf(f.Err, "read-model format %s is older than this lore's %s: rebuilding from the log\n", was, now)
+	}
 	stopSnapshots, err := o.snap.start(ctx, f, n)
 	if err != nil {
 		return err
