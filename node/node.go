@@ -27,7 +27,9 @@ type Config struct {
 	// NatsURL, when set, connects to an existing NATS with JetStream instead
 	// of embedding one.
 	NatsURL string
-	// NatsOptions are passed to nats.Connect (auth: user/password, nkeys, TLS).
+	// NatsOptions are passed to nats.Connect with NatsURL (auth:
+	// Security.ClientOptions). The embedded server is dialled with its own
+	// credentials instead (see Embedded.Security).
 	NatsOptions []nats.Option
 	// Embedded configures the embedded server (ignored with NatsURL).
 	Embedded EmbeddedOptions
@@ -77,25 +79,37 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Models == nil {
 		cfg.Models = app.Models()
 	}
+	if cfg.NatsURL == "" {
+		// Refused before anything starts or is written.
+		host := cfg.Embedded.Host
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		if err := cfg.Embedded.Security.validateServer(host); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data folder: %w", err)
 	}
 	n := &Node{cfg: cfg, models: cfg.Models, log: cfg.Logger}
 	url := cfg.NatsURL
+	auth := cfg.NatsOptions
 	if url == "" {
 		eo := cfg.Embedded
 		if eo.StoreDir == "" {
 			eo.StoreDir = filepath.Join(cfg.DataDir, "nats")
 		}
-		s, err := StartEmbedded(eo)
+		s, self, err := startEmbedded(eo)
 		if err != nil {
 			return nil, err
 		}
 		n.Server = s
-		url = s.ClientURL()
+		url = selfURL(s)
+		auth = self // its own credentials, none of the clients'
 	}
 	opts := append([]nats.Option{nats.Name("lore-serve"), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond)}, cfg.NatsOptions...)
+		nats.ReconnectWait(250 * time.Millisecond)}, auth...)
 	// TCP loopback even when embedded: the in-process pipe stalled under
 	// per-message acks and drains half as fast.
 	nc, err := nats.Connect(url, opts...)
