@@ -49,10 +49,11 @@ type Security struct {
 	TLSVerify bool
 }
 
-// Authenticates reports whether the embedded server would refuse a client
-// that presents nothing: a user, a token, an nkey or mutual TLS is set.
+// Authenticates reports whether a credential is configured: a user, a
+// token, an nkey, JWT creds (clients only) or mutual TLS. On the embedded
+// server it means a client that presents nothing is refused.
 func (s Security) Authenticates() bool {
-	return s.User != "" || s.Token != "" || s.Nkey != "" || s.TLSVerify
+	return s.User != "" || s.Token != "" || s.Nkey != "" || s.Creds != "" || s.TLSVerify
 }
 
 // IsLoopback reports whether host names only the loopback interface

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,12 +22,12 @@ import (
 var version = "0.1.0-dev"
 
 type serveOptions struct {
-	host, fsync, replica, user, password, nkeyFile, credsFile, tlsCA, tlsCert, tlsKey string
-	port, replicas                                                                    int
-	tick                                                                              time.Duration
-	noSyncCommits, verbose                                                            bool
-	snap                                                                              snapshotServeOptions
-	ifc                                                                               serveInterfaces
+	host, fsync, replica              string
+	port, replicas                    int
+	tick                              time.Duration
+	noSyncCommits, verbose, tlsVerify bool
+	snap                              snapshotServeOptions
+	ifc                               serveInterfaces
 }
 
 func init() { addCommand(newCmdServe) }
@@ -58,41 +60,10 @@ embedding one: each process is then a projector replica with its own read model.
 	fl.DurationVar(&o.tick, "tick", time.Minute, "append a clock tick this often so decay-driven transitions are announced (0 disables)")
 	fl.BoolVar(&o.noSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits (faster; a crash re-folds the lost tail)")
 	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
-	fl.StringVar(&o.user, "user", os.Getenv("LORE_NATS_USER"), "NATS user (with --nats)")
-	fl.StringVar(&o.password, "password", os.Getenv("LORE_NATS_PASSWORD"), "NATS password (with --nats)")
-	fl.StringVar(&o.nkeyFile, "nkey", "", "NATS nkey seed file (with --nats)")
-	fl.StringVar(&o.credsFile, "creds", "", "NATS credentials file (with --nats)")
-	fl.StringVar(&o.tlsCA, "tls-ca", "", "CA certificate to verify the NATS server")
-	fl.StringVar(&o.tlsCert, "tls-cert", "", "client certificate for NATS mutual TLS")
-	fl.StringVar(&o.tlsKey, "tls-key", "", "client key for NATS mutual TLS")
+	fl.BoolVar(&o.tlsVerify, "tls-verify", false, "embedded NATS: require client certificates signed by --tls-ca (mutual TLS)")
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
 	return cmd
-}
-
-// natsAuthOptions turns auth flags into nats options.
-func natsAuthOptions(o serveOptions) ([]nats.Option, error) {
-	var opts []nats.Option
-	if o.user != "" {
-		opts = append(opts, nats.UserInfo(o.user, o.password))
-	}
-	if o.nkeyFile != "" {
-		opt, err := nats.NkeyOptionFromSeed(o.nkeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: --nkey: %v", errBadInput, err)
-		}
-		opts = append(opts, opt)
-	}
-	if o.credsFile != "" {
-		opts = append(opts, nats.UserCredentials(o.credsFile))
-	}
-	if o.tlsCA != "" {
-		opts = append(opts, nats.RootCAs(o.tlsCA))
-	}
-	if o.tlsCert != "" || o.tlsKey != "" {
-		opts = append(opts, nats.ClientCert(o.tlsCert, o.tlsKey))
-	}
-	return opts, nil
 }
 
 func runServe(ctx context.Context, f *Factory, o serveOptions) error {
@@ -100,14 +71,28 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(f.Err, nil))
 	}
-	auth, err := natsAuthOptions(o)
-	if err != nil {
-		return err
+	sec := f.Sec
+	sec.TLSVerify = o.tlsVerify
+	// Every listener of this process obeys one rule (node.CheckListen),
+	// checked before anything starts. Metrics and health carry counters,
+	// never stored text, and have no authentication of their own.
+	if o.ifc.metricsAddr != "" {
+		if err := node.CheckListen("--metrics", o.ifc.metricsAddr, sec.Authenticates()); err != nil {
+			return err
+		}
+	}
+	warnExposure(f.Err, o, sec, f.NatsURL == "")
+	var auth []nats.Option
+	if f.NatsURL != "" {
+		var err error
+		if auth, err = sec.ClientOptions(); err != nil {
+			return err
+		}
 	}
 	cfg := node.Config{
 		DataDir: f.DataDir, NatsURL: f.NatsURL, NatsOptions: auth, Replica: o.replica,
 		TickInterval: o.tick, NoSyncCommits: o.noSyncCommits, Logger: logger,
-		Embedded: node.EmbeddedOptions{Host: o.host, Port: o.port, SyncAlways: o.fsync == "always"},
+		Embedded: node.EmbeddedOptions{Host: o.host, Port: o.port, SyncAlways: o.fsync == "always", Security: sec},
 	}
 	if o.tick == 0 {
 		cfg.TickInterval = -1
@@ -154,4 +139,17 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	ifc.running(false)
 	fmt.Fprintf(f.Err, "lore stopped at seq %d\n", n.Runtime.Seq())
 	return err
+}
+
+// warnExposure says on stderr what an allowed listener beyond loopback
+// still exposes: metrics have no authentication of their own; passwords and
+// tokens cross the network in clear without TLS (nkeys and mutual TLS never
+// send a secret).
+func warnExposure(w io.Writer, o serveOptions, sec node.Security, embedded bool) {
+	if h, _, err := net.SplitHostPort(o.ifc.metricsAddr); err == nil && !node.IsLoopback(h) {
+		fmt.Fprintf(w, "lore: metrics on %s answer anyone who reaches them (counters and health, no stored text)\n", o.ifc.metricsAddr)
+	}
+	if embedded && o.host != "" && !node.IsLoopback(o.host) && (sec.User != "" || sec.Token != "") && sec.TLSCert == "" {
+		fmt.Fprintf(w, "lore: NATS on %s without TLS: the password or token crosses the network in clear (add --tls-cert and --tls-key)\n", o.host)
+	}
 }
