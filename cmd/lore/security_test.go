@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,16 @@ import (
 // waits for the URL file it writes.
 func serveInBackground(t *testing.T, data string, args ...string) {
 	t.Helper()
+	startServe(t, data, args...)
+	natstest.WaitFor(t, 30*time.Second, func() error {
+		_, err := os.Stat(filepath.Join(data, urlFile))
+		return err
+	})
+}
+
+// startServe runs `lore serve` with args until the test ends.
+func startServe(t *testing.T, data string, args ...string) {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -27,10 +38,6 @@ func serveInBackground(t *testing.T, data string, args ...string) {
 		}
 	}()
 	t.Cleanup(func() { stop(); <-done })
-	natstest.WaitFor(t, 30*time.Second, func() error {
-		_, err := os.Stat(filepath.Join(data, urlFile))
-		return err
-	})
 }
 
 func TestServeRefusesAnOpenListenerWithoutAuthentication(t *testing.T) {
@@ -120,4 +127,29 @@ func TestServeRefusesAReadModelFromTheFuture(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, future) || !strings.Contains(errs, "("+now+";") || !strings.Contains(errs, "upgrade lore") {
 		t.Fatalf("serve on a read model from the future: exit %d, %q; want a failure naming both formats", code, errs)
 	}
+}
+
+func TestReplicaDialsAnAuthenticatedNATS(t *testing.T) {
+	s, err := node.StartEmbedded(node.EmbeddedOptions{StoreDir: t.TempDir(), Port: -1, Security: node.Security{Token: "t0ken"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	url := s.ClientURL()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code, _, errs := cli(t, ctx, "", "serve", "--nats", url, "--data", t.TempDir(), "--metrics", "")
+	if code != exitFailure || !strings.Contains(errs, "Authorization Violation") {
+		t.Fatalf("replica without the token: exit %d, %q; want 1", code, errs)
+	}
+	data := t.TempDir()
+	startServe(t, data, "--nats", url, "--token", "t0ken", "--replica", "lore-a")
+	natstest.WaitFor(t, 30*time.Second, func() error {
+		code, out, errs := cli(t, context.Background(), "", "--nats", url, "--token", "t0ken", "--timeout", "2s", "stats", "--json")
+		if code != 0 || !strings.Contains(out, `"total"`) {
+			return fmt.Errorf("stats through the replica: exit %d, %q %q", code, out, errs)
+		}
+		return nil
+	})
 }

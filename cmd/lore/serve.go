@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/loredev/lore/api"
@@ -102,7 +104,7 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		cfg.Streams.Replicas = 3
 	}
 	n, err := node.Start(ctx, cfg)
-	if err != nil && f.NatsURL != "" && cfg.Streams.Replicas == 3 && o.replicas == 0 && strings.Contains(err.Error(), "insufficient resources") {
+	if err != nil && f.NatsURL != "" && cfg.Streams.Replicas == 3 && o.replicas == 0 && singleServer(err) {
 		cfg.Streams.Replicas = 1 // a single-server NATS: R1
 		n, err = node.Start(ctx, cfg)
 	}
@@ -152,4 +154,15 @@ func warnExposure(w io.Writer, o serveOptions, sec node.Security, embedded bool)
 	if embedded && o.host != "" && !node.IsLoopback(o.host) && (sec.User != "" || sec.Token != "") && sec.TLSCert == "" {
 		fmt.Fprintf(w, "lore: NATS on %s without TLS: the password or token crosses the network in clear (add --tls-cert and --tls-key)\n", o.host)
 	}
+}
+
+// singleServer reports whether creating R3 streams failed because the NATS
+// lore dialled is one server: a server of a cluster with too few peers
+// (insufficient resources, 10023) or a server without clustering (10074).
+func singleServer(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) && (api.ErrorCode == 10023 || api.ErrorCode == 10074) {
+		return true
+	}
+	return strings.Contains(err.Error(), "insufficient resources")
 }
