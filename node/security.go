@@ -80,14 +80,13 @@ func CheckListen(flag, addr string, authenticated bool) error {
 	if IsLoopback(host) || authenticated {
 		return nil
 	}
-	where := host
-	if where == "" {
-		where = "every interface"
+	if host == "" {
+		addr += " (every interface)"
 	}
-	return fmt.Errorf("%w: %s %s listens beyond loopback (%s) without authentication: "+
+	return fmt.Errorf("%w: %s %s listens beyond loopback without authentication: "+
 		"set --user and --password, --token, --nkey, or --tls-verify with --tls-ca (or the LORE_NATS_USER/LORE_NATS_PASSWORD, "+
 		"LORE_NATS_TOKEN, LORE_NATS_NKEY environment variables), or listen on 127.0.0.1",
-		ErrInvalidConfig, flag, addr, where)
+		ErrInvalidConfig, flag, addr)
 }
 
 // Validate checks the options of an embedded server: what it cannot honour

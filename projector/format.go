@@ -11,7 +11,7 @@ import (
 // ErrFutureFormat is returned when a store holds a read-model format written
 // by a newer lore than this one: it is neither read nor wiped. The message
 // names both formats and what to do.
-var ErrFutureFormat = errors.New("lore: read-model format is newer than this lore supports")
+var ErrFutureFormat = errors.New("lore: read model from a newer lore")
 
 // storeLayout is the version of the store's own key layout (sys/ keys, the
 // model prefix), the "store=N" part of a format. NB: must not change but by
@@ -119,7 +119,7 @@ func CheckFormat(st *Store, models []Model) (have string, err error) {
 		if dir == "" {
 			dir = "the read model"
 		}
-		return have, fmt.Errorf("%w: store format %s is newer than this lore supports (%s; %s): upgrade lore or remove %s to rebuild",
+		return have, fmt.Errorf("%w: store format %s is newer than this lore supports (%s): %s; upgrade lore or remove %s to rebuild",
 			ErrFutureFormat, have, want, why, dir)
 	}
 	return have, nil

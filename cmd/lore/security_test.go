@@ -124,7 +124,7 @@ func TestServeRefusesAReadModelFromTheFuture(t *testing.T) {
 	}
 	st.Close()
 	code, _, errs := cli(t, context.Background(), "", "serve", "--data", data, "--port", "-1", "--metrics", "")
-	if code == 0 || !strings.Contains(errs, future) || !strings.Contains(errs, "("+now+";") || !strings.Contains(errs, "upgrade lore") {
+	if code == 0 || !strings.Contains(errs, future) || !strings.Contains(errs, "("+now+")") || !strings.Contains(errs, "upgrade lore") {
 		t.Fatalf("serve on a read model from the future: exit %d, %q; want a failure naming both formats", code, errs)
 	}
 }
