@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/test/natstest"
@@ -81,10 +82,34 @@ func TestServeWithAuthenticationAndItsClients(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "recorded") {
 		t.Fatalf("record with user and password: exit %d, %q %q", code, out, errs)
 	}
+	// watch, webhook and snapshots dial through the same factory.
+	for _, args := range [][]string{{"watch", "--count", "1"}, {"webhook", "--url", "http://127.0.0.1:9/x"}, {"snapshot", "list"}} {
+		code, _, errs = cli(t, bg, "", append(d, args...)...)
+		if code != exitFailure || !strings.Contains(errs, "requires authentication") {
+			t.Errorf("%v without credentials: exit %d, %q; want 1", args, code, errs)
+		}
+	}
 	t.Setenv("LORE_NATS_TOKEN", "t0ken")
 	code, out, errs = cli(t, bg, "", append(d, "stats", "--json")...)
 	if code != 0 || !strings.Contains(out, `"total": 1`) {
 		t.Fatalf("stats with the token from LORE_NATS_TOKEN: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, errs = cli(t, bg, "", append(d, "snapshot", "list")...); code != 0 {
+		t.Fatalf("snapshot list with the token: exit %d, %q %q", code, out, errs)
+	}
+
+	// lore mcp calls lore through the factory's connection.
+	for _, c := range []struct {
+		token string
+		ok    bool
+	}{{"", false}, {"t0ken", true}} {
+		f := NewFactory(strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
+		f.DataDir, f.Timeout, f.Sec.Token = data, 10*time.Second, c.token
+		_, err := (&lazyCaller{f: f}).CallRaw(bg, "audit", "stats", api.Request{})
+		if (err == nil) != c.ok {
+			t.Errorf("mcp caller with token %q: %v, want ok=%v", c.token, err, c.ok)
+		}
+		f.Close()
 	}
 }
 
