@@ -17,8 +17,9 @@ import (
 type EmbeddedOptions struct {
 	// StoreDir holds JetStream's files.
 	StoreDir string
-	// Host and Port to listen on; lore listens on loopback only by default.
-	// Port -1 picks a free port.
+	// Host and Port to listen on; lore listens on loopback only by default,
+	// and beyond it only with Security authenticating clients. Port -1
+	// picks a free port.
 	Host string
 	Port int
 	// SyncAlways fsyncs every message before acknowledging it (`--fsync

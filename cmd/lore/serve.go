@@ -44,7 +44,12 @@ func newCmdServe(f *Factory) *cobra.Command {
 and the query API (NATS request–reply, service "lore").
 
 With --nats URL, lore uses an existing NATS/JetStream (a cluster) instead of
-embedding one: each process is then a projector replica with its own read model.`,
+embedding one: each process is then a projector replica with its own read model.
+
+A --host or --metrics address beyond loopback is refused (exit code 2) unless
+authentication is configured: --user/--password, --token, --nkey, or
+--tls-verify with --tls-ca; --tls-cert/--tls-key serve TLS. Clients present
+the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.fsync != "interval" && o.fsync != "always" {
@@ -54,7 +59,7 @@ embedding one: each process is then a projector replica with its own read model.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.host, "host", "127.0.0.1", "embedded NATS listen address")
+	fl.StringVar(&o.host, "host", "127.0.0.1", "embedded NATS listen address (beyond loopback: authentication required)")
 	fl.IntVar(&o.port, "port", 4222, "embedded NATS client port (-1: any free port)")
 	fl.StringVar(&o.fsync, "fsync", "interval", "embedded JetStream durability: interval (fsync every 2 min; a process crash loses nothing) or always (fsync per event; survives power loss, ~10x slower appends)")
 	fl.StringVar(&o.replica, "replica", envOr("LORE_REPLICA", ""), "replica name: the projector's durable consumer (each replica of a cluster needs its own)")
