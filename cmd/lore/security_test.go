@@ -152,6 +152,35 @@ func TestServeRefusesAReadModelFromTheFuture(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, future) || !strings.Contains(errs, "("+now+")") || !strings.Contains(errs, "upgrade lore") {
 		t.Fatalf("serve on a read model from the future: exit %d, %q; want a failure naming both formats", code, errs)
 	}
+
+	// An older one is rebuilt, and serve says so naming both formats.
+	older := strings.Replace(now, "store=1", "store=0", 1)
+	if st, err = projector.OpenStore(filepath.Join(data, "pebble"), projector.StoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Reset(older, 0); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	type result struct {
+		code int
+		errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, errs := cli(t, ctx, "", "serve", "--data", data, "--port", "-1", "--metrics", "", "--tick", "0")
+		done <- result{code, errs}
+	}()
+	natstest.WaitFor(t, 30*time.Second, func() error {
+		_, err := os.Stat(filepath.Join(data, urlFile))
+		return err
+	})
+	stop()
+	r := <-done
+	if r.code != 0 || !strings.Contains(r.errs, "read-model format "+older+" is older than this lore's "+now) {
+		t.Fatalf("serve on an older read model: exit %d, %q; want a rebuild naming both formats", r.code, r.errs)
+	}
 }
 
 func TestReplicaDialsAnAuthenticatedNATS(t *testing.T) {
