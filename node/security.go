@@ -154,11 +154,21 @@ func (s Security) ClientOptions() ([]nats.Option, error) {
 		opts = append(opts, nats.UserCredentials(s.Creds))
 	}
 	if s.TLSCA != "" {
+		pem, err := os.ReadFile(s.TLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --tls-ca: %v", ErrInvalidConfig, err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: --tls-ca %s: no PEM certificate in it", ErrInvalidConfig, s.TLSCA)
+		}
 		opts = append(opts, nats.RootCAs(s.TLSCA))
 	}
 	if s.TLSCert != "" || s.TLSKey != "" {
 		if s.TLSCert == "" || s.TLSKey == "" {
 			return nil, fmt.Errorf("%w: a client certificate needs both --tls-cert and --tls-key", ErrInvalidConfig)
+		}
+		if _, err := tls.LoadX509KeyPair(s.TLSCert, s.TLSKey); err != nil {
+			return nil, fmt.Errorf("%w: --tls-cert/--tls-key: %v", ErrInvalidConfig, err)
 		}
 		opts = append(opts, nats.ClientCert(s.TLSCert, s.TLSKey))
 	}

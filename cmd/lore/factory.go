@@ -137,8 +137,10 @@ func connectHint(err error) string {
 		return "its certificate is signed by a CA this client does not trust: pass --tls-ca or set LORE_NATS_TLS_CA"
 	case errors.As(err, &badHost):
 		return "its certificate is not valid for this address: pass --nats with a name the certificate holds"
-	case errors.Is(err, nats.ErrSecureConnRequired), errors.Is(err, nats.ErrSecureConnWanted):
-		return "client and server disagree on TLS: pass --tls-ca for a TLS server"
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		return "it serves TLS: pass --tls-ca with the CA of its certificate, or set LORE_NATS_TLS_CA"
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return "it does not serve TLS: drop --tls-ca/--tls-cert (and LORE_NATS_TLS_*), or start it with --tls-cert and --tls-key"
 	default:
 		return "start it with `lore serve`, or pass --nats"
 	}

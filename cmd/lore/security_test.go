@@ -125,6 +125,10 @@ func TestServeTLSAndItsClients(t *testing.T) {
 	if code != exitFailure || !strings.Contains(errs, "--tls-ca") {
 		t.Fatalf("stats not trusting the CA: exit %d, %q; want 1 naming --tls-ca", code, errs)
 	}
+	code, _, errs = cli(t, bg, "", append(d, "stats", "--tls-ca", key)...)
+	if code != exitBadInput || !strings.Contains(errs, "--tls-ca") {
+		t.Fatalf("stats with a key as --tls-ca: exit %d, %q; want 2 naming the flag", code, errs)
+	}
 	code, out, errs := cli(t, bg, "", append(d, "stats", "--json", "--tls-ca", ca.CertFile)...)
 	if code != 0 || !strings.Contains(out, `"total"`) {
 		t.Fatalf("stats trusting the CA: exit %d, %q %q", code, out, errs)
