@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # lore: one static binary on a distroless base.
 #   docker build -t lore .
-#   docker run --rm -v lore-data:/data -p 4222:4222 lore serve --host 0.0.0.0
+#   docker run --rm -v lore-data:/data -p 4222:4222 -e LORE_NATS_TOKEN="$(openssl rand -hex 24)" lore
+# Listening beyond loopback needs authentication (a token, a user and password
+# or an nkey; see docs/security.md): without it lore serve exits with code 2.
 # With a NATS cluster, see docker-compose.yml and docs/scale-out.md.
 
 FROM golang:1.26 AS build

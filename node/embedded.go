@@ -6,17 +6,20 @@ package node
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 )
 
 // EmbeddedOptions configure the embedded NATS server.
 type EmbeddedOptions struct {
 	// StoreDir holds JetStream's files.
 	StoreDir string
-	// Host and Port to listen on; lore listens on loopback only by default.
-	// Port -1 picks a free port.
+	// Host and Port to listen on; lore listens on loopback only by default,
+	// and beyond it only with Security authenticating clients. Port -1
+	// picks a free port.
 	Host string
 	Port int
 	// SyncAlways fsyncs every message before acknowledging it (`--fsync
@@ -33,13 +36,27 @@ type EmbeddedOptions struct {
 	Routes      []string
 	// MaxMemory and MaxStore bound JetStream (0: server defaults).
 	MaxMemory, MaxStore int64
+	// Security: the authentication and TLS clients must present. A Host
+	// beyond loopback is refused without authentication (CheckListen).
+	Security Security
 }
 
 // StartEmbedded starts a NATS server with JetStream and waits until it
-// accepts connections.
+// accepts connections. A configuration it refuses (see Security) returns an
+// error wrapping ErrInvalidConfig before anything starts.
 func StartEmbedded(o EmbeddedOptions) (*server.Server, error) {
+	s, _, err := startEmbedded(o)
+	return s, err
+}
+
+// startEmbedded is StartEmbedded that also returns the options this
+// process's own connection to the server needs (see configureServer).
+func startEmbedded(o EmbeddedOptions) (*server.Server, []nats.Option, error) {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
+	}
+	if err := o.Security.validateServer(o.Host); err != nil {
+		return nil, nil, err
 	}
 	opts := &server.Options{
 		ServerName:         o.ServerName,
@@ -55,23 +72,42 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, error) {
 		MaxPayload:         8 << 20,
 	}
 	if o.ClusterName != "" {
+		// Routes carry no authentication here: they stay on loopback (a
+		// cluster across machines is a NATS deployment lore joins with --nats).
+		if !IsLoopback(o.ClusterHost) {
+			return nil, nil, fmt.Errorf("%w: cluster listener %q is beyond loopback", ErrInvalidConfig, o.ClusterHost)
+		}
 		opts.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: o.ClusterHost, Port: o.ClusterPort}
 		for _, r := range o.Routes {
 			u := server.RoutesFromStr(r)
 			if len(u) == 0 {
-				return nil, fmt.Errorf("route %q: not a nats-route:// URL", r)
+				return nil, nil, fmt.Errorf("route %q: not a nats-route:// URL", r)
 			}
 			opts.Routes = append(opts.Routes, u...)
 		}
 	}
+	self, err := o.Security.configureServer(opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
-		return nil, fmt.Errorf("embedded nats: %w", err)
+		return nil, nil, fmt.Errorf("embedded nats: %w", err)
 	}
 	go s.Start()
 	if !s.ReadyForConnections(15 * time.Second) {
 		s.Shutdown()
-		return nil, fmt.Errorf("embedded nats on %s:%d did not start within 15s", o.Host, o.Port)
+		return nil, nil, fmt.Errorf("embedded nats on %s:%d did not start within 15s", o.Host, o.Port)
 	}
-	return s, nil
+	return s, self, nil
+}
+
+// selfURL is the URL this process dials its own server on: loopback even
+// when the server listens on every interface.
+func selfURL(s *server.Server) string {
+	u := s.ClientURL()
+	for _, every := range []string{"//0.0.0.0:", "//[::]:"} {
+		u = strings.Replace(u, every, "//127.0.0.1:", 1)
+	}
+	return u
 }

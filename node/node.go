@@ -27,7 +27,9 @@ type Config struct {
 	// NatsURL, when set, connects to an existing NATS with JetStream instead
 	// of embedding one.
 	NatsURL string
-	// NatsOptions are passed to nats.Connect (auth: user/password, nkeys, TLS).
+	// NatsOptions are passed to nats.Connect with NatsURL (auth:
+	// Security.ClientOptions). The embedded server is dialled with its own
+	// credentials instead (see Embedded.Security).
 	NatsOptions []nats.Option
 	// Embedded configures the embedded server (ignored with NatsURL).
 	Embedded EmbeddedOptions
@@ -59,6 +61,8 @@ type Node struct {
 	Appender *events.Appender
 	models   []projector.Model
 	log      *slog.Logger
+	// formatWas is the read-model format found at Start ("" for a new store).
+	formatWas string
 
 	closeOnce sync.Once
 }
@@ -75,25 +79,37 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Models == nil {
 		cfg.Models = app.Models()
 	}
+	if cfg.NatsURL == "" {
+		// Refused before anything starts or is written.
+		host := cfg.Embedded.Host
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		if err := cfg.Embedded.Security.validateServer(host); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data folder: %w", err)
 	}
 	n := &Node{cfg: cfg, models: cfg.Models, log: cfg.Logger}
 	url := cfg.NatsURL
+	auth := cfg.NatsOptions
 	if url == "" {
 		eo := cfg.Embedded
 		if eo.StoreDir == "" {
 			eo.StoreDir = filepath.Join(cfg.DataDir, "nats")
 		}
-		s, err := StartEmbedded(eo)
+		s, self, err := startEmbedded(eo)
 		if err != nil {
 			return nil, err
 		}
 		n.Server = s
-		url = s.ClientURL()
+		url = selfURL(s)
+		auth = self // its own credentials, none of the clients'
 	}
 	opts := append([]nats.Option{nats.Name("lore-serve"), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond)}, cfg.NatsOptions...)
+		nats.ReconnectWait(250 * time.Millisecond)}, auth...)
 	// TCP loopback even when embedded: the in-process pipe stalled under
 	// per-message acks and drains half as fast.
 	nc, err := nats.Connect(url, opts...)
@@ -118,6 +134,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
+	// A read model from a newer lore stops the start here, untouched; an
+	// older one is rebuilt by the runtime (Prepare).
+	if n.formatWas, err = projector.CheckFormat(n.Store, n.models); err != nil {
+		n.Close()
+		return nil, err
+	}
 	durable := cfg.Replica
 	if durable == "" {
 		durable = "lore-projector"
@@ -130,6 +152,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 
 // ClientURL is the URL clients use to reach this node's NATS.
 func (n *Node) ClientURL() string { return n.NC.ConnectedUrl() }
+
+// FormatChange reports, when the read model found at Start was written in
+// an older format, both formats: Run then rebuilds it from the log.
+func (n *Node) FormatChange() (was, now string, rebuild bool) {
+	now = projector.FormatVersion(n.models)
+	return n.formatWas, now, n.formatWas != "" && n.formatWas != now
+}
 
 // Models are the read models this node folds.
 func (n *Node) Models() []projector.Model { return n.models }

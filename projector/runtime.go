@@ -143,12 +143,13 @@ func (r *Runtime) committed(seq uint64) {
 	}
 }
 
-// Prepare checks the store's format against the models; a store of another
-// format (or a new one) is reset for a rebuild that announces nothing the
-// group already announced.
+// Prepare checks the store's format against the models: a format from a
+// newer lore is refused (ErrFutureFormat, nothing changed); an older one
+// (or a new store) is reset for a rebuild that announces nothing the group
+// already announced.
 func (r *Runtime) Prepare(ctx context.Context) error {
 	want := FormatVersion(r.models)
-	have, err := r.store.StoredVersion()
+	have, err := CheckFormat(r.store, r.models)
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func (r *Runtime) Prepare(ctx context.Context) error {
 		return err
 	}
 	if have != "" {
-		r.opts.Logger.Info("read-model format changed: rebuilding from the log", "was", have, "now", want)
+		r.opts.Logger.Warn("read-model format is older than this lore's: rebuilding from the log", "was", have, "now", want)
 	}
 	if err := r.store.Reset(want, live); err != nil {
 		return err

@@ -41,6 +41,7 @@ type StoreOptions struct {
 // checkpoint. It is safe for concurrent readers; only one folder writes.
 type Store struct {
 	db   *pebble.DB
+	dir  string // "" in memory
 	sync bool
 }
 
@@ -70,8 +71,11 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open pebble %q: %v", ErrStorage, dir, err)
 	}
-	return &Store{db: db, sync: o.Sync}, nil
+	return &Store{db: db, dir: dir, sync: o.Sync}, nil
 }
+
+// Dir is the store's folder ("" in memory).
+func (s *Store) Dir() string { return s.dir }
 
 // Close closes the store.
 func (s *Store) Close() error { return s.db.Close() }
@@ -168,16 +172,6 @@ func (quietLogger) Infof(string, ...any)  {}
 func (quietLogger) Errorf(string, ...any) {}
 func (quietLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
-}
-
-// FormatVersion returns the read-model format a set of models writes: the
-// store's own layout version and every model's name and version.
-func FormatVersion(models []Model) string {
-	v := "store=2" // 2: the index of folded event ids (sys/id/)
-	for _, m := range models {
-		v += fmt.Sprintf(";%s=%d", m.Name(), m.Version())
-	}
-	return v
 }
 
 // StoredVersion returns the format version the store holds ("" when new).

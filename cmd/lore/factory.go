@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/node"
 )
 
 // Factory carries the CLI's streams, global flags and lazy dependencies, so
@@ -35,6 +37,10 @@ type Factory struct {
 	AtSeq   uint64
 	NowFlag string
 	Timeout time.Duration
+
+	// Sec authenticates and encrypts every NATS connection (the
+	// --user/--password/--token/--nkey/--creds/--tls-* flags).
+	Sec node.Security
 
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -58,6 +64,14 @@ func (f *Factory) bindGlobalFlags(root *cobra.Command) {
 	p.Uint64Var(&f.AtSeq, "at-seq", 0, "audit: answer from the state after this stream sequence")
 	p.StringVar(&f.NowFlag, "now", "", "evaluate decay at this time (RFC 3339) instead of the clock")
 	p.DurationVar(&f.Timeout, "timeout", 30*time.Second, "time limit of one call to lore")
+	p.StringVar(&f.Sec.User, "user", os.Getenv("LORE_NATS_USER"), "NATS user (env LORE_NATS_USER); lore serve requires it of clients")
+	p.StringVar(&f.Sec.Password, "password", os.Getenv("LORE_NATS_PASSWORD"), "NATS password (env LORE_NATS_PASSWORD)")
+	p.StringVar(&f.Sec.Token, "token", os.Getenv("LORE_NATS_TOKEN"), "NATS token (env LORE_NATS_TOKEN)")
+	p.StringVar(&f.Sec.Nkey, "nkey", os.Getenv("LORE_NATS_NKEY"), "NATS nkey seed file (env LORE_NATS_NKEY); lore serve also takes a user public key")
+	p.StringVar(&f.Sec.Creds, "creds", os.Getenv("LORE_NATS_CREDS"), "NATS JWT credentials file, for a cluster in operator mode (env LORE_NATS_CREDS)")
+	p.StringVar(&f.Sec.TLSCA, "tls-ca", os.Getenv("LORE_NATS_TLS_CA"), "CA certificate that signed the NATS server's (env LORE_NATS_TLS_CA)")
+	p.StringVar(&f.Sec.TLSCert, "tls-cert", os.Getenv("LORE_NATS_TLS_CERT"), "certificate: lore serve's own, or a client's for mutual TLS (env LORE_NATS_TLS_CERT)")
+	p.StringVar(&f.Sec.TLSKey, "tls-key", os.Getenv("LORE_NATS_TLS_KEY"), "key of --tls-cert (env LORE_NATS_TLS_KEY)")
 }
 
 func envOr(k, def string) string {
@@ -99,12 +113,37 @@ func (f *Factory) Conn() (*nats.Conn, error) {
 		return f.nc, nil
 	}
 	url := f.natsURL()
-	nc, err := nats.Connect(url, nats.Name("lore-cli"), nats.Timeout(5*time.Second))
+	auth, err := f.Sec.ClientOptions()
 	if err != nil {
-		return nil, fmt.Errorf("connect to lore at %s (start it with `lore serve`, or pass --nats): %w", url, err)
+		return nil, err
+	}
+	nc, err := nats.Connect(url, append([]nats.Option{nats.Name("lore-cli"), nats.Timeout(5 * time.Second)}, auth...)...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to lore at %s (%s): %w", url, connectHint(err), err)
 	}
 	f.nc = nc
 	return nc, nil
+}
+
+// connectHint says what to do about a failed connection.
+func connectHint(err error) string {
+	var unknownCA x509.UnknownAuthorityError
+	var badHost x509.HostnameError
+	switch {
+	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
+		return "it requires authentication: pass --user and --password, --token, --nkey or --creds, " +
+			"or set LORE_NATS_USER/LORE_NATS_PASSWORD, LORE_NATS_TOKEN, LORE_NATS_NKEY or LORE_NATS_CREDS"
+	case errors.As(err, &unknownCA):
+		return "its certificate is signed by a CA this client does not trust: pass --tls-ca or set LORE_NATS_TLS_CA"
+	case errors.As(err, &badHost):
+		return "its certificate is not valid for this address: pass --nats with a name the certificate holds"
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		return "it serves TLS: pass --tls-ca with the CA of its certificate, or set LORE_NATS_TLS_CA"
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return "it does not serve TLS: drop --tls-ca/--tls-cert (and LORE_NATS_TLS_*), or start it with --tls-cert and --tls-key"
+	default:
+		return "start it with `lore serve`, or pass --nats"
+	}
 }
 
 // Close releases the connection.
@@ -191,7 +230,7 @@ func parseTime(s string) (time.Time, error) {
 
 // isBadInput reports whether err is the caller's fault.
 func isBadInput(err error) bool {
-	return errors.Is(err, errBadInput) || errors.Is(err, app.ErrBadRequest) ||
+	return errors.Is(err, errBadInput) || errors.Is(err, app.ErrBadRequest) || errors.Is(err, node.ErrInvalidConfig) ||
 		errors.Is(err, events.ErrInvalidEvent) || isFlagError(err)
 }
 

@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/loredev/lore/api"
@@ -20,12 +24,12 @@ import (
 var version = "0.1.0-dev"
 
 type serveOptions struct {
-	host, fsync, replica, user, password, nkeyFile, credsFile, tlsCA, tlsCert, tlsKey string
-	port, replicas                                                                    int
-	tick                                                                              time.Duration
-	noSyncCommits, verbose                                                            bool
-	snap                                                                              snapshotServeOptions
-	ifc                                                                               serveInterfaces
+	host, fsync, replica              string
+	port, replicas                    int
+	tick                              time.Duration
+	noSyncCommits, verbose, tlsVerify bool
+	snap                              snapshotServeOptions
+	ifc                               serveInterfaces
 }
 
 func init() { addCommand(newCmdServe) }
@@ -40,7 +44,12 @@ func newCmdServe(f *Factory) *cobra.Command {
 and the query API (NATS request–reply, service "lore").
 
 With --nats URL, lore uses an existing NATS/JetStream (a cluster) instead of
-embedding one: each process is then a projector replica with its own read model.`,
+embedding one: each process is then a projector replica with its own read model.
+
+A --host or --metrics address beyond loopback is refused (exit code 2) unless
+authentication is configured: --user/--password, --token, --nkey, or
+--tls-verify with --tls-ca; --tls-cert/--tls-key serve TLS. Clients present
+the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.fsync != "interval" && o.fsync != "always" {
@@ -50,7 +59,7 @@ embedding one: each process is then a projector replica with its own read model.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.host, "host", "127.0.0.1", "embedded NATS listen address")
+	fl.StringVar(&o.host, "host", "127.0.0.1", "embedded NATS listen address (beyond loopback: authentication required)")
 	fl.IntVar(&o.port, "port", 4222, "embedded NATS client port (-1: any free port)")
 	fl.StringVar(&o.fsync, "fsync", "interval", "embedded JetStream durability: interval (fsync every 2 min; a process crash loses nothing) or always (fsync per event; survives power loss, ~10x slower appends)")
 	fl.StringVar(&o.replica, "replica", envOr("LORE_REPLICA", ""), "replica name: the projector's durable consumer (each replica of a cluster needs its own)")
@@ -58,41 +67,10 @@ embedding one: each process is then a projector replica with its own read model.
 	fl.DurationVar(&o.tick, "tick", time.Minute, "append a clock tick this often so decay-driven transitions are announced (0 disables)")
 	fl.BoolVar(&o.noSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits (faster; a crash re-folds the lost tail)")
 	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
-	fl.StringVar(&o.user, "user", os.Getenv("LORE_NATS_USER"), "NATS user (with --nats)")
-	fl.StringVar(&o.password, "password", os.Getenv("LORE_NATS_PASSWORD"), "NATS password (with --nats)")
-	fl.StringVar(&o.nkeyFile, "nkey", "", "NATS nkey seed file (with --nats)")
-	fl.StringVar(&o.credsFile, "creds", "", "NATS credentials file (with --nats)")
-	fl.StringVar(&o.tlsCA, "tls-ca", "", "CA certificate to verify the NATS server")
-	fl.StringVar(&o.tlsCert, "tls-cert", "", "client certificate for NATS mutual TLS")
-	fl.StringVar(&o.tlsKey, "tls-key", "", "client key for NATS mutual TLS")
+	fl.BoolVar(&o.tlsVerify, "tls-verify", false, "embedded NATS: require client certificates signed by --tls-ca (mutual TLS)")
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
 	return cmd
-}
-
-// natsAuthOptions turns auth flags into nats options.
-func natsAuthOptions(o serveOptions) ([]nats.Option, error) {
-	var opts []nats.Option
-	if o.user != "" {
-		opts = append(opts, nats.UserInfo(o.user, o.password))
-	}
-	if o.nkeyFile != "" {
-		opt, err := nats.NkeyOptionFromSeed(o.nkeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: --nkey: %v", errBadInput, err)
-		}
-		opts = append(opts, opt)
-	}
-	if o.credsFile != "" {
-		opts = append(opts, nats.UserCredentials(o.credsFile))
-	}
-	if o.tlsCA != "" {
-		opts = append(opts, nats.RootCAs(o.tlsCA))
-	}
-	if o.tlsCert != "" || o.tlsKey != "" {
-		opts = append(opts, nats.ClientCert(o.tlsCert, o.tlsKey))
-	}
-	return opts, nil
 }
 
 func runServe(ctx context.Context, f *Factory, o serveOptions) error {
@@ -100,14 +78,28 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(f.Err, nil))
 	}
-	auth, err := natsAuthOptions(o)
-	if err != nil {
-		return err
+	sec := f.Sec
+	sec.TLSVerify = o.tlsVerify
+	// Every listener of this process obeys one rule (node.CheckListen),
+	// checked before anything starts. Metrics and health carry counters,
+	// never stored text, and have no authentication of their own.
+	if o.ifc.metricsAddr != "" {
+		if err := node.CheckListen("--metrics", o.ifc.metricsAddr, sec.Authenticates()); err != nil {
+			return err
+		}
+	}
+	warnExposure(f.Err, o, sec, f.NatsURL == "")
+	var auth []nats.Option
+	if f.NatsURL != "" {
+		var err error
+		if auth, err = sec.ClientOptions(); err != nil {
+			return err
+		}
 	}
 	cfg := node.Config{
 		DataDir: f.DataDir, NatsURL: f.NatsURL, NatsOptions: auth, Replica: o.replica,
 		TickInterval: o.tick, NoSyncCommits: o.noSyncCommits, Logger: logger,
-		Embedded: node.EmbeddedOptions{Host: o.host, Port: o.port, SyncAlways: o.fsync == "always"},
+		Embedded: node.EmbeddedOptions{Host: o.host, Port: o.port, SyncAlways: o.fsync == "always", Security: sec},
 	}
 	if o.tick == 0 {
 		cfg.TickInterval = -1
@@ -117,7 +109,7 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		cfg.Streams.Replicas = 3
 	}
 	n, err := node.Start(ctx, cfg)
-	if err != nil && f.NatsURL != "" && cfg.Streams.Replicas == 3 && o.replicas == 0 && strings.Contains(err.Error(), "insufficient resources") {
+	if err != nil && f.NatsURL != "" && cfg.Streams.Replicas == 3 && o.replicas == 0 && singleServer(err) {
 		cfg.Streams.Replicas = 1 // a single-server NATS: R1
 		n, err = node.Start(ctx, cfg)
 	}
@@ -125,6 +117,9 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		return err
 	}
 	defer n.Close()
+	if was, now, rebuild := n.FormatChange(); rebuild {
+		fmt.Fprintf(f.Err, "read-model format %s is older than this lore's %s: rebuilding from the log\n", was, now)
+	}
 	stopSnapshots, err := o.snap.start(ctx, f, n)
 	if err != nil {
 		return err
@@ -151,4 +146,28 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	ifc.running(false)
 	fmt.Fprintf(f.Err, "lore stopped at seq %d\n", n.Runtime.Seq())
 	return err
+}
+
+// warnExposure says on stderr what an allowed listener beyond loopback
+// still exposes: metrics have no authentication of their own; passwords and
+// tokens cross the network in clear without TLS (nkeys and mutual TLS never
+// send a secret).
+func warnExposure(w io.Writer, o serveOptions, sec node.Security, embedded bool) {
+	if h, _, err := net.SplitHostPort(o.ifc.metricsAddr); err == nil && !node.IsLoopback(h) {
+		fmt.Fprintf(w, "lore: metrics on %s answer anyone who reaches them (counters and health, no stored text)\n", o.ifc.metricsAddr)
+	}
+	if embedded && o.host != "" && !node.IsLoopback(o.host) && (sec.User != "" || sec.Token != "") && sec.TLSCert == "" {
+		fmt.Fprintf(w, "lore: NATS on %s without TLS: the password or token crosses the network in clear (add --tls-cert and --tls-key)\n", o.host)
+	}
+}
+
+// singleServer reports whether creating R3 streams failed because the NATS
+// lore dialled is one server: a server of a cluster with too few peers
+// (insufficient resources, 10023) or a server without clustering (10074).
+func singleServer(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) && (api.ErrorCode == 10023 || api.ErrorCode == 10074) {
+		return true
+	}
+	return strings.Contains(err.Error(), "insufficient resources")
 }
