@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestStartRefusesAReadModelFromTheFuture(t *testing.T) {
 	}
 	_, now, _ := n.FormatChange()
 	n.Close()
-	future := strings.Replace(now, "store=1", "store=2", 1)
+	future := withStoreLayout(t, now, +1)
 	setStoredFormat(t, data, future)
 
 	_, err = startNode(data)
@@ -68,7 +69,7 @@ func TestStartRebuildsAnOlderReadModel(t *testing.T) {
 	}
 	_, now, _ := n.FormatChange()
 	n.Close()
-	older := strings.Replace(now, "store=1", "store=0", 1)
+	older := withStoreLayout(t, now, -1)
 	setStoredFormat(t, data, older)
 
 	n, err = startNode(data)
@@ -86,4 +87,15 @@ func TestStartRebuildsAnOlderReadModel(t *testing.T) {
 	if have, _ := n.Store.StoredVersion(); have != now {
 		t.Fatalf("after the rebuild starts the format is %q, want %q", have, now)
 	}
+}
+
+// withStoreLayout returns format with its store layout version moved by delta.
+func withStoreLayout(t *testing.T, format string, delta int) string {
+	t.Helper()
+	head, rest, _ := strings.Cut(format, ";")
+	var n int
+	if _, err := fmt.Sscanf(head, "store=%d", &n); err != nil {
+		t.Fatalf("format %q: %v", format, err)
+	}
+	return fmt.Sprintf("store=%d;%s", n+delta, rest)
 }

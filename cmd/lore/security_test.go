@@ -158,7 +158,7 @@ func TestServeRefusesAReadModelFromTheFuture(t *testing.T) {
 	}
 
 	// An older one is rebuilt, and serve says so naming both formats.
-	older := strings.Replace(now, "store=1", "store=0", 1)
+	older := withStoreLayout(t, now, -1)
 	if st, err = projector.OpenStore(filepath.Join(data, "pebble"), projector.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -210,4 +210,15 @@ func TestReplicaDialsAnAuthenticatedNATS(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// withStoreLayout returns format with its store layout version moved by delta.
+func withStoreLayout(t *testing.T, format string, delta int) string {
+	t.Helper()
+	head, rest, _ := strings.Cut(format, ";")
+	var n int
+	if _, err := fmt.Sscanf(head, "store=%d", &n); err != nil {
+		t.Fatalf("format %q: %v", format, err)
+	}
+	return fmt.Sprintf("store=%d;%s", n+delta, rest)
 }
