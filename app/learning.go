@@ -355,7 +355,9 @@ func learnReplyOutcome(_ context.Context, v View, req Request, evs []*events.Eve
 		return nil, err
 	}
 	if ok {
-		res.Scored = o
+		// The stored event's time: a retry with the same idempotency key
+		// decided a new time that was never appended.
+		res.Scored, res.Time = o, learning.FormatTime(o.Time)
 	}
 	return res, nil
 }
