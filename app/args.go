@@ -27,7 +27,7 @@ func DecodeStrict(raw []byte, v any, what string) error {
 		return nil
 	}
 	if raw[0] != '{' {
-		return fmt.Errorf("%w: %s: must be a JSON object", ErrBadRequest, what)
+		return fmt.Errorf("%w: %s: not JSON object {...}", ErrBadRequest, what)
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil {
