@@ -25,7 +25,10 @@ import (
 //
 // INVARIANT: the checkpoint committed with a batch equals the stream
 // sequence of the last event folded into it; an event with seq <=
-// checkpoint is skipped, never folded twice.
+// checkpoint is skipped, never folded twice. An event whose id was folded
+// before (at any sequence: a copy re-sent after JetStream's duplicate
+// window, or published without Nats-Msg-Id) is passed over too, and the
+// batch records the id of every event it folds (see sysEventID).
 //
 // A Folder is used by one goroutine at a time.
 type Folder struct {
@@ -42,6 +45,10 @@ type Folder struct {
 	committedOutbox []outboxEntry
 	pending         int // events folded since the last commit
 	announce        bool
+	// ids are the ids of the events folded since the last commit, with
+	// their sequences; Commit writes them to the id index.
+	ids  map[string]uint64
+	dups uint64 // events passed over as duplicates (see Duplicates)
 
 	// With Parallel: the events handed to the lanes since the last
 	// commit, in order; Settle waits for the lanes and checks them.
@@ -75,6 +82,9 @@ type queued struct {
 	data  events.Payload
 	errs  []error
 	emits [][]Derived
+	// dup: an event with this id was folded before; the lanes never see
+	// it (Settle decides again when it folds the batch again).
+	dup bool
 }
 
 // laneWork is an event to fold, or a barrier to pass.
@@ -107,7 +117,8 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{store: store, committed: cp, seq: cp, liveFrom: lf, sys: newBatchOverlay(), announce: announce}
+	f := &Folder{store: store, committed: cp, seq: cp, liveFrom: lf, sys: newBatchOverlay(), announce: announce,
+		ids: map[string]uint64{}}
 	for i, m := range models {
 		f.lanes = append(f.lanes, &lane{i: i, model: m, prefix: []byte(modelPrefix + m.Name() + "/"),
 			store: store, batch: newBatchOverlay()})
@@ -166,7 +177,9 @@ func (f *Folder) SetLiveFrom(seq uint64) {
 var ErrPoison = errors.New("lore: poison event")
 
 // Fold applies one stored event (ev.Seq set) to every model. It returns
-// (skipped=true) for an event at or below the checkpoint. A poison event
+// (skipped=true) for an event at or below the checkpoint and for an event
+// whose id was folded before (a duplicate: the sequence advances, nothing
+// is written but the checkpoint, Duplicates counts it). A poison event
 // returns an error wrapping ErrPoison: the sequence still advances, its
 // writes are discarded, and the caller must dead-letter it before Commit.
 // Any other error is a storage failure. With Parallel, a poison event is
@@ -190,10 +203,21 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 	if derr != nil {
 		return false, fmt.Errorf("%w: seq %d: decode: %v", ErrPoison, ev.Seq, derr)
 	}
+	if _, dup, err := f.foldedSeq(ev.ID); err != nil {
+		return false, err
+	} else if dup {
+		f.dups++
+		if f.parallel {
+			f.queue = append(f.queue, &queued{ev: ev, data: data, dup: true})
+		}
+		return true, nil
+	}
 	if f.parallel {
 		q := &queued{ev: ev, data: data, errs: make([]error, len(f.lanes)), emits: make([][]Derived, len(f.lanes))}
 		f.queue = append(f.queue, q)
 		f.unsettled = true
+		// Recorded when handed over: Settle takes it back if a lane refuses it.
+		f.ids[ev.ID] = ev.Seq
 		for _, l := range f.lanes {
 			l.in <- laneWork{q: q}
 		}
@@ -229,6 +253,7 @@ func (f *Folder) foldInline(ev *events.Event, data events.Payload) error {
 			}
 		}
 	}
+	f.ids[ev.ID] = ev.Seq
 	return nil
 }
 
@@ -281,7 +306,7 @@ func (f *Folder) Settle() ([]Poisoned, error) {
 	if !failed && f.announce {
 	outbox:
 		for _, q := range f.queue[f.settled:] {
-			if q.ev.Seq <= f.liveFrom {
+			if q.dup || q.ev.Seq <= f.liveFrom {
 				continue
 			}
 			for _, es := range q.emits {
@@ -304,8 +329,30 @@ func (f *Folder) Settle() ([]Poisoned, error) {
 	for _, l := range f.lanes {
 		l.batch.clear()
 	}
+	for _, q := range f.queue {
+		if !q.dup {
+			delete(f.ids, q.ev.ID)
+		}
+	}
 	var poison []Poisoned
 	for i, q := range f.queue {
+		// Which copy of an id folds is decided again: a copy passed over
+		// folds when the first one turns out to be poison.
+		_, dup, err := f.foldedSeq(q.ev.ID)
+		if err != nil {
+			return poison, err
+		}
+		if dup != q.dup {
+			if dup {
+				f.dups++
+			} else {
+				f.dups--
+			}
+			q.dup = dup
+		}
+		if dup {
+			continue
+		}
 		if err := f.foldInline(q.ev, q.data); err != nil {
 			if !errors.Is(err, ErrPoison) {
 				return poison, err
@@ -396,7 +443,7 @@ func (f *Folder) Commit() (int, error) {
 		// before their batch commits.
 		return 0, errUnsettled
 	}
-	writes := f.sys.len()
+	writes := f.sys.len() + len(f.ids)
 	for _, l := range f.lanes {
 		writes += l.batch.len()
 	}
@@ -416,6 +463,11 @@ func (f *Folder) Commit() (int, error) {
 			if err != nil {
 				return 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 			}
+		}
+	}
+	for id, seq := range f.ids {
+		if err := b.Set([]byte(eventIDKey(id)), u64(seq), nil); err != nil {
+			return 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 		}
 	}
 	n := len(f.outbox)
@@ -440,6 +492,7 @@ func (f *Folder) Commit() (int, error) {
 	}
 	f.committed = f.seq
 	f.sys.clear()
+	clear(f.ids)
 	for _, l := range f.lanes {
 		l.batch.clear()
 	}

@@ -151,3 +151,117 @@ func TestScanMergesCommittedAndBatchWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestFolderFoldsEachEventIDOnce: a copy of an event stored again at a
+// later sequence (re-sent after the stream's duplicate window, or
+// published without Nats-Msg-Id) is passed over, in the same batch or a
+// later one, inline or with lanes; EventSeq answers where the id was
+// folded.
+func TestFolderFoldsEachEventIDOnce(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		models := []projector.Model{counter{}, counter2{}}
+		first := outcomeEv(t, 1, "a")
+		again := *first
+		again.Seq = 2
+		later := *first
+		later.Seq = 4
+		f, err := projector.NewFolder(st, models, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parallel {
+			f.Parallel()
+		}
+		for _, ev := range []*events.Event{first, &again, outcomeEv(t, 3, "b")} {
+			if _, err := f.Fold(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := f.Settle(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		skipped, err := f.Fold(&later)
+		if err != nil || !skipped {
+			t.Fatalf("parallel=%v: copy at seq 4 in a later batch: skipped=%v err=%v", parallel, skipped, err)
+		}
+		if _, err := f.Settle(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		total, _, _ := st.Model("counter").Get([]byte("total"))
+		if n := binary.BigEndian.Uint64(total); n != 2 {
+			t.Fatalf("parallel=%v: folded %d events, want 2 (a once, b)", parallel, n)
+		}
+		if f.Duplicates() != 2 {
+			t.Fatalf("parallel=%v: duplicates %d, want 2", parallel, f.Duplicates())
+		}
+		if cp, _ := st.Checkpoint(); cp != 4 {
+			t.Fatalf("parallel=%v: checkpoint %d, want 4", parallel, cp)
+		}
+		seq, ok, err := st.EventSeq(first.ID)
+		if err != nil || !ok || seq != 1 {
+			t.Fatalf("parallel=%v: EventSeq = %d %v %v, want 1", parallel, seq, ok, err)
+		}
+		if _, ok, _ := st.EventSeq("never-appended"); ok {
+			t.Fatalf("EventSeq of an unknown id found")
+		}
+	}
+}
+
+// TestFolderFoldsTheCopyOfAPoisonEvent: an id whose first copy was poison
+// was not folded; its next copy folds (with lanes too, where the copy was
+// first passed over and Settle decides again).
+func TestFolderFoldsTheCopyOfAPoisonEvent(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		bad := outcomeEv(t, 1, "poison")
+		fixed := outcomeEv(t, 2, "a")
+		fixed.ID = bad.ID
+		f, err := projector.NewFolder(st, []projector.Model{counter{}, counter2{}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parallel {
+			f.Parallel()
+		}
+		if _, err := f.Fold(bad); parallel == (err != nil) {
+			t.Fatalf("parallel=%v: fold of poison: %v", parallel, err)
+		}
+		if _, err := f.Fold(fixed); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Settle(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if seq, ok, _ := st.EventSeq(bad.ID); !ok || seq != 2 {
+			t.Fatalf("parallel=%v: EventSeq = %d %v, want the copy at 2", parallel, seq, ok)
+		}
+		if f.Duplicates() != 0 {
+			t.Fatalf("parallel=%v: duplicates %d, want 0", parallel, f.Duplicates())
+		}
+	}
+}
+
+// counter2 is counter under another name: a second lane.
+type counter2 struct{ counter }
+
+func (counter2) Name() string { return "counter2" }

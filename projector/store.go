@@ -168,7 +168,7 @@ func (quietLogger) Fatalf(format string, args ...any) {
 // FormatVersion returns the read-model format a set of models writes: the
 // store's own layout version and every model's name and version.
 func FormatVersion(models []Model) string {
-	v := "store=1"
+	v := "store=2" // 2: the index of folded event ids (sys/id/)
 	for _, m := range models {
 		v += fmt.Sprintf(";%s=%d", m.Name(), m.Version())
 	}
