@@ -79,6 +79,15 @@ func (b *memBackend) Append(_ context.Context, evs []*events.Event, _ *uint64) (
 
 func (b *memBackend) WaitFor(context.Context, uint64) error { return nil }
 
+func (b *memBackend) Folded(_ context.Context, id string) (*events.Event, events.Result, bool, error) {
+	for _, ev := range b.log {
+		if ev.ID == id {
+			return ev, b.seen[id], true, nil
+		}
+	}
+	return nil, events.Result{}, false, nil
+}
+
 // do calls group.name through the pipeline; a command's reply is unwrapped
 // into its result, decoded into a value of out's type.
 func do[T any](t *testing.T, p *app.Pipeline, group, name string, c app.Call) (T, *app.CommandReply, error) {

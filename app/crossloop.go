@@ -38,7 +38,7 @@ func init() {
 	}
 	// data registers a command whose arguments are the data of its event.
 	data := func(group, name, doc, typ string, args any, c CommandFunc) {
-		Register(Endpoint{Group: group, Name: name, Doc: doc, Args: args, Data: typ, Command: c})
+		Register(Endpoint{Group: group, Name: name, Doc: doc, Args: args, Data: typ, Command: c, Reply: loopReply})
 	}
 	cl("list", "list registry patterns (type, success-rate bounds, source loop, tag)", crossloop.ListFilter{}, patternsList)
 	cl("show", "one pattern with its effectiveness and lineage", PatternIDArgs{}, patternsShow)
@@ -46,12 +46,50 @@ func init() {
 	cl("export", "the registry as a shared-patterns document", nil, patternsExport)
 	cc("patterns", "inject", "rank patterns for a task or loop; records the injection on the loop", InjectArgs{}, patternsInject)
 	cc("patterns", "prune", "archive low-success or unused patterns under the month (dry_run: plan only)", PruneArgs{}, patternsPrune)
-	cc("patterns", "import", "import a shared-patterns document", PatternsImportArgs{}, patternsImport)
+	Register(Endpoint{Group: "patterns", Name: "import", Doc: "import a shared-patterns document", Args: PatternsImportArgs{},
+		Command: patternsImport, Reply: patternsImportReply})
 	data("patterns", "extract", "extract patterns from a completed loop or all completed loops", "registry.extract_requested/v1", events.ExtractRequested{}, patternsExtract)
-	cc("loop", "start", "start a loop (generates its id when absent)", events.LoopStarted{}, loopStart)
+	Register(Endpoint{Group: "loop", Name: "start", Doc: "start a loop (generates its id when absent)", Args: events.LoopStarted{},
+		Command: loopStart, Reply: loopReply})
 	data("loop", "iterate", "record one loop iteration", "loop.iteration/v1", events.LoopIteration{}, loopIterate)
 	data("loop", "complete", "complete a loop; patterns are extracted", "loop.completed/v1", events.LoopCompleted{}, loopComplete)
 	data("loop", "apply", "record that a loop applied a pattern", "pattern.applied/v1", events.PatternApplied{}, loopApply)
+}
+
+// loopReply is the reply of a loop command (and of patterns.extract),
+// from the stored event.
+func loopReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	p, err := events.DecodeData(evs[0])
+	if err != nil {
+		return nil, err
+	}
+	switch d := p.(type) {
+	case *events.LoopStarted:
+		return map[string]any{"loop_id": d.LoopID}, nil
+	case *events.LoopIteration:
+		return map[string]any{"loop_id": d.LoopID, "iteration": d.Iteration}, nil
+	case *events.LoopCompleted:
+		return map[string]any{"loop_id": d.LoopID, "outcome": d.Outcome}, nil
+	case *events.PatternApplied:
+		return map[string]any{"loop_id": d.LoopID, "pattern_id": d.PatternID, "success": d.Success}, nil
+	case *events.ExtractRequested:
+		return map[string]any{"requested": true, "loop_id": d.LoopID, "all": d.All}, nil
+	}
+	return nil, fmt.Errorf("event %s: %s is not a loop command's event", evs[0].ID, evs[0].Type)
+}
+
+func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	n := 0
+	for _, ev := range evs {
+		p, err := events.DecodeData(ev)
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := p.(*events.RegistryImported); ok {
+			n += len(d.Patterns)
+		}
+	}
+	return map[string]any{"patterns": n, "events": len(evs)}, nil
 }
 
 // PatternIDArgs name a registry pattern.

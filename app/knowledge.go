@@ -34,16 +34,19 @@ func init() {
 	q("submission", "what the fold decided for one submission (its event id): added, reinforced or rejected", KnowledgeEventArgs{}, knowledgeSubmission)
 	Register(Endpoint{Group: "knowledge", Name: "add", Doc: "submit a lesson; replies what the fold decided: a new entry, a reinforced one, or rejected (and kept) with the reason",
 		Args: events.KnowledgeSubmitted{}, Data: "knowledge.submitted/v1", Command: knowledgeAdd, Reply: knowledgeAddReply})
-	c("quarantine", "hide an entry (id or unique prefix) from queries and injection, with a reason", KnowledgeReasonArgs{}, knowledgeQuarantine)
-	c("restore", "restore a quarantined entry after re-validation", KnowledgeReasonArgs{}, knowledgeRestore)
-	c("promote", "promote new text, or a swarm entry by id, to the hive", events.KnowledgePromoted{}, knowledgePromote)
+	cr := func(name, doc string, args any, fn CommandFunc, reply ReplyFunc) {
+		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Args: args, Command: fn, Reply: reply})
+	}
+	cr("quarantine", "hide an entry (id or unique prefix) from queries and injection, with a reason", KnowledgeReasonArgs{}, knowledgeQuarantine, kReplyStatus)
+	cr("restore", "restore a quarantined entry after re-validation", KnowledgeReasonArgs{}, knowledgeRestore, kReplyStatus)
+	cr("promote", "promote new text, or a swarm entry by id, to the hive", events.KnowledgePromoted{}, knowledgePromote, kReplyPromoted)
 	c("curate", "curation pass of a project: lifecycle steps, hive promotion checks, health report", KnowledgeProjectArgs{}, knowledgeCurate)
 	c("import", "import parsed entries (knowledge.jsonl, shared-learnings.jsonl, rejected files, context.md); idempotent", KnowledgeImportArgs{}, knowledgeImport)
 	c("inject", "the budgeted knowledge block for a task at a context headroom; records what was shown", KnowledgeInjectArgs{}, knowledgeInject)
-	c("outcome", "record what an agent made of an entry it was shown: applied, helpful or harmful", KnowledgeOutcomeArgs{}, knowledgeOutcome)
-	c("configure", "set knowledge.* configuration keys (over the defaults) for every replica", KnowledgeConfigureArgs{}, knowledgeConfigure)
+	cr("outcome", "record what an agent made of an entry it was shown: applied, helpful or harmful", KnowledgeOutcomeArgs{}, knowledgeOutcome, kReplyOutcome)
+	cr("configure", "set knowledge.* configuration keys (over the defaults) for every replica", KnowledgeConfigureArgs{}, knowledgeConfigure, kReplyConfigured)
 	Register(Endpoint{Group: "phase", Name: "complete", Doc: "a phase of a project completed: knowledge sweep and hive promotion checks",
-		Args: events.PhaseCompleted{}, Data: "phase.completed/v1", Command: phaseComplete})
+		Args: events.PhaseCompleted{}, Data: "phase.completed/v1", Command: phaseComplete, Reply: phaseReply})
 }
 
 // KnowledgeIDArgs name an entry by id or unique id prefix.
@@ -92,6 +95,90 @@ type KnowledgeOutcomeArgs struct {
 // KnowledgeConfigureArgs are the arguments of knowledge.configure.
 type KnowledgeConfigureArgs struct {
 	Config json.RawMessage `json:"config"`
+}
+
+// payload decodes the data of a stored event into its Go type.
+func payload[T any](ev *events.Event) (*T, error) {
+	p, err := events.DecodeData(ev)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := any(p).(*T)
+	if !ok {
+		return nil, fmt.Errorf("event %s is a %s, not the event of this command", ev.ID, ev.Type)
+	}
+	return t, nil
+}
+
+// kReplyStatus reads back the status the fold gave the entry.
+func kReplyStatus(_ context.Context, v View, _ Request, evs []*events.Event, _ any) (any, error) {
+	var id string
+	switch evs[0].Type {
+	case "knowledge.quarantined/v1":
+		d, err := payload[events.KnowledgeQuarantined](evs[0])
+		if err != nil {
+			return nil, err
+		}
+		id = d.EntryID
+	default:
+		d, err := payload[events.KnowledgeRestored](evs[0])
+		if err != nil {
+			return nil, err
+		}
+		id = d.EntryID
+	}
+	e, err := kFind(v, id)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"id": e.ID, "status": e.Status}, nil
+}
+
+func kReplyPromoted(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.KnowledgePromoted](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"hive_id": kHiveID(d, evs[0].ID), "route": knowledge.RouteManual}, nil
+}
+
+// kHiveID is the id of the hive entry a manual promotion makes.
+func kHiveID(d *events.KnowledgePromoted, eventID string) string {
+	if d.EntryID != "" {
+		return knowledge.HiveIDFor(d.EntryID)
+	}
+	return knowledge.ManualHiveID(eventID)
+}
+
+func kReplyOutcome(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.KnowledgeOutcome](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"id": d.EntryID, "outcome": d.Outcome}, nil
+}
+
+func kReplyConfigured(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.KnowledgeConfigured](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return knowledge.ParseConfig(d.Config)
+}
+
+func phaseReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.PhaseCompleted](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"project": orDefault(d.Project, evs[0].Project), "phase": d.Phase, "event_id": evs[0].ID}, nil
+}
+
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
 }
 
 func kreader(v View) projector.Reader { return v.Model(knowledge.ModelName) }
@@ -393,11 +480,7 @@ func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, 
 	if err != nil {
 		return nil, nil, err
 	}
-	hid := knowledge.ManualHiveID(ev.ID)
-	if a.EntryID != "" {
-		hid = knowledge.HiveIDFor(a.EntryID)
-	}
-	return []*events.Event{ev}, map[string]string{"hive_id": hid, "route": knowledge.RouteManual}, nil
+	return []*events.Event{ev}, map[string]string{"hive_id": kHiveID(&a, ev.ID), "route": knowledge.RouteManual}, nil
 }
 
 func knowledgeCurate(_ context.Context, v View, req Request) ([]*events.Event, any, error) {

@@ -48,16 +48,16 @@ func init() {
 	c(Endpoint{Name: "record_outcome", Doc: "record how a subtask ended (scored by implicit feedback; the reply reads back the score)",
 		Args: LearningOutcomeArgs{}, Data: "outcome.recorded/v1", Extras: []string{"time"}, Command: learnCmdRecordOutcome, Reply: learnReplyOutcome})
 	c(Endpoint{Name: "record_error", Doc: "record an error met while executing a bead",
-		Args: LearningErrorArgs{}, Data: "error.recorded/v1", Extras: []string{"time"}, Command: learnCmdRecordError})
-	c(Endpoint{Name: "resolve_error", Doc: "mark a recorded error resolved", Args: LearningResolveArgs{}, Command: learnCmdResolveError})
+		Args: LearningErrorArgs{}, Data: "error.recorded/v1", Extras: []string{"time"}, Command: learnCmdRecordError, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "resolve_error", Doc: "mark a recorded error resolved", Args: LearningResolveArgs{}, Command: learnCmdResolveError, Reply: learnReplyRecorded})
 	c(Endpoint{Name: "record_feedback", Doc: "record explicit feedback on a criterion",
-		Args: LearningFeedbackArgs{}, Data: "feedback.recorded/v1", Extras: []string{"time"}, Command: learnCmdRecordFeedback})
+		Args: LearningFeedbackArgs{}, Data: "feedback.recorded/v1", Extras: []string{"time"}, Command: learnCmdRecordFeedback, Reply: learnReplyRecorded})
 	c(Endpoint{Name: "observe_pattern", Doc: "record that a decomposition pattern worked or not",
-		Args: LearningObserveArgs{}, Data: "pattern.observed/v1", Extras: []string{"time"}, Command: learnCmdObservePattern})
+		Args: LearningObserveArgs{}, Data: "pattern.observed/v1", Extras: []string{"time"}, Command: learnCmdObservePattern, Reply: learnReplyRecorded})
 	c(Endpoint{Name: "promote", Doc: "promote a pattern to proven by hand (refused for a deprecated pattern)",
-		Args: LearningManualArgs{}, Command: learnCmdPromote})
-	c(Endpoint{Name: "deprecate", Doc: "deprecate a pattern by hand, with a reason", Args: LearningManualArgs{}, Command: learnCmdDeprecate})
-	c(Endpoint{Name: "reset", Doc: "start a pattern over as a candidate", Args: LearningManualArgs{}, Command: learnCmdReset})
+		Args: LearningManualArgs{}, Command: learnCmdPromote, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "deprecate", Doc: "deprecate a pattern by hand, with a reason", Args: LearningManualArgs{}, Command: learnCmdDeprecate, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "reset", Doc: "start a pattern over as a candidate", Args: LearningManualArgs{}, Command: learnCmdReset, Reply: learnReplyRecorded})
 }
 
 func learnRequired(field, v string) error {
@@ -347,9 +347,14 @@ func learnCmdRecordOutcome(_ context.Context, _ View, req Request) ([]*events.Ev
 	return evs, learnRecorded(evs), nil
 }
 
+// learnReplyRecorded is the reply of a recording command: the stored event.
+func learnReplyRecorded(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	return learnRecorded(evs), nil
+}
+
 // learnReplyOutcome reads back how the fold scored the outcome.
-func learnReplyOutcome(_ context.Context, v View, req Request, evs []*events.Event, result any) (any, error) {
-	res, _ := result.(LearningRecorded)
+func learnReplyOutcome(_ context.Context, v View, _ Request, evs []*events.Event, _ any) (any, error) {
+	res := learnRecorded(evs)
 	o, ok, err := learningModel.Outcome(v.Model(learning.ModelName), evs[0].Project, evs[0].ID)
 	if err != nil {
 		return nil, err

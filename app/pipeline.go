@@ -31,6 +31,10 @@ type Backend interface {
 	Append(ctx context.Context, evs []*events.Event, expectLastSeq *uint64) ([]events.Result, error)
 	// WaitFor blocks until the live read models include seq.
 	WaitFor(ctx context.Context, seq uint64) error
+	// Folded returns the event the read models folded with this id, and
+	// where it is stored (ok false when none is folded: not appended, not
+	// projected yet, or dead-lettered).
+	Folded(ctx context.Context, id string) (ev *events.Event, at events.Result, ok bool, err error)
 }
 
 // Call is one call of an endpoint as a door received it, before defaults.
@@ -160,6 +164,15 @@ func (p *Pipeline) Do(ctx context.Context, e Endpoint, c Call) (any, error) {
 }
 
 func (p *Pipeline) command(ctx context.Context, e Endpoint, c Call, req Request) (any, error) {
+	if c.IdempotencyKey != "" {
+		first, at, ok, err := p.b.Folded(ctx, c.IdempotencyKey)
+		if err != nil {
+			return nil, fmt.Errorf("%s: look up idempotency key: %w", e.Subject(), err)
+		}
+		if ok {
+			return p.replay(ctx, e, req, first, at)
+		}
+	}
 	evs, result, err := e.Command(ctx, p.b.Live(), req)
 	if err != nil {
 		return nil, err
@@ -205,6 +218,41 @@ func (p *Pipeline) command(ctx context.Context, e Endpoint, c Call, req Request)
 		} else {
 			reply.Pending = true
 		}
+	}
+	return reply, reply.setResult(result)
+}
+
+// replay answers a command re-sent with an idempotency key whose events
+// are already folded: nothing is decided or appended again; the reply is
+// read back from the fold for the stored events (Endpoint.Reply). An
+// endpoint without Reply (its result is computed, not decided: a ranking,
+// a report) computes its result again from the live view; the events it
+// would append are dropped.
+func (p *Pipeline) replay(ctx context.Context, e Endpoint, req Request, first *events.Event, at events.Result) (any, error) {
+	evs, res := []*events.Event{first}, []events.Result{at}
+	for n := 2; ; n++ {
+		ev, r, ok, err := p.b.Folded(ctx, fmt.Sprintf("%s.%d", req.ids.key, n))
+		if err != nil {
+			return nil, fmt.Errorf("%s: look up idempotency key: %w", e.Subject(), err)
+		}
+		if !ok {
+			break
+		}
+		evs, res = append(evs, ev), append(res, r)
+	}
+	for i := range res {
+		res[i].Duplicate = true
+	}
+	reply := CommandReply{Appended: res, Projected: true}
+	var result any
+	var err error
+	if e.Reply != nil {
+		result, err = e.Reply(ctx, p.b.Live(), req, evs, nil)
+	} else {
+		_, result, err = e.Command(ctx, p.b.Live(), req)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return reply, reply.setResult(result)
 }

@@ -249,3 +249,53 @@ func TestPromoteDeprecatedPatternIsRefusedAtTheDoor(t *testing.T) {
 		t.Errorf("refused promote appended %d events", after-before)
 	}
 }
+
+// TestRetriedCommandIsNotDecidedAgain: once a keyed command's event is
+// folded, re-sending it decides nothing again — a quarantine or an error
+// resolution would now be refused (409) if decided again — and replies what
+// the fold decided, with nothing appended.
+func TestRetriedCommandIsNotDecidedAgain(t *testing.T) {
+	_, nc := ifcServe(t)
+	var added struct {
+		Result struct {
+			ID string `json:"id"`
+		} `json:"result"`
+	}
+	r := pipeReq(t, nc, "lore.api.knowledge.add", `{"args":{"lesson":"Run the api schema tests before every release build","category":"testing"}}`)
+	if err := json.Unmarshal(r.body, &added); err != nil || added.Result.ID == "" {
+		t.Fatalf("add: %s %s %v", r.code, r.body, err)
+	}
+	var rec struct {
+		Result struct {
+			EventID string `json:"event_id"`
+		} `json:"result"`
+	}
+	r = pipeReq(t, nc, "lore.api.learning.record_error", `{"args":{"bead_id":"bd-7","error_type":"timeout","message":"tests hung"}}`)
+	if err := json.Unmarshal(r.body, &rec); err != nil || rec.Result.EventID == "" {
+		t.Fatalf("record_error: %s %s %v", r.code, r.body, err)
+	}
+	before, _ := ifcStats(t, nc)
+	for _, c := range []struct{ subject, body string }{
+		{"lore.api.knowledge.quarantine", fmt.Sprintf(`{"args":{"id":%q,"reason":"flaky"},"idempotency_key":"q-1"}`, added.Result.ID)},
+		{"lore.api.learning.resolve_error", fmt.Sprintf(`{"args":{"error_id":%q},"idempotency_key":"res-1"}`, rec.Result.EventID)},
+	} {
+		var replies [3]api.CommandReply
+		for i := range replies {
+			r := pipeReq(t, nc, c.subject, c.body)
+			if r.code != "" {
+				t.Fatalf("%s try %d: %s %s", c.subject, i+1, r.code, r.msg)
+			}
+			if err := json.Unmarshal(r.body, &replies[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, rep := range replies[1:] {
+			if string(rep.Result) != string(replies[0].Result) || !rep.Appended[0].Duplicate || rep.Appended[0].Seq != replies[0].Appended[0].Seq {
+				t.Errorf("%s try %d: %+v %s, first %+v %s", c.subject, i+2, rep.Appended, rep.Result, replies[0].Appended, replies[0].Result)
+			}
+		}
+	}
+	if after, _ := ifcStats(t, nc); after != before+2 {
+		t.Errorf("%d events appended, want 2", after-before)
+	}
+}
