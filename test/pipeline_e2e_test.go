@@ -299,3 +299,34 @@ func TestRetriedCommandIsNotDecidedAgain(t *testing.T) {
 		t.Errorf("%d events appended, want 2", after-before)
 	}
 }
+
+// TestMCPPassesProjectAndIdempotencyKey: MCP tools take project (the
+// request's scope, not an argument of the endpoint) and idempotency_key;
+// a call re-sent with the same key appends once and answers the same.
+func TestMCPPassesProjectAndIdempotencyKey(t *testing.T) {
+	_, nc := ifcServe(t)
+	cs := mcpSession(t, nc)
+	text, isErr := mcpCall(t, cs, "record_outcome", map[string]any{"bead_id": "bd-m", "duration_ms": 1000, "retry_count": 0,
+		"success": true, "project": "web"})
+	if isErr || !strings.Contains(text, `"helpful"`) {
+		t.Fatalf("record_outcome with project: %s", text)
+	}
+	r := pipeReq(t, nc, "lore.api.learning.last_outcome", `{"args":{"bead_id":"bd-m"},"project":"web"}`)
+	if r.code != "" {
+		t.Fatalf("the outcome is not in project web: %s %s", r.code, r.msg)
+	}
+	before, _ := ifcStats(t, nc)
+	args := map[string]any{"endpoint": "phase.complete", "args": map[string]any{"phase": 2}, "idempotency_key": "mcp-phase-2"}
+	first, isErr := mcpCall(t, cs, "call", args)
+	second, isErr2 := mcpCall(t, cs, "call", args)
+	if isErr || isErr2 || !strings.Contains(first, `"mcp-phase-2"`) {
+		t.Fatalf("call with a key: %s / %s", first, second)
+	}
+	var a, b api.CommandReply
+	if json.Unmarshal([]byte(first), &a) != nil || json.Unmarshal([]byte(second), &b) != nil || string(a.Result) != string(b.Result) {
+		t.Errorf("replies differ: %s / %s", first, second)
+	}
+	if after, _ := ifcStats(t, nc); after != before+1 {
+		t.Errorf("%d events appended, want 1", after-before)
+	}
+}
