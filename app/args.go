@@ -22,6 +22,24 @@ import (
 // ("arguments", "request"). Empty input and null leave v unchanged. An
 // error wraps ErrBadRequest.
 func DecodeStrict(raw []byte, v any, what string) error {
+	if err := checkKeys(raw, reflect.TypeOf(v).Elem(), what); err != nil {
+		return err
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %s: %s", ErrBadRequest, what, jsonError(err))
+	}
+	return nil
+}
+
+// checkKeys refuses a JSON object raw with a key that is not a JSON field
+// name of the struct type t (empty input and null pass).
+func checkKeys(raw []byte, t reflect.Type, what string) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -33,7 +51,7 @@ func DecodeStrict(raw []byte, v any, what string) error {
 	if err := json.Unmarshal(raw, &keys); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrBadRequest, what, err)
 	}
-	known := fieldNames(reflect.TypeOf(v).Elem())
+	known := fieldNames(t)
 	var unknown []string
 	for k := range keys {
 		if !known[k] {
@@ -43,11 +61,6 @@ func DecodeStrict(raw []byte, v any, what string) error {
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		return fmt.Errorf("%w: %s: field %q: unknown (accepted: %s)", ErrBadRequest, what, unknown[0], acceptedList(known))
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %s: %s", ErrBadRequest, what, jsonError(err))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/loredev/lore/events"
@@ -115,6 +116,15 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 		}
 	}
 	req.ids = &idSource{key: c.IdempotencyKey}
+	v := e.newArgs()
+	if v == nil {
+		v = &noArgs{}
+	}
+	// Keys first (an unknown key is named whatever else is wrong), then
+	// event data against its schema, then the values into Args.
+	if err := checkKeys(c.Args, reflect.TypeOf(v).Elem(), "arguments"); err != nil {
+		return req, fmt.Errorf("%s: %w", e.Subject(), err)
+	}
 	if e.Data != "" {
 		data, err := req.fields(e.Extras...)
 		if err != nil {
@@ -123,10 +133,6 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 		if _, err := checkData(e.Data, data); err != nil {
 			return req, err
 		}
-	}
-	v := e.newArgs()
-	if v == nil {
-		v = &noArgs{}
 	}
 	if err := decodeArgs(c.Args, v); err != nil {
 		return req, fmt.Errorf("%s: %w", e.Subject(), err)

@@ -59,13 +59,18 @@ type Request struct {
 func (r Request) Bind(v any) error {
 	if r.decoded != nil {
 		dv, sv := reflect.ValueOf(v), reflect.ValueOf(r.decoded)
-		if dv.Type() == sv.Type() {
-			dv.Elem().Set(sv.Elem())
-			return nil
+		if dv.Type() != sv.Type() {
+			return fmt.Errorf("%w: %s bound, the endpoint declares %s", errWiring, dv.Type(), sv.Type())
 		}
+		dv.Elem().Set(sv.Elem())
+		return nil
 	}
 	return decodeArgs(r.Args, v)
 }
+
+// errWiring marks a handler binding a type other than its Endpoint.Args (a
+// bug, API code 500).
+var errWiring = errors.New("app: arguments type differs from Endpoint.Args")
 
 // ErrBadRequest marks input errors (exit code 2, API code 400). Wrap it and
 // name the field.
