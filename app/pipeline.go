@@ -218,6 +218,20 @@ func (p *Pipeline) command(ctx context.Context, e Endpoint, c Call, req Request)
 	}
 	if e.Reply != nil {
 		if reply.Projected {
+			// An event the log held already (a retry within JetStream's
+			// duplicate window) is answered as it was stored.
+			for i, r := range res {
+				if !r.Duplicate {
+					continue
+				}
+				stored, _, ok, err := p.b.Folded(ctx, r.ID)
+				if err != nil {
+					return nil, fmt.Errorf("%s: read the stored event: %w", e.Subject(), err)
+				}
+				if ok {
+					evs[i] = stored
+				}
+			}
 			if result, err = e.Reply(ctx, p.b.Live(), req, evs, result); err != nil {
 				return nil, fmt.Errorf("%s: read back the fold's decision: %w", e.Subject(), err)
 			}
