@@ -75,7 +75,7 @@ func loopReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any)
 	case *events.ExtractRequested:
 		return map[string]any{"requested": true, "loop_id": d.LoopID, "all": d.All}, nil
 	}
-	return nil, fmt.Errorf("event %s: %s is not a loop command's event", evs[0].ID, evs[0].Type)
+	return nil, fmt.Errorf("%w: event %s is a %s, not an event of this command (an idempotency key used for another command?)", ErrConflict, evs[0].ID, evs[0].Type)
 }
 
 func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {

@@ -105,7 +105,7 @@ func payload[T any](ev *events.Event) (*T, error) {
 	}
 	t, ok := any(p).(*T)
 	if !ok {
-		return nil, fmt.Errorf("event %s is a %s, not the event of this command", ev.ID, ev.Type)
+		return nil, fmt.Errorf("%w: event %s is a %s, not an event of this command (an idempotency key used for another command?)", ErrConflict, ev.ID, ev.Type)
 	}
 	return t, nil
 }

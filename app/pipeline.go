@@ -249,6 +249,9 @@ func (p *Pipeline) command(ctx context.Context, e Endpoint, c Call, req Request)
 // a report) computes its result again from the live view; the events it
 // would append are dropped.
 func (p *Pipeline) replay(ctx context.Context, e Endpoint, req Request, first *events.Event, at events.Result) (any, error) {
+	if e.Data != "" && first.Type != e.Data {
+		return nil, fmt.Errorf("%w: field \"idempotency_key\": %q names a %s event, not one of %s", ErrConflict, req.ids.key, first.Type, e.Subject())
+	}
 	evs, res := []*events.Event{first}, []events.Result{at}
 	for n := 2; ; n++ {
 		ev, r, ok, err := p.b.Folded(ctx, fmt.Sprintf("%s.%d", req.ids.key, n))
