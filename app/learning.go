@@ -378,9 +378,6 @@ func learnCmdRecordError(_ context.Context, _ View, req Request) ([]*events.Even
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	if !learning.ValidErrorType(a.ErrorType) {
-		return nil, nil, fmt.Errorf("%w: field \"error_type\": %q is not one of validation, timeout, conflict, tool_failure, unknown", ErrBadRequest, a.ErrorType)
-	}
 	evs, _, err := learnData(req, "error.recorded/v1", a.LearningTime)
 	if err != nil {
 		return nil, nil, err
@@ -437,9 +434,6 @@ func learnCmdRecordFeedback(_ context.Context, _ View, req Request) ([]*events.E
 	var a LearningFeedbackArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
-	}
-	if _, err := learning.ParseFeedbackType("type", a.Type); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	evs, _, err := learnData(req, "feedback.recorded/v1", a.LearningTime)
 	if err != nil {
