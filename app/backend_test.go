@@ -16,7 +16,7 @@ import (
 // events as the appender does (envelope and schema) and folds them at
 // once, deduplicating by event id as JetStream does.
 type memBackend struct {
-	t      *testing.T
+	t      testing.TB
 	st     *projector.Store
 	models []projector.Model
 	seq    uint64
@@ -24,7 +24,7 @@ type memBackend struct {
 	log    []*events.Event
 }
 
-func newMemBackend(t *testing.T, models ...projector.Model) *memBackend {
+func newMemBackend(t testing.TB, models ...projector.Model) *memBackend {
 	t.Helper()
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
 	if err != nil {
