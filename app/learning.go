@@ -321,6 +321,10 @@ type LearningRecorded struct {
 	// back from the learning model once the event is folded; absent while
 	// the reply is pending.
 	Scored *learning.OutcomeView `json:"scored,omitempty"`
+	// Maturity is the pattern's maturity state after the fold (pattern
+	// commands: observe, promote, deprecate, reset), read back at the
+	// event's time.
+	Maturity learning.MaturityState `json:"maturity,omitempty"`
 }
 
 func learnRecorded(evs []*events.Event) LearningRecorded {
@@ -347,9 +351,21 @@ func learnCmdRecordOutcome(_ context.Context, _ View, req Request) ([]*events.Ev
 	return evs, learnRecorded(evs), nil
 }
 
-// learnReplyRecorded is the reply of a recording command: the stored event.
-func learnReplyRecorded(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
-	return learnRecorded(evs), nil
+// learnReplyRecorded is the reply of a recording command: the stored event
+// and, for a pattern, the maturity state the fold left it in.
+func learnReplyRecorded(_ context.Context, v View, _ Request, evs []*events.Event, _ any) (any, error) {
+	res := learnRecorded(evs)
+	ev := evs[0]
+	if k, ok := events.Lookup(ev.Type); ok && k.Aggregate == "pattern" {
+		p, ok, err := learningModel.Pattern(v.Model(learning.ModelName), ev.Project, ev.Subject, ev.Time)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			res.Maturity = p.State
+		}
+	}
+	return res, nil
 }
 
 // learnReplyOutcome reads back how the fold scored the outcome.

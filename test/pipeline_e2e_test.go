@@ -237,8 +237,9 @@ func TestPromoteDeprecatedPatternIsRefusedAtTheDoor(t *testing.T) {
 			t.Fatalf("observe: %s %s", r.code, r.msg)
 		}
 	}
-	if r := pipeReq(t, nc, "lore.api.learning.deprecate", `{"args":{"content":"Split by file type","reason":"conflicts"}}`); r.code != "" {
-		t.Fatalf("deprecate: %s %s", r.code, r.msg)
+	if r := pipeReq(t, nc, "lore.api.learning.deprecate", `{"args":{"content":"Split by file type","reason":"conflicts"}}`); r.code != "" ||
+		!strings.Contains(string(r.body), `"maturity":"deprecated"`) {
+		t.Fatalf("deprecate: %s %s %s", r.code, r.msg, r.body)
 	}
 	before, _ := ifcStats(t, nc)
 	r := pipeReq(t, nc, "lore.api.learning.promote", `{"args":{"content":"Split by file type","reason":"try"}}`)

@@ -151,6 +151,9 @@ func printRecorded(f *Factory) func(app.LearningRecorded) {
 		if r.Scored != nil {
 			fmt.Fprintf(f.Out, "scored %s (%.4f): %s\n", r.Scored.Type, r.Scored.Raw, r.Scored.Reasoning)
 		}
+		if r.Maturity != "" {
+			fmt.Fprintf(f.Out, "maturity %s\n", r.Maturity)
+		}
 	}
 }
 
