@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -378,6 +379,11 @@ func loopStart(_ context.Context, _ View, req Request) ([]*events.Event, any, er
 		id, err := crossloop.NewLoopID(a.Task)
 		if err != nil {
 			return nil, nil, err
+		}
+		if req.ids != nil && req.ids.key != "" {
+			// A retry with the same idempotency key names the same loop.
+			sum := sha256.Sum256([]byte(req.ids.key))
+			id = crossloop.LoopIDWith(a.Task, [4]byte(sum[:4]))
 		}
 		a.LoopID, fill["loop_id"] = id, id
 	}
