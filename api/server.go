@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -13,21 +12,10 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/loredev/lore/app"
-	"github.com/loredev/lore/events"
 )
 
-// Backend is what the API needs from a lore process.
-type Backend interface {
-	// Live is the view of the live read models.
-	Live() app.View
-	// At folds the log into a temporary store up to a time (event time <=
-	// asOf) or a sequence, for audits; release frees it.
-	At(ctx context.Context, asOf *time.Time, atSeq uint64) (v app.View, release func(), err error)
-	// Append stores events (one with optional optimistic concurrency).
-	Append(ctx context.Context, evs []*events.Event, expectLastSeq *uint64) ([]events.Result, error)
-	// WaitFor blocks until the live read models include seq.
-	WaitFor(ctx context.Context, seq uint64) error
-}
+// Backend is what the API serves: app's port to a lore process.
+type Backend = app.Backend
 
 // ServiceName is the micro service name. NB: must not change: clients and
 // `nats micro info lore` use it.
@@ -66,7 +54,7 @@ func Serve(nc *nats.Conn, b Backend, o Options) (micro.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("add service: %w", err)
 	}
-	s := &server{b: b, o: o}
+	s := &server{p: app.NewPipeline(b), o: o}
 	for _, e := range app.Endpoints() {
 		kind := "query"
 		if e.Command != nil {
@@ -84,8 +72,10 @@ func Serve(nc *nats.Conn, b Backend, o Options) (micro.Service, error) {
 	return svc, nil
 }
 
+// server is transport only: wire request → app.Call → app's pipeline,
+// and errors → codes.
 type server struct {
-	b Backend
+	p *app.Pipeline
 	o Options
 }
 
@@ -123,86 +113,10 @@ func respondError(req micro.Request, err error) {
 
 func (s *server) serve(e app.Endpoint, data []byte) (any, error) {
 	var wr Request
-	if len(data) > 0 {
-		if err := json.Unmarshal(data, &wr); err != nil {
-			return nil, fmt.Errorf("%w: request is not JSON {\"args\": ...}: %v", app.ErrBadRequest, err)
-		}
+	if err := app.DecodeStrict(data, &wr, "request"); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
 	defer cancel()
-	areq := app.Request{Now: time.Now().UTC(), Project: wr.Project, Source: wr.Source, Args: wr.Args}
-	if areq.Project == "" {
-		areq.Project = events.DefaultProject
-	}
-	if wr.Now != nil {
-		areq.Now = wr.Now.UTC()
-	}
-	audit := wr.AsOf != nil || wr.AtSeq > 0
-	if audit && e.Command != nil {
-		return nil, fmt.Errorf("%w: as_of/at_seq audit only a query, and %s is a command", app.ErrBadRequest, e.Subject())
-	}
-	view := s.b.Live()
-	if audit {
-		if wr.AsOf != nil && wr.Now == nil {
-			areq.Now = wr.AsOf.UTC()
-		}
-		v, release, err := s.b.At(ctx, wr.AsOf, wr.AtSeq)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		view = v
-	}
-	if e.Query != nil {
-		return e.Query(ctx, view, areq)
-	}
-	evs, result, err := e.Command(ctx, view, areq)
-	if err != nil {
-		return nil, err
-	}
-	reply := CommandReply{Appended: []events.Result{}}
-	if result != nil {
-		raw, err := json.Marshal(result)
-		if err != nil {
-			return nil, fmt.Errorf("encode result: %w", err)
-		}
-		reply.Result = raw
-	}
-	if len(evs) == 0 {
-		reply.Projected = true
-		return reply, nil
-	}
-	for _, ev := range evs {
-		if ev.Source == "" {
-			ev.Source = areq.Source
-		}
-		if ev.Project == "" {
-			ev.Project = areq.Project
-		}
-	}
-	res, err := s.b.Append(ctx, evs, wr.ExpectLastSeq)
-	if err != nil {
-		if errors.Is(err, events.ErrWrongSequence) {
-			return nil, fmt.Errorf("%w: %v", app.ErrConflict, err)
-		}
-		return nil, err
-	}
-	reply.Appended = res
-	if !wr.NoWait {
-		var max uint64
-		for _, r := range res {
-			max = maxU(max, r.Seq)
-		}
-		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-		reply.Projected = s.b.WaitFor(wctx, max) == nil
-		wcancel()
-	}
-	return reply, nil
-}
-
-func maxU(a, b uint64) uint64 {
-	if a > b {
-		return a
-	}
-	return b
+	return s.p.Do(ctx, e, wr.Call())
 }

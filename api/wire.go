@@ -5,7 +5,9 @@
 // Wire format (JSON), on subject lore.api.<group>.<name>:
 //
 //	request:  {"args": {...}, "project": "p", "source": "agent-7",
-//	           "now": RFC3339, "as_of": RFC3339, "at_seq": N}
+//	           "now": RFC3339, "as_of": RFC3339, "at_seq": N,
+//	           "expect_last_seq": N, "no_wait": true, "idempotency_key": "k"}
+//	          (an unknown key is refused with code 400)
 //	reply:    the endpoint's result as JSON, or an error: headers
 //	          Nats-Service-Error-Code (400 bad input, 404 not found,
 //	          409 conflict, 500 failure) and Nats-Service-Error (message),
@@ -38,19 +40,23 @@ type Request struct {
 	// aggregate's last stream sequence (optimistic concurrency; 0 = none yet).
 	ExpectLastSeq *uint64 `json:"expect_last_seq,omitempty"`
 	// NoWait returns as soon as a command's events are stored, without
-	// waiting for them to be projected.
+	// waiting for them to be projected (the reply is then "pending").
 	NoWait bool `json:"no_wait,omitempty"`
+	// IdempotencyKey names a command's events (the first event's id is the
+	// key, the n-th "<key>.<n>"): a command re-sent with the same key, for
+	// instance after a lost reply, appends nothing new and replies the
+	// fold's decision. 1-100 characters, no spaces.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// Call is the app call the request makes.
+func (r Request) Call() app.Call {
+	return app.Call{Args: r.Args, Project: r.Project, Source: r.Source, Now: r.Now, AsOf: r.AsOf,
+		AtSeq: r.AtSeq, ExpectLastSeq: r.ExpectLastSeq, NoWait: r.NoWait, IdempotencyKey: r.IdempotencyKey}
 }
 
 // CommandReply is the reply of every command endpoint.
-type CommandReply struct {
-	// Appended says where each event was stored.
-	Appended []events.Result `json:"appended"`
-	// Projected is true when the read models include the events.
-	Projected bool `json:"projected"`
-	// Result is the endpoint's own result (for instance a new entry's id).
-	Result json.RawMessage `json:"result,omitempty"`
-}
+type CommandReply = app.CommandReply
 
 // Error is an endpoint's error as the client sees it.
 type Error struct {

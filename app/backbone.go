@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/loredev/lore/events"
@@ -10,8 +9,7 @@ import (
 )
 
 func init() {
-	RegisterModel(eventlog.Model{})
-	Register(Endpoint{Group: "record", Name: "event", Command: recordEvents,
+	Register(Endpoint{Group: "record", Name: "event", Command: recordEvents, Args: RecordArgs{},
 		Doc: "append events: args is one event envelope, or {\"events\": [envelope, ...]}; each is validated against its schema"})
 	Register(Endpoint{Group: "audit", Name: "stats", Query: auditStats,
 		Doc: "events folded into the read models, by type and project, and the hash chain of the log"})
@@ -19,31 +17,28 @@ func init() {
 		Doc: "the event catalogue: every type, its aggregate and what it means"})
 }
 
-// RecordArgs is one event or a list of them.
+// RecordArgs is one event envelope, or a list of them in "events" (not
+// both).
 type RecordArgs struct {
-	Events []*events.Event `json:"events"`
+	*events.Event
+	Events []*events.Event `json:"events,omitempty"`
 }
 
-// recordEvents returns the caller's events for the runtime to validate and
-// append; the request's project and source fill the envelopes that lack them.
+// recordEvents returns the caller's events for the pipeline to append (the
+// appender validates each against its schema); the request's project and
+// source fill the envelopes that lack them, an id is assigned to those
+// without one (from the idempotency key when given).
 func recordEvents(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
-	var probe struct {
-		Events json.RawMessage `json:"events"`
+	var a RecordArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
 	}
-	if err := json.Unmarshal(req.Args, &probe); err != nil {
-		return nil, nil, fmt.Errorf("%w: event: %v", ErrBadRequest, err)
-	}
-	var evs []*events.Event
-	if probe.Events != nil {
-		if err := json.Unmarshal(probe.Events, &evs); err != nil {
-			return nil, nil, fmt.Errorf("%w: field \"events\": %v", ErrBadRequest, err)
-		}
-	} else {
-		var ev events.Event
-		if err := json.Unmarshal(req.Args, &ev); err != nil {
-			return nil, nil, fmt.Errorf("%w: event: %v", ErrBadRequest, err)
-		}
-		evs = []*events.Event{&ev}
+	evs := a.Events
+	switch {
+	case a.Event != nil && a.Events != nil:
+		return nil, nil, fmt.Errorf("%w: field \"events\": give one envelope or a list in events, not both", ErrBadRequest)
+	case a.Event != nil:
+		evs = []*events.Event{a.Event}
 	}
 	if len(evs) == 0 {
 		return nil, nil, fmt.Errorf("%w: field \"events\": no event given", ErrBadRequest)
@@ -57,6 +52,9 @@ func recordEvents(_ context.Context, _ View, req Request) ([]*events.Event, any,
 		}
 		if ev.Source == "" {
 			ev.Source = req.Source
+		}
+		if ev.ID == "" {
+			ev.ID = req.eventID(req.Now)
 		}
 	}
 	return evs, nil, nil

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -30,25 +31,94 @@ func crossloopEmbedder() crossloop.Embedder {
 }
 
 func init() {
-	RegisterModel(crossloopModel)
-	cl := func(name, doc string, q QueryFunc) {
-		Register(Endpoint{Group: "patterns", Name: name, Doc: doc, Query: q})
+	cl := func(name, doc string, args any, q QueryFunc) {
+		Register(Endpoint{Group: "patterns", Name: name, Doc: doc, Args: args, Query: q})
 	}
-	cc := func(group, name, doc string, c CommandFunc) {
-		Register(Endpoint{Group: group, Name: name, Doc: doc, Command: c})
+	cc := func(group, name, doc string, args any, c CommandFunc) {
+		Register(Endpoint{Group: group, Name: name, Doc: doc, Args: args, Command: c})
 	}
-	cl("list", "list registry patterns (type, success-rate bounds, source loop, tag)", patternsList)
-	cl("show", "one pattern with its effectiveness and lineage", patternsShow)
-	cl("metrics", "cross-loop effectiveness metrics and per-loop impact", patternsMetrics)
-	cl("export", "the registry as a shared-patterns document", patternsExport)
-	cc("patterns", "inject", "rank patterns for a task or loop; records the injection on the loop", patternsInject)
-	cc("patterns", "prune", "archive low-success or unused patterns under the month (dry_run: plan only)", patternsPrune)
-	cc("patterns", "import", "import a shared-patterns document", patternsImport)
-	cc("patterns", "extract", "extract patterns from a completed loop or all completed loops", patternsExtract)
-	cc("loop", "start", "start a loop (generates its id when absent)", loopStart)
-	cc("loop", "iterate", "record one loop iteration", loopIterate)
-	cc("loop", "complete", "complete a loop; patterns are extracted", loopComplete)
-	cc("loop", "apply", "record that a loop applied a pattern", loopApply)
+	// data registers a command whose arguments are the data of its event.
+	data := func(group, name, doc, typ string, args any, c CommandFunc) {
+		Register(Endpoint{Group: group, Name: name, Doc: doc, Args: args, Data: typ, Command: c, Reply: loopReply})
+	}
+	cl("list", "list registry patterns (type, success-rate bounds, source loop, tag)", crossloop.ListFilter{}, patternsList)
+	cl("show", "one pattern with its effectiveness and lineage", PatternIDArgs{}, patternsShow)
+	cl("metrics", "cross-loop effectiveness metrics and per-loop impact", nil, patternsMetrics)
+	cl("export", "the registry as a shared-patterns document", nil, patternsExport)
+	cc("patterns", "inject", "rank patterns for a task or loop; records the injection on the loop", InjectArgs{}, patternsInject)
+	cc("patterns", "prune", "archive low-success or unused patterns under the month (dry_run: plan only)", PruneArgs{}, patternsPrune)
+	Register(Endpoint{Group: "patterns", Name: "import", Doc: "import a shared-patterns document", Args: PatternsImportArgs{},
+		Command: patternsImport, Reply: patternsImportReply})
+	data("patterns", "extract", "extract patterns from a completed loop or all completed loops", "registry.extract_requested/v1", events.ExtractRequested{}, patternsExtract)
+	Register(Endpoint{Group: "loop", Name: "start", Doc: "start a loop (generates its id when absent)", Args: events.LoopStarted{},
+		Command: loopStart, Reply: loopReply})
+	data("loop", "iterate", "record one loop iteration", "loop.iteration/v1", events.LoopIteration{}, loopIterate)
+	data("loop", "complete", "complete a loop; patterns are extracted", "loop.completed/v1", events.LoopCompleted{}, loopComplete)
+	data("loop", "apply", "record that a loop applied a pattern", "pattern.applied/v1", events.PatternApplied{}, loopApply)
+}
+
+// loopReply is the reply of a loop command (and of patterns.extract),
+// from the stored event.
+func loopReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	p, err := events.DecodeData(evs[0])
+	if err != nil {
+		return nil, err
+	}
+	switch d := p.(type) {
+	case *events.LoopStarted:
+		return map[string]any{"loop_id": d.LoopID}, nil
+	case *events.LoopIteration:
+		return map[string]any{"loop_id": d.LoopID, "iteration": d.Iteration}, nil
+	case *events.LoopCompleted:
+		return map[string]any{"loop_id": d.LoopID, "outcome": d.Outcome}, nil
+	case *events.PatternApplied:
+		return map[string]any{"loop_id": d.LoopID, "pattern_id": d.PatternID, "success": d.Success}, nil
+	case *events.ExtractRequested:
+		return map[string]any{"requested": true, "loop_id": d.LoopID, "all": d.All}, nil
+	}
+	return nil, fmt.Errorf("%w: event %s is a %s, not an event of this command (an idempotency key used for another command?)", ErrConflict, evs[0].ID, evs[0].Type)
+}
+
+func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	n := 0
+	for _, ev := range evs {
+		p, err := events.DecodeData(ev)
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := p.(*events.RegistryImported); ok {
+			n += len(d.Patterns)
+		}
+	}
+	return map[string]any{"patterns": n, "events": len(evs)}, nil
+}
+
+// PatternIDArgs name a registry pattern.
+type PatternIDArgs struct {
+	ID string `json:"id"`
+}
+
+// PatternsImportArgs are the arguments of patterns.import.
+type PatternsImportArgs struct {
+	Document json.RawMessage `json:"document"`
+	Type     string          `json:"type,omitempty"` // for a per-type file
+	Source   string          `json:"source,omitempty"`
+}
+
+// clData builds the event of a command whose arguments are its data, as
+// sent (see dataEvent).
+func clData(req Request, typ string, fill map[string]any) (*events.Event, error) {
+	data, err := req.fields()
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range fill {
+		if err := setDefault(data, k, v); err != nil {
+			return nil, err
+		}
+	}
+	ev, _, err := dataEvent(req, typ, req.Project, req.Now, data)
+	return ev, err
 }
 
 func clReader(v View) crossloop.Reader { return v.Model(crossloop.ModelName) }
@@ -81,9 +151,7 @@ type ShowResult struct {
 }
 
 func patternsShow(_ context.Context, v View, req Request) (any, error) {
-	var a struct {
-		ID string `json:"id"`
-	}
+	var a PatternIDArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
@@ -182,7 +250,7 @@ func patternsInject(ctx context.Context, v View, req Request) ([]*events.Event, 
 	for i, r := range rs {
 		ids[i] = r.Pattern.ID
 	}
-	ev, err := events.New("loop.injected/v1", req.Project, req.Source, req.Now, &events.LoopInjected{LoopID: a.LoopID, PatternIDs: ids})
+	ev, err := req.newEvent("loop.injected/v1", req.Project, req.Now, &events.LoopInjected{LoopID: a.LoopID, PatternIDs: ids})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -236,7 +304,7 @@ func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any
 	for _, c := range plan {
 		d.Patterns = append(d.Patterns, events.PrunedPattern{PatternID: c.PatternID, Reason: c.Reason})
 	}
-	ev, err := events.New("registry.pruned/v1", req.Project, req.Source, req.Now, d)
+	ev, err := req.newEvent("registry.pruned/v1", req.Project, req.Now, d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -247,11 +315,7 @@ func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any
 const importChunk = 200
 
 func patternsImport(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
-	var a struct {
-		Document json.RawMessage `json:"document"`
-		Type     string          `json:"type,omitempty"` // for a per-type file
-		Source   string          `json:"source,omitempty"`
-	}
+	var a PatternsImportArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
@@ -269,7 +333,7 @@ func patternsImport(_ context.Context, _ View, req Request) ([]*events.Event, an
 			}
 			d.Patterns = append(d.Patterns, raw)
 		}
-		ev, err := events.New("registry.imported/v1", req.Project, req.Source, req.Now, d)
+		ev, err := req.newEvent("registry.imported/v1", req.Project, req.Now, d)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -295,7 +359,7 @@ func patternsExtract(_ context.Context, v View, req Request) ([]*events.Event, a
 			return nil, nil, fmt.Errorf("%w: loop %q has not completed", ErrConflict, a.LoopID)
 		}
 	}
-	ev, err := events.New("registry.extract_requested/v1", req.Project, req.Source, req.Now, &a)
+	ev, err := clData(req, "registry.extract_requested/v1", nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -310,17 +374,23 @@ func loopStart(_ context.Context, _ View, req Request) ([]*events.Event, any, er
 	if strings.TrimSpace(a.Task) == "" {
 		return nil, nil, badField("task", errors.New("is required"))
 	}
+	fill := map[string]any{}
 	if a.LoopID == "" {
 		id, err := crossloop.NewLoopID(a.Task)
 		if err != nil {
 			return nil, nil, err
 		}
-		a.LoopID = id
+		if req.ids != nil && req.ids.key != "" {
+			// A retry with the same idempotency key names the same loop.
+			sum := sha256.Sum256([]byte(req.ids.key))
+			id = crossloop.LoopIDWith(a.Task, [4]byte(sum[:4]))
+		}
+		a.LoopID, fill["loop_id"] = id, id
 	}
-	if a.Agent == "" {
-		a.Agent = req.Source
+	if a.Agent == "" && req.Source != "" {
+		fill["agent"] = req.Source
 	}
-	ev, err := events.New("loop.started/v1", req.Project, req.Source, req.Now, &a)
+	ev, err := clData(req, "loop.started/v1", fill)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -332,7 +402,7 @@ func loopIterate(_ context.Context, _ View, req Request) ([]*events.Event, any, 
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	ev, err := events.New("loop.iteration/v1", req.Project, req.Source, req.Now, &a)
+	ev, err := clData(req, "loop.iteration/v1", nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -344,7 +414,7 @@ func loopComplete(_ context.Context, _ View, req Request) ([]*events.Event, any,
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	ev, err := events.New("loop.completed/v1", req.Project, req.Source, req.Now, &a)
+	ev, err := clData(req, "loop.completed/v1", nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -361,7 +431,7 @@ func loopApply(_ context.Context, v View, req Request) ([]*events.Event, any, er
 	} else if !ok {
 		return nil, nil, fmt.Errorf("%w: pattern %q", ErrNotFound, a.PatternID)
 	}
-	ev, err := events.New("pattern.applied/v1", req.Project, req.Source, req.Now, &a)
+	ev, err := clData(req, "pattern.applied/v1", nil)
 	if err != nil {
 		return nil, nil, err
 	}

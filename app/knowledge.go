@@ -19,29 +19,166 @@ import (
 var knowledgeModel = knowledge.New()
 
 func init() {
-	RegisterModel(knowledgeModel)
-	q := func(name, doc string, fn QueryFunc) {
-		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Query: fn})
+	q := func(name, doc string, args any, fn QueryFunc) {
+		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Args: args, Query: fn})
 	}
-	c := func(name, doc string, fn CommandFunc) {
-		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Command: fn})
+	c := func(name, doc string, args any, fn CommandFunc) {
+		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Args: args, Command: fn})
 	}
-	q("list", "list knowledge entries (swarm of a project and hive); quarantined and archived ones on request", knowledgeList)
-	q("show", "one knowledge entry by id or unique id prefix, with its health", knowledgeShow)
-	q("rejected", "the rejected read model: refused submissions and quarantine fingerprints", knowledgeRejected)
-	q("stats", "counts of knowledge entries by tier and status", knowledgeStats)
-	q("export", "entries (or rejected lessons) in opencode-swarm's JSONL shape", knowledgeExport)
-	q("config", "the knowledge.* configuration in force", knowledgeConfig)
-	c("add", "submit a lesson; returns whether it is new, reinforces an entry, or is rejected (and kept)", knowledgeAdd)
-	c("quarantine", "hide an entry (id or unique prefix) from queries and injection, with a reason", knowledgeQuarantine)
-	c("restore", "restore a quarantined entry after re-validation", knowledgeRestore)
-	c("promote", "promote new text, or a swarm entry by id, to the hive", knowledgePromote)
-	c("curate", "curation pass of a project: lifecycle steps, hive promotion checks, health report", knowledgeCurate)
-	c("import", "import parsed entries (knowledge.jsonl, shared-learnings.jsonl, rejected files, context.md); idempotent", knowledgeImport)
-	c("inject", "the budgeted knowledge block for a task at a context headroom; records what was shown", knowledgeInject)
-	c("outcome", "record what an agent made of an entry it was shown: applied, helpful or harmful", knowledgeOutcome)
-	c("configure", "set knowledge.* configuration keys (over the defaults) for every replica", knowledgeConfigure)
-	Register(Endpoint{Group: "phase", Name: "complete", Doc: "a phase of a project completed: knowledge sweep and hive promotion checks", Command: phaseComplete})
+	q("list", "list knowledge entries (swarm of a project and hive); quarantined and archived ones on request", knowledge.ListOptions{}, knowledgeList)
+	q("show", "one knowledge entry by id or unique id prefix, with its health", KnowledgeIDArgs{}, knowledgeShow)
+	q("rejected", "the rejected read model: refused submissions and quarantine fingerprints", KnowledgeRejectedArgs{}, knowledgeRejected)
+	q("stats", "counts of knowledge entries by tier and status", KnowledgeProjectArgs{}, knowledgeStats)
+	q("export", "entries (or rejected lessons) in opencode-swarm's JSONL shape", KnowledgeExportArgs{}, knowledgeExport)
+	q("config", "the knowledge.* configuration in force", nil, knowledgeConfig)
+	q("submission", "what the fold decided for one submission (its event id): added, reinforced or rejected", KnowledgeEventArgs{}, knowledgeSubmission)
+	Register(Endpoint{Group: "knowledge", Name: "add", Doc: "submit a lesson; replies what the fold decided: a new entry, a reinforced one, or rejected (and kept) with the reason",
+		Args: events.KnowledgeSubmitted{}, Data: "knowledge.submitted/v1", Command: knowledgeAdd, Reply: knowledgeAddReply})
+	cr := func(name, doc string, args any, fn CommandFunc, reply ReplyFunc) {
+		Register(Endpoint{Group: "knowledge", Name: name, Doc: doc, Args: args, Command: fn, Reply: reply})
+	}
+	cr("quarantine", "hide an entry (id or unique prefix) from queries and injection, with a reason", KnowledgeReasonArgs{}, knowledgeQuarantine, kReplyStatus)
+	cr("restore", "restore a quarantined entry after re-validation", KnowledgeReasonArgs{}, knowledgeRestore, kReplyStatus)
+	cr("promote", "promote new text, or a swarm entry by id, to the hive", events.KnowledgePromoted{}, knowledgePromote, kReplyPromoted)
+	c("curate", "curation pass of a project: lifecycle steps, hive promotion checks, health report", KnowledgeProjectArgs{}, knowledgeCurate)
+	c("import", "import parsed entries (knowledge.jsonl, shared-learnings.jsonl, rejected files, context.md); idempotent", KnowledgeImportArgs{}, knowledgeImport)
+	c("inject", "the budgeted knowledge block for a task at a context headroom; records what was shown", KnowledgeInjectArgs{}, knowledgeInject)
+	cr("outcome", "record what an agent made of an entry it was shown: applied, helpful or harmful", KnowledgeOutcomeArgs{}, knowledgeOutcome, kReplyOutcome)
+	cr("configure", "set knowledge.* configuration keys (over the defaults) for every replica", KnowledgeConfigureArgs{}, knowledgeConfigure, kReplyConfigured)
+	Register(Endpoint{Group: "phase", Name: "complete", Doc: "a phase of a project completed: knowledge sweep and hive promotion checks",
+		Args: events.PhaseCompleted{}, Data: "phase.completed/v1", Command: phaseComplete, Reply: phaseReply})
+}
+
+// KnowledgeIDArgs name an entry by id or unique id prefix.
+type KnowledgeIDArgs struct {
+	ID string `json:"id"`
+}
+
+// KnowledgeReasonArgs name an entry and say why.
+type KnowledgeReasonArgs struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// KnowledgeProjectArgs name a project (the request's when empty).
+type KnowledgeProjectArgs struct {
+	Project string `json:"project,omitempty"`
+}
+
+// KnowledgeRejectedArgs are the arguments of knowledge.rejected.
+type KnowledgeRejectedArgs struct {
+	Project     string `json:"project,omitempty"`
+	AllProjects bool   `json:"all_projects,omitempty"`
+	Limit       int    `json:"limit,omitempty"`
+}
+
+// KnowledgeExportArgs are the arguments of knowledge.export.
+type KnowledgeExportArgs struct {
+	Tier     string `json:"tier,omitempty"`
+	Project  string `json:"project,omitempty"`
+	Rejected bool   `json:"rejected,omitempty"`
+	All      bool   `json:"all,omitempty"`
+}
+
+// KnowledgeEventArgs name a submission by its event id.
+type KnowledgeEventArgs struct {
+	EventID string `json:"event_id"`
+}
+
+// KnowledgeOutcomeArgs are the arguments of knowledge.outcome.
+type KnowledgeOutcomeArgs struct {
+	ID          string `json:"id"`
+	Outcome     string `json:"outcome"`
+	InjectionID string `json:"injection_id,omitempty"`
+}
+
+// KnowledgeConfigureArgs are the arguments of knowledge.configure.
+type KnowledgeConfigureArgs struct {
+	Config json.RawMessage `json:"config"`
+}
+
+// payload decodes the data of a stored event into its Go type.
+func payload[T any](ev *events.Event) (*T, error) {
+	p, err := events.DecodeData(ev)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := any(p).(*T)
+	if !ok {
+		return nil, fmt.Errorf("%w: event %s is a %s, not an event of this command (an idempotency key used for another command?)", ErrConflict, ev.ID, ev.Type)
+	}
+	return t, nil
+}
+
+// kReplyStatus reads back the status the fold gave the entry.
+func kReplyStatus(_ context.Context, v View, _ Request, evs []*events.Event, _ any) (any, error) {
+	var id string
+	switch evs[0].Type {
+	case "knowledge.quarantined/v1":
+		d, err := payload[events.KnowledgeQuarantined](evs[0])
+		if err != nil {
+			return nil, err
+		}
+		id = d.EntryID
+	default:
+		d, err := payload[events.KnowledgeRestored](evs[0])
+		if err != nil {
+			return nil, err
+		}
+		id = d.EntryID
+	}
+	e, err := kFind(v, id)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"id": e.ID, "status": e.Status}, nil
+}
+
+func kReplyPromoted(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.KnowledgePromoted](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"hive_id": kHiveID(d, evs[0].ID), "route": knowledge.RouteManual}, nil
+}
+
+// kHiveID is the id of the hive entry a manual promotion makes.
+func kHiveID(d *events.KnowledgePromoted, eventID string) string {
+	if d.EntryID != "" {
+		return knowledge.HiveIDFor(d.EntryID)
+	}
+	return knowledge.ManualHiveID(eventID)
+}
+
+func kReplyOutcome(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.KnowledgeOutcome](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"id": d.EntryID, "outcome": d.Outcome}, nil
+}
+
+func kReplyConfigured(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.KnowledgeConfigured](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return knowledge.ParseConfig(d.Config)
+}
+
+func phaseReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.PhaseCompleted](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"project": orDefault(d.Project, evs[0].Project), "phase": d.Phase, "event_id": evs[0].ID}, nil
+}
+
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
 }
 
 func kreader(v View) projector.Reader { return v.Model(knowledge.ModelName) }
@@ -50,14 +187,12 @@ func kconfig(v View) (knowledge.Config, error) {
 	return knowledge.LoadConfig(kreader(v), knowledge.DefaultConfig())
 }
 
+// kProject is the project an argument names, else the request's.
 func kProject(req Request, arg string) string {
-	switch {
-	case arg != "":
+	if arg != "" {
 		return arg
-	case req.Project != "":
-		return req.Project
 	}
-	return events.DefaultProject
+	return req.Project
 }
 
 // kFind resolves an id or unique prefix, mapping errors to API classes.
@@ -76,7 +211,7 @@ func kFind(v View, id string) (*knowledge.Entry, error) {
 }
 
 func kEvent(req Request, typ, project string, p events.Payload) (*events.Event, error) {
-	return events.New(typ, project, req.Source, req.Now, p)
+	return req.newEvent(typ, project, req.Now, p)
 }
 
 func knowledgeList(_ context.Context, v View, req Request) (any, error) {
@@ -98,9 +233,7 @@ type KnowledgeEntryView struct {
 }
 
 func knowledgeShow(_ context.Context, v View, req Request) (any, error) {
-	var a struct {
-		ID string `json:"id"`
-	}
+	var a KnowledgeIDArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
@@ -116,11 +249,7 @@ func knowledgeShow(_ context.Context, v View, req Request) (any, error) {
 }
 
 func knowledgeRejected(_ context.Context, v View, req Request) (any, error) {
-	var a struct {
-		Project     string `json:"project"`
-		AllProjects bool   `json:"all_projects"`
-		Limit       int    `json:"limit"`
-	}
+	var a KnowledgeRejectedArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
@@ -132,9 +261,7 @@ func knowledgeRejected(_ context.Context, v View, req Request) (any, error) {
 }
 
 func knowledgeStats(_ context.Context, v View, req Request) (any, error) {
-	var a struct {
-		Project string `json:"project"`
-	}
+	var a KnowledgeProjectArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
@@ -148,12 +275,7 @@ type KnowledgeExportResult struct {
 }
 
 func knowledgeExport(_ context.Context, v View, req Request) (any, error) {
-	var a struct {
-		Tier     string `json:"tier"`
-		Project  string `json:"project"`
-		Rejected bool   `json:"rejected"`
-		All      bool   `json:"all"`
-	}
+	var a KnowledgeExportArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
@@ -194,19 +316,23 @@ func knowledgeExport(_ context.Context, v View, req Request) (any, error) {
 
 func knowledgeConfig(_ context.Context, v View, _ Request) (any, error) { return kconfig(v) }
 
-// KnowledgeAddResult predicts what the fold will make of a submission (the fold
-// decides; a concurrent change can make it differ).
+// KnowledgeAddResult is the reply of knowledge.add: the fold's decision on
+// the submission, read back from the knowledge model once folded
+// (Outcome "pending" while it is not).
 type KnowledgeAddResult struct {
 	ID          string            `json:"id"`
 	EventID     string            `json:"event_id"`
-	Outcome     string            `json:"outcome"` // added | reinforced | rejected
+	Outcome     string            `json:"outcome"` // added | reinforced | rejected | pending
 	DuplicateOf string            `json:"duplicate_of,omitempty"`
 	Layer       int               `json:"layer,omitempty"`
 	Reason      string            `json:"reason,omitempty"`
 	Warnings    []knowledge.Issue `json:"warnings,omitempty"`
 }
 
-func knowledgeAdd(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+// OutcomePending marks a reply whose fold decision is not read back yet.
+const OutcomePending = "pending"
+
+func knowledgeAdd(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
 	var d events.KnowledgeSubmitted
 	if err := req.Bind(&d); err != nil {
 		return nil, nil, err
@@ -214,71 +340,59 @@ func knowledgeAdd(_ context.Context, v View, req Request) ([]*events.Event, any,
 	if d.Import != nil {
 		return nil, nil, fmt.Errorf("%w: field \"import\": use knowledge.import", ErrBadRequest)
 	}
-	d.Project = kProject(req, d.Project)
-	if d.Source == "" {
-		d.Source = req.Source
-	}
-	ev, err := kEvent(req, "knowledge.submitted/v1", d.Project, &d)
+	data, err := req.fields()
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := kPredict(v, ev, &d)
-	return []*events.Event{ev}, res, err
+	if req.Source != "" {
+		if err := setDefault(data, "source", req.Source); err != nil {
+			return nil, nil, err
+		}
+	}
+	project := kProject(req, d.Project)
+	ev, p, err := dataEvent(req, "knowledge.submitted/v1", project, req.Now, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := KnowledgeAddResult{ID: knowledge.SubmissionID(ev.ID, project, p.(*events.KnowledgeSubmitted)), EventID: ev.ID, Outcome: OutcomePending}
+	return []*events.Event{ev}, res, nil
 }
 
-func kPredict(v View, ev *events.Event, d *events.KnowledgeSubmitted) (KnowledgeAddResult, error) {
-	out := KnowledgeAddResult{ID: knowledge.SubmissionID(ev.ID, d.Project, d), EventID: ev.ID, Outcome: "added"}
-	cfg, err := kconfig(v)
+// knowledgeAddReply reads back what the fold decided for the submission.
+func knowledgeAddReply(_ context.Context, v View, _ Request, evs []*events.Event, result any) (any, error) {
+	res, _ := result.(KnowledgeAddResult)
+	d, ok, err := knowledge.DecisionOf(kreader(v), evs[0].ID)
+	if err != nil || !ok {
+		return res, err
+	}
+	return kAddResult(d), nil
+}
+
+func kAddResult(d *knowledge.Decision) KnowledgeAddResult {
+	return KnowledgeAddResult{ID: d.ID, EventID: d.EventID, Outcome: d.Outcome, DuplicateOf: d.DuplicateOf,
+		Layer: d.Layer, Reason: d.Reason, Warnings: d.Warnings}
+}
+
+func knowledgeSubmission(_ context.Context, v View, req Request) (any, error) {
+	var a KnowledgeEventArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	if a.EventID == "" {
+		return nil, fmt.Errorf("%w: field \"event_id\": is required", ErrBadRequest)
+	}
+	d, ok, err := knowledge.DecisionOf(kreader(v), a.EventID)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	var pool []*knowledge.Entry
-	if d.Tier == knowledge.TierHive {
-		pool, err = knowledge.HiveEntries(kreader(v))
-	} else {
-		pool, err = knowledge.SwarmEntries(kreader(v), d.Project)
+	if !ok {
+		return nil, fmt.Errorf("%w: no submission folded with event id %q", ErrNotFound, a.EventID)
 	}
-	if err != nil {
-		return out, err
-	}
-	var ex []knowledge.Existing
-	for _, e := range pool {
-		if e.Active() {
-			ex = append(ex, knowledge.Existing{Text: e.Lesson, Tags: e.Tags})
-		}
-	}
-	scope, conf := d.Scope, 0.5
-	if scope == "" {
-		scope = "global"
-	}
-	if d.Confidence != nil {
-		conf = *d.Confidence
-	}
-	if cfg.ValidationEnabled {
-		r := knowledge.Validate(d.Lesson, ex, knowledge.Meta{Category: d.Category, Scope: scope, Confidence: conf, Tags: d.Tags})
-		out.Warnings = r.Warnings
-		if !r.Valid {
-			out.Outcome, out.Layer, out.Reason = "rejected", r.Layer, r.Reason
-			return out, nil
-		}
-	}
-	for _, e := range pool {
-		if !knowledge.Removed(e) && knowledge.NearDuplicate(d.Lesson, e.Lesson, cfg.DedupThreshold) {
-			out.Outcome, out.DuplicateOf = "reinforced", e.ID
-			if e.Status == knowledge.StatusQuarantined {
-				out.Outcome, out.Layer, out.Reason = "rejected", knowledge.LayerSemantic, "near-duplicate of quarantined entry "+e.ID
-			}
-			break
-		}
-	}
-	return out, nil
+	return kAddResult(d), nil
 }
 
 func knowledgeQuarantine(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a struct {
-		ID     string `json:"id"`
-		Reason string `json:"reason"`
-	}
+	var a KnowledgeReasonArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
@@ -298,10 +412,7 @@ func knowledgeQuarantine(_ context.Context, v View, req Request) ([]*events.Even
 }
 
 func knowledgeRestore(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a struct {
-		ID     string `json:"id"`
-		Reason string `json:"reason"`
-	}
+	var a KnowledgeReasonArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
@@ -369,17 +480,11 @@ func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, 
 	if err != nil {
 		return nil, nil, err
 	}
-	hid := knowledge.ManualHiveID(ev.ID)
-	if a.EntryID != "" {
-		hid = knowledge.HiveIDFor(a.EntryID)
-	}
-	return []*events.Event{ev}, map[string]string{"hive_id": hid, "route": knowledge.RouteManual}, nil
+	return []*events.Event{ev}, map[string]string{"hive_id": kHiveID(&a, ev.ID), "route": knowledge.RouteManual}, nil
 }
 
 func knowledgeCurate(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a struct {
-		Project string `json:"project"`
-	}
+	var a KnowledgeProjectArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
@@ -414,6 +519,13 @@ func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, a
 		return nil, nil, err
 	}
 	a.Project = kProject(req, a.Project)
+	// Each submission is validated as sent (see dataEvent).
+	var raw struct {
+		Submissions []map[string]json.RawMessage `json:"submissions"`
+	}
+	if err := json.Unmarshal(req.Args, &raw); err != nil {
+		return nil, nil, fmt.Errorf("%w: field \"submissions\": %v", ErrBadRequest, err)
+	}
 	var evs []*events.Event
 	var res KnowledgeImportResult
 	for i := range a.Submissions {
@@ -432,10 +544,15 @@ func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, a
 			res.Existing++
 			continue
 		}
-		ev, err := kEvent(req, "knowledge.submitted/v1", d.Project, d)
-		if err != nil {
+		data := raw.Submissions[i]
+		if err := setDefault(data, "project", d.Project); err != nil {
 			return nil, nil, err
 		}
+		ev, _, err := dataEvent(req, "knowledge.submitted/v1", d.Project, req.Now, data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("submissions[%d]: %w", i, err)
+		}
+		// Named by content: importing the same entry again appends nothing.
 		ev.ID = knowledge.ImportEventID(d.Import.Format, d.Project, d.Import.Digest)
 		evs = append(evs, ev)
 	}
@@ -504,11 +621,7 @@ func kTruncate(s string, n int) string {
 }
 
 func knowledgeOutcome(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a struct {
-		ID          string `json:"id"`
-		Outcome     string `json:"outcome"`
-		InjectionID string `json:"injection_id"`
-	}
+	var a KnowledgeOutcomeArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
@@ -530,9 +643,7 @@ func knowledgeOutcome(_ context.Context, v View, req Request) ([]*events.Event, 
 }
 
 func knowledgeConfigure(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
-	var a struct {
-		Config json.RawMessage `json:"config"`
-	}
+	var a KnowledgeConfigureArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
@@ -559,13 +670,14 @@ func phaseComplete(_ context.Context, _ View, req Request) ([]*events.Event, any
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	if a.Phase < 1 {
-		return nil, nil, fmt.Errorf("%w: field \"phase\": must be >= 1", ErrBadRequest)
-	}
-	a.Project = kProject(req, a.Project)
-	ev, err := kEvent(req, "phase.completed/v1", a.Project, &a)
+	data, err := req.fields()
 	if err != nil {
 		return nil, nil, err
 	}
-	return []*events.Event{ev}, map[string]any{"project": a.Project, "phase": a.Phase, "event_id": ev.ID}, nil
+	project := kProject(req, a.Project)
+	ev, _, err := dataEvent(req, "phase.completed/v1", project, req.Now, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, map[string]any{"project": project, "phase": a.Phase, "event_id": ev.ID}, nil
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -27,44 +28,36 @@ var learningModel = func() *learning.Model {
 func LearningModel() *learning.Model { return learningModel }
 
 func init() {
-	RegisterModel(learningModel)
-	q := func(name, doc string, fn QueryFunc) {
-		Register(Endpoint{Group: "learning", Name: name, Doc: doc, Query: fn})
+	q := func(name, doc string, args any, fn QueryFunc) {
+		Register(Endpoint{Group: "learning", Name: name, Doc: doc, Args: args, Query: fn})
 	}
-	c := func(name, doc string, fn CommandFunc) {
-		Register(Endpoint{Group: "learning", Name: name, Doc: doc, Command: fn})
+	c := func(e Endpoint) {
+		e.Group = "learning"
+		Register(e)
 	}
-	q("weights", "criterion weights at now (decayed helpful vs harmful), optionally one criterion", learnQueryWeights)
-	q("criterion", "one criterion's weight and why it is what it is", learnQueryCriterion)
-	q("patterns", "decomposition patterns with their maturity at now, optionally of one state", learnQueryPatterns)
-	q("pattern", "one pattern (by id or content): maturity, decayed counts, observations and why", learnQueryPattern)
-	q("anti_patterns", "anti-patterns and their prompt block (formatAntiPatternsForPrompt)", learnQueryAntiPatterns)
-	q("decomposition_prompt", "decomposition prompt block: patterns by maturity, proven ones, exclusions, anti-patterns", learnQueryDecomposition)
-	q("error_context", "a bead's previous errors as markdown for a retry prompt", learnQueryErrorContext)
-	q("error_stats", "a bead's error counts: total, unresolved, by type", learnQueryErrorStats)
-	q("last_outcome", "how a bead's newest outcome was scored", learnQueryLastOutcome)
-	c("record_outcome", "record how a subtask ended (scored by implicit feedback)", learnCmdRecordOutcome)
-	c("record_error", "record an error met while executing a bead", learnCmdRecordError)
-	c("resolve_error", "mark a recorded error resolved", learnCmdResolveError)
-	c("record_feedback", "record explicit feedback on a criterion", learnCmdRecordFeedback)
-	c("observe_pattern", "record that a decomposition pattern worked or not", learnCmdObservePattern)
-	c("promote", "promote a pattern to proven by hand (refused for a deprecated pattern)", learnCmdPromote)
-	c("deprecate", "deprecate a pattern by hand, with a reason", learnCmdDeprecate)
-	c("reset", "start a pattern over as a candidate", learnCmdReset)
-}
-
-func learnProject(req Request) string {
-	if req.Project == "" {
-		return events.DefaultProject
-	}
-	return req.Project
-}
-
-func learnNow(req Request) time.Time {
-	if req.Now.IsZero() {
-		return time.Now().UTC()
-	}
-	return req.Now
+	q("weights", "criterion weights at now (decayed helpful vs harmful), optionally one criterion", LearningWeightsArgs{}, learnQueryWeights)
+	q("criterion", "one criterion's weight and why it is what it is", LearningCriterionArgs{}, learnQueryCriterion)
+	q("patterns", "decomposition patterns with their maturity at now, optionally of one state", LearningPatternsArgs{}, learnQueryPatterns)
+	q("pattern", "one pattern (by id or content): maturity, decayed counts, observations and why", LearningPatternArgs{}, learnQueryPattern)
+	q("anti_patterns", "anti-patterns and their prompt block (formatAntiPatternsForPrompt)", nil, learnQueryAntiPatterns)
+	q("decomposition_prompt", "decomposition prompt block: patterns by maturity, proven ones, exclusions, anti-patterns", nil, learnQueryDecomposition)
+	q("error_context", "a bead's previous errors as markdown for a retry prompt", LearningBeadArgs{}, learnQueryErrorContext)
+	q("error_stats", "a bead's error counts: total, unresolved, by type", LearningBeadIDArgs{}, learnQueryErrorStats)
+	q("last_outcome", "how a bead's newest outcome was scored", LearningBeadIDArgs{}, learnQueryLastOutcome)
+	q("outcome", "how the outcome appended as one event (event_id) was scored", LearningEventArgs{}, learnQueryOutcome)
+	c(Endpoint{Name: "record_outcome", Doc: "record how a subtask ended (scored by implicit feedback; the reply reads back the score)",
+		Args: LearningOutcomeArgs{}, Data: "outcome.recorded/v1", Extras: []string{"time"}, Command: learnCmdRecordOutcome, Reply: learnReplyOutcome})
+	c(Endpoint{Name: "record_error", Doc: "record an error met while executing a bead",
+		Args: LearningErrorArgs{}, Data: "error.recorded/v1", Extras: []string{"time"}, Command: learnCmdRecordError, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "resolve_error", Doc: "mark a recorded error resolved", Args: LearningResolveArgs{}, Command: learnCmdResolveError, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "record_feedback", Doc: "record explicit feedback on a criterion",
+		Args: LearningFeedbackArgs{}, Data: "feedback.recorded/v1", Extras: []string{"time"}, Command: learnCmdRecordFeedback, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "observe_pattern", Doc: "record that a decomposition pattern worked or not",
+		Args: LearningObserveArgs{}, Data: "pattern.observed/v1", Extras: []string{"time"}, Command: learnCmdObservePattern, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "promote", Doc: "promote a pattern to proven by hand (refused for a deprecated pattern)",
+		Args: LearningManualArgs{}, Command: learnCmdPromote, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "deprecate", Doc: "deprecate a pattern by hand, with a reason", Args: LearningManualArgs{}, Command: learnCmdDeprecate, Reply: learnReplyRecorded})
+	c(Endpoint{Name: "reset", Doc: "start a pattern over as a candidate", Args: LearningManualArgs{}, Command: learnCmdReset, Reply: learnReplyRecorded})
 }
 
 func learnRequired(field, v string) error {
@@ -86,7 +79,7 @@ func learnQueryWeights(_ context.Context, v View, req Request) (any, error) {
 	}
 	r := v.Model(learning.ModelName)
 	if a.Criterion != "" {
-		c, ok, err := learningModel.Criterion(r, learnProject(req), a.Criterion, learnNow(req))
+		c, ok, err := learningModel.Criterion(r, req.Project, a.Criterion, req.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +88,7 @@ func learnQueryWeights(_ context.Context, v View, req Request) (any, error) {
 		}
 		return []learning.CriterionView{c}, nil
 	}
-	ws, err := learningModel.Weights(r, learnProject(req), learnNow(req))
+	ws, err := learningModel.Weights(r, req.Project, req.Now)
 	if ws == nil {
 		ws = []learning.CriterionView{}
 	}
@@ -115,7 +108,7 @@ func learnQueryCriterion(_ context.Context, v View, req Request) (any, error) {
 	if err := learnRequired("criterion", a.Criterion); err != nil {
 		return nil, err
 	}
-	c, ok, err := learningModel.Criterion(v.Model(learning.ModelName), learnProject(req), a.Criterion, learnNow(req))
+	c, ok, err := learningModel.Criterion(v.Model(learning.ModelName), req.Project, a.Criterion, req.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +136,7 @@ func learnQueryPatterns(_ context.Context, v View, req Request) (any, error) {
 		}
 		st = s
 	}
-	ps, err := learningModel.Patterns(v.Model(learning.ModelName), learnProject(req), learnNow(req), st)
+	ps, err := learningModel.Patterns(v.Model(learning.ModelName), req.Project, req.Now, st)
 	if ps == nil {
 		ps = []learning.PatternView{}
 	}
@@ -171,7 +164,7 @@ func learnFindPattern(v View, req Request, a LearningPatternArgs) (learning.Patt
 	if err != nil {
 		return learning.PatternView{}, err
 	}
-	p, ok, err := learningModel.Pattern(v.Model(learning.ModelName), learnProject(req), id, learnNow(req))
+	p, ok, err := learningModel.Pattern(v.Model(learning.ModelName), req.Project, id, req.Now)
 	if err != nil {
 		return p, err
 	}
@@ -196,7 +189,7 @@ type LearningAntiPatterns struct {
 }
 
 func learnQueryAntiPatterns(_ context.Context, v View, req Request) (any, error) {
-	ps, text, err := learningModel.AntiPatterns(v.Model(learning.ModelName), learnProject(req), learnNow(req))
+	ps, text, err := learningModel.AntiPatterns(v.Model(learning.ModelName), req.Project, req.Now)
 	if ps == nil {
 		ps = []learning.Pattern{}
 	}
@@ -204,13 +197,18 @@ func learnQueryAntiPatterns(_ context.Context, v View, req Request) (any, error)
 }
 
 func learnQueryDecomposition(_ context.Context, v View, req Request) (any, error) {
-	return learningModel.Decomposition(v.Model(learning.ModelName), learnProject(req), learnNow(req))
+	return learningModel.Decomposition(v.Model(learning.ModelName), req.Project, req.Now)
 }
 
-// LearningBeadArgs name a bead.
+// LearningBeadIDArgs name a bead.
+type LearningBeadIDArgs struct {
+	BeadID string `json:"bead_id"`
+}
+
+// LearningBeadArgs name a bead, for its error context.
 type LearningBeadArgs struct {
-	BeadID          string `json:"bead_id"`
-	IncludeResolved bool   `json:"include_resolved,omitempty"`
+	LearningBeadIDArgs
+	IncludeResolved bool `json:"include_resolved,omitempty"`
 }
 
 // LearningErrorContext is the answer of learning.error_context.
@@ -227,32 +225,52 @@ func learnQueryErrorContext(_ context.Context, v View, req Request) (any, error)
 	if err := learnRequired("bead_id", a.BeadID); err != nil {
 		return nil, err
 	}
-	text, err := learningModel.ErrorContext(v.Model(learning.ModelName), learnProject(req), a.BeadID, a.IncludeResolved)
+	text, err := learningModel.ErrorContext(v.Model(learning.ModelName), req.Project, a.BeadID, a.IncludeResolved)
 	return LearningErrorContext{BeadID: a.BeadID, Text: text}, err
 }
 
 func learnQueryErrorStats(_ context.Context, v View, req Request) (any, error) {
-	var a LearningBeadArgs
+	var a LearningBeadIDArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
 	if err := learnRequired("bead_id", a.BeadID); err != nil {
 		return nil, err
 	}
-	return learningModel.ErrorStats(v.Model(learning.ModelName), learnProject(req), a.BeadID)
+	return learningModel.ErrorStats(v.Model(learning.ModelName), req.Project, a.BeadID)
 }
 
 func learnQueryLastOutcome(_ context.Context, v View, req Request) (any, error) {
-	var a LearningBeadArgs
+	var a LearningBeadIDArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
 	if err := learnRequired("bead_id", a.BeadID); err != nil {
 		return nil, err
 	}
-	o, err := learningModel.LastOutcome(v.Model(learning.ModelName), learnProject(req), a.BeadID)
+	o, err := learningModel.LastOutcome(v.Model(learning.ModelName), req.Project, a.BeadID)
 	if err == nil && o == nil {
 		return nil, fmt.Errorf("%w: bead %q has no outcome", ErrNotFound, a.BeadID)
+	}
+	return o, err
+}
+
+// LearningEventArgs name an appended event by its id.
+type LearningEventArgs struct {
+	EventID string `json:"event_id"`
+}
+
+func learnQueryOutcome(_ context.Context, v View, req Request) (any, error) {
+	var a LearningEventArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	if err := learnRequired("event_id", a.EventID); err != nil {
+		return nil, err
+	}
+	o, ok, err := learningModel.Outcome(v.Model(learning.ModelName), req.Project, a.EventID)
+	if err == nil && !ok {
+		return nil, fmt.Errorf("%w: no outcome folded with event id %q in project %q", ErrNotFound, a.EventID, req.Project)
 	}
 	return o, err
 }
@@ -265,7 +283,7 @@ type LearningTime struct {
 
 func (t LearningTime) at(req Request) (time.Time, error) {
 	if t.Time == "" {
-		return learnNow(req), nil
+		return req.Now, nil
 	}
 	tm, err := learning.ParseTime("time", t.Time)
 	if err != nil {
@@ -274,16 +292,23 @@ func (t LearningTime) at(req Request) (time.Time, error) {
 	return tm, nil
 }
 
-// newEvent builds and validates one event; nothing is appended on error.
-func learnEvent(req Request, typ string, at time.Time, p events.Payload) ([]*events.Event, error) {
-	ev, err := events.New(typ, learnProject(req), req.Source, at, p)
+// learnData builds the event of a command whose arguments are the event's
+// data plus "time": the arguments as sent, validated by the event's schema
+// (the pipeline checked them already; dataEvent checks what it appends).
+func learnData(req Request, typ string, t LearningTime) ([]*events.Event, events.Payload, error) {
+	at, err := t.at(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := events.ValidateData(typ, ev.Data); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	data, err := req.fields("time")
+	if err != nil {
+		return nil, nil, err
 	}
-	return []*events.Event{ev}, nil
+	ev, p, err := dataEvent(req, typ, req.Project, at, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, p, nil
 }
 
 // LearningRecorded is what a recording command returns.
@@ -292,8 +317,14 @@ type LearningRecorded struct {
 	Type    string `json:"type"`
 	Subject string `json:"subject"`
 	Time    string `json:"time"`
-	// Scored is an outcome's score (record_outcome only).
-	Scored *learning.Scored `json:"scored,omitempty"`
+	// Scored is how the fold scored an outcome (record_outcome only): read
+	// back from the learning model once the event is folded; absent while
+	// the reply is pending.
+	Scored *learning.OutcomeView `json:"scored,omitempty"`
+	// Maturity is the pattern's maturity state after the fold (pattern
+	// commands: observe, promote, deprecate, reset), read back at the
+	// event's time.
+	Maturity learning.MaturityState `json:"maturity,omitempty"`
 }
 
 func learnRecorded(evs []*events.Event) LearningRecorded {
@@ -308,44 +339,48 @@ type LearningOutcomeArgs struct {
 	LearningTime
 }
 
-func learnCmdRecordOutcome(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+func learnCmdRecordOutcome(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
 	var a LearningOutcomeArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	o := a.OutcomeRecorded
-	switch {
-	case o.BeadID == "":
-		return nil, nil, fmt.Errorf("%w: field \"bead_id\": is required", ErrBadRequest)
-	case o.DurationMs < 0:
-		return nil, nil, fmt.Errorf("%w: field \"duration_ms\": must be >= 0, got %d", ErrBadRequest, o.DurationMs)
-	case o.RetryCount < 0:
-		return nil, nil, fmt.Errorf("%w: field \"retry_count\": must be >= 0, got %d", ErrBadRequest, o.RetryCount)
-	case o.ErrorCount != nil && *o.ErrorCount < 0:
-		return nil, nil, fmt.Errorf("%w: field \"error_count\": must be >= 0, got %d", ErrBadRequest, *o.ErrorCount)
-	}
-	at, err := a.at(req)
+	evs, _, err := learnData(req, "outcome.recorded/v1", a.LearningTime)
 	if err != nil {
 		return nil, nil, err
 	}
-	evs, err := learnEvent(req, "outcome.recorded/v1", at, &o)
-	if err != nil {
-		return nil, nil, err
-	}
-	errCount := 0
-	if o.ErrorCount != nil {
-		errCount = *o.ErrorCount
-	} else if st, err := learningModel.ErrorStats(v.Model(learning.ModelName), learnProject(req), o.BeadID); err == nil {
-		errCount = st.Total
-	}
+	return evs, learnRecorded(evs), nil
+}
+
+// learnReplyRecorded is the reply of a recording command: the stored event
+// and, for a pattern, the maturity state the fold left it in.
+func learnReplyRecorded(_ context.Context, v View, _ Request, evs []*events.Event, _ any) (any, error) {
 	res := learnRecorded(evs)
-	sc, err := learning.ScoreImplicitFeedback(learning.Signals{BeadID: o.BeadID, DurationMs: float64(o.DurationMs),
-		ErrorCount: float64(errCount), RetryCount: float64(o.RetryCount), Success: o.Success, Time: at}, at, learningModel.Config().Learning)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	ev := evs[0]
+	if k, ok := events.Lookup(ev.Type); ok && k.Aggregate == "pattern" {
+		p, ok, err := learningModel.Pattern(v.Model(learning.ModelName), ev.Project, ev.Subject, ev.Time)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			res.Maturity = p.State
+		}
 	}
-	res.Scored = &sc
-	return evs, res, nil
+	return res, nil
+}
+
+// learnReplyOutcome reads back how the fold scored the outcome.
+func learnReplyOutcome(_ context.Context, v View, _ Request, evs []*events.Event, _ any) (any, error) {
+	res := learnRecorded(evs)
+	o, ok, err := learningModel.Outcome(v.Model(learning.ModelName), evs[0].Project, evs[0].ID)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		// The stored event's time: a retry with the same idempotency key
+		// decided a new time that was never appended.
+		res.Scored, res.Time = o, learning.FormatTime(o.Time)
+	}
+	return res, nil
 }
 
 // LearningErrorArgs are the arguments of learning.record_error.
@@ -359,17 +394,7 @@ func learnCmdRecordError(_ context.Context, _ View, req Request) ([]*events.Even
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	if err := learnRequired("bead_id", a.BeadID); err != nil {
-		return nil, nil, err
-	}
-	if !learning.ValidErrorType(a.ErrorType) {
-		return nil, nil, fmt.Errorf("%w: field \"error_type\": %q is not one of validation, timeout, conflict, tool_failure, unknown", ErrBadRequest, a.ErrorType)
-	}
-	at, err := a.at(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	evs, err := learnEvent(req, "error.recorded/v1", at, &a.ErrorRecorded)
+	evs, _, err := learnData(req, "error.recorded/v1", a.LearningTime)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -392,7 +417,7 @@ func learnCmdResolveError(_ context.Context, v View, req Request) ([]*events.Eve
 	if err := learnRequired("error_id", a.ErrorID); err != nil {
 		return nil, nil, err
 	}
-	bead, resolved, found, err := learningModel.ErrorBead(v.Model(learning.ModelName), learnProject(req), a.ErrorID)
+	bead, resolved, found, err := learningModel.ErrorBead(v.Model(learning.ModelName), req.Project, a.ErrorID)
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -407,10 +432,11 @@ func learnCmdResolveError(_ context.Context, v View, req Request) ([]*events.Eve
 	if err != nil {
 		return nil, nil, err
 	}
-	evs, err := learnEvent(req, "error.resolved/v1", at, &events.ErrorResolved{BeadID: bead, ErrorID: a.ErrorID})
+	ev, err := req.newEvent("error.resolved/v1", req.Project, at, &events.ErrorResolved{BeadID: bead, ErrorID: a.ErrorID})
 	if err != nil {
 		return nil, nil, err
 	}
+	evs := []*events.Event{ev}
 	return evs, learnRecorded(evs), nil
 }
 
@@ -425,17 +451,7 @@ func learnCmdRecordFeedback(_ context.Context, _ View, req Request) ([]*events.E
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	if err := learnRequired("criterion", a.Criterion); err != nil {
-		return nil, nil, err
-	}
-	if _, err := learning.ParseFeedbackType("type", a.Type); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
-	}
-	at, err := a.at(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	evs, err := learnEvent(req, "feedback.recorded/v1", at, &a.FeedbackRecorded)
+	evs, _, err := learnData(req, "feedback.recorded/v1", a.LearningTime)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -453,14 +469,7 @@ func learnCmdObservePattern(_ context.Context, _ View, req Request) ([]*events.E
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	if err := a.PatternObserved.Check(); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
-	}
-	at, err := a.at(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	evs, err := learnEvent(req, "pattern.observed/v1", at, &a.PatternObserved)
+	evs, _, err := learnData(req, "pattern.observed/v1", a.LearningTime)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -474,46 +483,66 @@ type LearningManualArgs struct {
 	LearningTime
 }
 
-func learnCmdPromote(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+// learnManual builds a manual event on the pattern the arguments name: its
+// data is the pattern's id and the reason as sent (so a reason the event's
+// schema requires is required here with the same error).
+func learnManual(v View, req Request, typ string) (learning.PatternView, []*events.Event, error) {
 	var a LearningManualArgs
 	if err := req.Bind(&a); err != nil {
-		return nil, nil, err
-	}
-	p, err := learnFindPattern(v, req, a.LearningPatternArgs)
-	if err != nil {
-		return nil, nil, err
-	}
-	if p.State == learning.Deprecated {
-		return nil, nil, fmt.Errorf("%w: %s: %s", ErrConflict, p.ID, learning.ErrPromoteDeprecated.Error())
+		return learning.PatternView{}, nil, err
 	}
 	at, err := a.at(req)
 	if err != nil {
-		return nil, nil, err
+		return learning.PatternView{}, nil, err
 	}
-	evs, err := learnEvent(req, "pattern.promoted/v1", at, &events.PatternPromoted{PatternID: p.ID, Reason: a.Reason})
+	sent, err := req.fields()
+	if err != nil {
+		return learning.PatternView{}, nil, err
+	}
+	data := map[string]json.RawMessage{}
+	if r, ok := sent["reason"]; ok {
+		data["reason"] = r
+	}
+	id, err := a.ref()
+	if err != nil {
+		return learning.PatternView{}, nil, err
+	}
+	if err := setDefault(data, "pattern_id", id); err != nil {
+		return learning.PatternView{}, nil, err
+	}
+	if _, err := checkData(typ, data); err != nil {
+		return learning.PatternView{}, nil, err
+	}
+	// Evaluated at the event's time, as the fold will.
+	req.Now = at
+	p, err := learnFindPattern(v, req, a.LearningPatternArgs)
+	if err != nil {
+		return p, nil, err
+	}
+	data["pattern_id"], _ = json.Marshal(p.ID)
+	ev, _, err := dataEvent(req, typ, req.Project, at, data)
+	if err != nil {
+		return p, nil, err
+	}
+	return p, []*events.Event{ev}, nil
+}
+
+func learnCmdPromote(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
+	p, evs, err := learnManual(v, req, "pattern.promoted/v1")
 	if err != nil {
 		return nil, nil, err
+	}
+	// The fold's own rule, on the state it will see: a refusal is made
+	// here, once, before anything is appended.
+	m := learning.Maturity{PatternID: p.ID, State: p.State, Manual: p.Manual, HelpfulCount: p.HelpfulCount, HarmfulCount: p.HarmfulCount}
+	if _, _, err := learning.Promote(m, "", evs[0].Source, evs[0].Time); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrConflict, p.ID, err)
 	}
 	return evs, learnRecorded(evs), nil
 }
 
 func learnCmdDeprecate(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a LearningManualArgs
-	if err := req.Bind(&a); err != nil {
-		return nil, nil, err
-	}
-	if err := learnRequired("reason", a.Reason); err != nil {
-		return nil, nil, err
-	}
-	p, err := learnFindPattern(v, req, a.LearningPatternArgs)
-	if err != nil {
-		return nil, nil, err
-	}
-	at, err := a.at(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	evs, err := learnEvent(req, "pattern.deprecated/v1", at, &events.PatternDeprecated{PatternID: p.ID, Reason: a.Reason})
+	_, evs, err := learnManual(v, req, "pattern.deprecated/v1")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -521,19 +550,7 @@ func learnCmdDeprecate(_ context.Context, v View, req Request) ([]*events.Event,
 }
 
 func learnCmdReset(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a LearningManualArgs
-	if err := req.Bind(&a); err != nil {
-		return nil, nil, err
-	}
-	p, err := learnFindPattern(v, req, a.LearningPatternArgs)
-	if err != nil {
-		return nil, nil, err
-	}
-	at, err := a.at(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	evs, err := learnEvent(req, "pattern.reset/v1", at, &events.PatternReset{PatternID: p.ID, Reason: a.Reason})
+	_, evs, err := learnManual(v, req, "pattern.reset/v1")
 	if err != nil {
 		return nil, nil, err
 	}

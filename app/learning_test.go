@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -10,49 +9,26 @@ import (
 
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/events"
-	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/learning"
 )
 
-type learnView struct{ st *projector.Store }
-
-func (v learnView) Model(name string) projector.Reader { return v.st.Model(name) }
-func (v learnView) Seq() uint64                        { return 0 }
-
-// TestLearningCommands runs commands against a store, folding what they
-// return, and checks the refusals: bad input and a promote of a
-// deprecated pattern (ErrConflict), with nothing to append.
+// TestLearningCommands runs commands through the pipeline over a store
+// and checks the refusals: bad input and a promote of a deprecated pattern
+// (ErrConflict), with nothing appended.
 func TestLearningCommands(t *testing.T) {
-	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	v := learnView{st}
+	b := newMemBackend(t, app.LearningModel())
+	p := app.NewPipeline(b)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var seq uint64
-	call := func(name string, args any) ([]*events.Event, any, error) {
+	call := func(name string, a any) ([]events.Result, any, error) {
 		ep, ok := app.Lookup("learning", name)
 		if !ok {
 			t.Fatalf("no endpoint learning.%s", name)
 		}
-		raw, _ := json.Marshal(args)
-		req := app.Request{Now: now, Source: "test", Args: raw}
-		if ep.Query != nil {
-			out, err := ep.Query(context.Background(), v, req)
-			return nil, out, err
+		out, err := p.Do(context.Background(), ep, app.Call{Now: &now, Source: "test", Args: args(t, a)})
+		if r, ok := out.(app.CommandReply); ok {
+			return r.Appended, r, err
 		}
-		evs, out, err := ep.Command(context.Background(), v, req)
-		for _, ev := range evs {
-			seq++
-			ev.Seq = seq
-		}
-		if len(evs) > 0 {
-			if _, ferr := projector.FoldEvents(st, []projector.Model{app.LearningModel()}, evs); ferr != nil {
-				t.Fatal(ferr)
-			}
-		}
-		return evs, out, err
+		return nil, out, err
 	}
 	for name, c := range map[string]struct {
 		ep    string
@@ -65,7 +41,8 @@ func TestLearningCommands(t *testing.T) {
 		"deprecate, no why":  {"deprecate", map[string]any{"pattern_id": "p"}, "reason"},
 	} {
 		evs, _, err := call(c.ep, c.args)
-		if !errors.Is(err, app.ErrBadRequest) || !strings.Contains(err.Error(), c.field) || len(evs) != 0 {
+		bad := errors.Is(err, app.ErrBadRequest) || errors.Is(err, events.ErrInvalidEvent)
+		if !bad || !strings.Contains(err.Error(), c.field) || len(evs) != 0 {
 			t.Errorf("%s: %v, %d events", name, err, len(evs))
 		}
 	}

@@ -6,7 +6,8 @@
 // gives it the live store, or, for audits (`--as-of`, `--at-seq`), a store
 // folded from the log up to that point. A command decides from a View which
 // events to append (for instance a promote of a deprecated pattern is
-// refused) and returns them; the runtime validates and appends them.
+// refused) and returns them; the pipeline (pipeline.go) validates and
+// appends them, then reads back what the fold decided.
 package app
 
 import (
@@ -14,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -30,29 +32,45 @@ type View interface {
 	Seq() uint64
 }
 
-// Request is what every query and command receives.
+// Request is what every query and command receives, its defaults applied
+// by the pipeline (Pipeline.Do): handlers never default them again.
 type Request struct {
 	// Now is the time decay and ages are evaluated at (the wall clock by
-	// default; the audit time with --as-of).
+	// default; the audit time with --as-of). Never zero in a pipeline call.
 	Now time.Time
-	// Project scopes the request; empty means the default project.
+	// Project scopes the request; events.DefaultProject when the caller
+	// named none. Never empty in a pipeline call.
 	Project string
 	// Source names who asks (agent, loop id, user) for events a command writes.
 	Source string
-	// Args is the endpoint's own JSON arguments.
+	// Args is the endpoint's own JSON arguments, as the caller sent them.
 	Args json.RawMessage
+
+	// decoded is Args decoded by the pipeline into a new value of the
+	// endpoint's Args type (a pointer), so that Bind decodes once.
+	decoded any
+	// ids names the events the command builds (data.go: eventID).
+	ids *idSource
 }
 
-// Bind decodes the request's Args into v; an error wraps ErrBadRequest.
+// Bind decodes the request's Args into v (a pointer to the endpoint's Args
+// type) strictly: an unknown key is refused, naming it. An error wraps
+// ErrBadRequest.
 func (r Request) Bind(v any) error {
-	if len(r.Args) == 0 || string(r.Args) == "null" {
+	if r.decoded != nil {
+		dv, sv := reflect.ValueOf(v), reflect.ValueOf(r.decoded)
+		if dv.Type() != sv.Type() {
+			return fmt.Errorf("%w: %s bound, the endpoint declares %s", errWiring, dv.Type(), sv.Type())
+		}
+		dv.Elem().Set(sv.Elem())
 		return nil
 	}
-	if err := json.Unmarshal(r.Args, v); err != nil {
-		return fmt.Errorf("%w: arguments: %v", ErrBadRequest, err)
-	}
-	return nil
+	return decodeArgs(r.Args, v)
 }
+
+// errWiring marks a handler binding a type other than its Endpoint.Args (a
+// bug, API code 500).
+var errWiring = errors.New("app: arguments type differs from Endpoint.Args")
 
 // ErrBadRequest marks input errors (exit code 2, API code 400). Wrap it and
 // name the field.
@@ -72,14 +90,33 @@ type QueryFunc func(ctx context.Context, v View, req Request) (any, error)
 // for the caller (for instance the id of a new entry).
 type CommandFunc func(ctx context.Context, v View, req Request) (evs []*events.Event, result any, err error)
 
+// ReplyFunc builds a command's reply once its events are folded: it reads
+// back what the fold decided for them (by event id) from the live view.
+// result is what the command returned before the append.
+type ReplyFunc func(ctx context.Context, v View, req Request, evs []*events.Event, result any) (any, error)
+
 // Endpoint is one query or command: reachable as lore.api.<group>.<name>.
 type Endpoint struct {
 	Group string // "learning", "knowledge", "patterns", "inject", "audit", "record"
 	Name  string // "weights"
 	Doc   string
+	// Args is a zero value of the endpoint's complete argument type (nil
+	// when it takes none): the pipeline decodes the arguments strictly
+	// into a new value of this type, and MCP derives the tool's input
+	// schema from it. INVARIANT: the handler binds to this same type.
+	Args any
+	// Data, when set, is the event type whose payload the arguments are
+	// (less the keys of Extras, e.g. "time"): the pipeline validates the
+	// arguments as sent against that type's schema (events.ValidateData,
+	// the check record.event applies) before anything else.
+	Data   string
+	Extras []string
 	// Exactly one of Query and Command is set.
 	Query   QueryFunc
 	Command CommandFunc
+	// Reply, for a command, reads back the fold's decision after the
+	// append (see ReplyFunc); without it the command's result is the reply.
+	Reply ReplyFunc
 }
 
 // Subject is the endpoint's NATS subject. NB: must not change: clients use it.
@@ -92,8 +129,14 @@ var registry = struct {
 
 // Register adds an endpoint; it panics on a wiring bug.
 func Register(e Endpoint) {
-	if e.Group == "" || e.Name == "" || (e.Query == nil) == (e.Command == nil) {
+	if e.Group == "" || e.Name == "" || (e.Query == nil) == (e.Command == nil) || (e.Reply != nil && e.Command == nil) {
 		panic(fmt.Sprintf("app: malformed endpoint %s.%s", e.Group, e.Name))
+	}
+	if e.Args != nil && reflect.TypeOf(e.Args).Kind() != reflect.Struct {
+		panic(fmt.Sprintf("app: endpoint %s.%s: Args must be a struct value", e.Group, e.Name))
+	}
+	if _, ok := events.Lookup(e.Data); e.Data != "" && !ok {
+		panic(fmt.Sprintf("app: endpoint %s.%s: unknown data type %s", e.Group, e.Name, e.Data))
 	}
 	registry.Lock()
 	defer registry.Unlock()
@@ -121,30 +164,4 @@ func Lookup(group, name string) (Endpoint, bool) {
 	defer registry.Unlock()
 	e, ok := registry.eps["lore.api."+group+"."+name]
 	return e, ok
-}
-
-// Models are the read models the projector folds, registered by each
-// capability in init. NB: order is fold order; keep registration stable.
-var models = struct {
-	sync.Mutex
-	list []projector.Model
-}{}
-
-// RegisterModel adds a read model to every projector.
-func RegisterModel(m projector.Model) {
-	models.Lock()
-	defer models.Unlock()
-	for _, o := range models.list {
-		if o.Name() == m.Name() {
-			panic("app: duplicate model " + m.Name())
-		}
-	}
-	models.list = append(models.list, m)
-}
-
-// Models returns the registered read models in registration order.
-func Models() []projector.Model {
-	models.Lock()
-	defer models.Unlock()
-	return append([]projector.Model(nil), models.list...)
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,12 +77,13 @@ func NewServer(cfg Config) (*sdk.Server, error) {
 	}
 	srv.AddTool(&sdk.Tool{Name: "call", Description: "Call any lore API endpoint by name (see list_endpoints), optionally as an audit at a past time or sequence.",
 		InputSchema: object("an endpoint and its arguments", obj{
-			"endpoint": str("group.name, e.g. learning.weights"),
-			"args":     obj{"type": "object", "additionalProperties": true, "description": "the endpoint's arguments"},
-			"project":  projectProp,
-			"now":      str("evaluate decay at this RFC 3339 time instead of now"),
-			"as_of":    str("audit: answer from the state as of this RFC 3339 time (queries only)"),
-			"at_seq":   integer("audit: answer from the state after this log sequence (queries only)"),
+			"endpoint":        str("group.name, e.g. learning.weights"),
+			"args":            obj{"type": "object", "additionalProperties": true, "description": "the endpoint's arguments"},
+			"project":         projectProp,
+			"now":             str("evaluate decay at this RFC 3339 time instead of now"),
+			"as_of":           str("audit: answer from the state as of this RFC 3339 time (queries only)"),
+			"at_seq":          integer("audit: answer from the state after this log sequence (queries only)"),
+			"idempotency_key": str("commands: names the events appended; re-sending with the same key appends nothing new and replies the same decision"),
 		}, "endpoint")}, s.callTool)
 	srv.AddTool(&sdk.Tool{Name: "list_endpoints", Description: "List lore's API endpoints: name, NATS subject, query or command, what it does, and the tool exposing it.",
 		InputSchema: object("no arguments", obj{})}, s.listTool)
@@ -141,6 +143,16 @@ func (s *server) invoke(ctx context.Context, group, name string, args obj, req a
 	}
 	if p, ok := args["project"].(string); ok && p != "" && req.Project == "" {
 		req.Project = p
+	}
+	// project and idempotency_key belong to the request, unless the
+	// endpoint takes them as arguments.
+	e := s.eps[group+"."+name]
+	if !slices.Contains(e.ArgNames(), "project") {
+		delete(args, "project")
+	}
+	if k, ok := args["idempotency_key"].(string); ok && !slices.Contains(e.ArgNames(), "idempotency_key") {
+		req.IdempotencyKey = k
+		delete(args, "idempotency_key")
 	}
 	if req.Project == "" {
 		req.Project = s.cfg.Project
@@ -222,6 +234,8 @@ type callArgs struct {
 	Now      string          `json:"now"`
 	AsOf     string          `json:"as_of"`
 	AtSeq    uint64          `json:"at_seq"`
+	// IdempotencyKey of a command (api.Request.IdempotencyKey).
+	IdempotencyKey string `json:"idempotency_key"`
 }
 
 func (s *server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -241,7 +255,7 @@ func (s *server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 			return errorResult(fmt.Errorf("call: field \"args\": must be an object: %v", err)), nil
 		}
 	}
-	r := api.Request{Project: a.Project, AtSeq: a.AtSeq}
+	r := api.Request{Project: a.Project, AtSeq: a.AtSeq, IdempotencyKey: a.IdempotencyKey}
 	for _, tf := range []struct {
 		field, val string
 		dst        **time.Time

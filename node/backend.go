@@ -68,6 +68,29 @@ func (n *Node) Append(ctx context.Context, evs []*events.Event, expect *uint64) 
 // WaitFor blocks until the live read models include seq.
 func (n *Node) WaitFor(ctx context.Context, seq uint64) error { return n.Runtime.WaitFor(ctx, seq) }
 
+// Folded returns the event folded with id, read from the log at the
+// sequence the read models recorded for that id.
+func (n *Node) Folded(ctx context.Context, id string) (*events.Event, events.Result, bool, error) {
+	seq, ok, err := n.Store.EventSeq(id)
+	if err != nil || !ok {
+		return nil, events.Result{}, false, err
+	}
+	st, err := n.JS.Stream(ctx, events.LogStream)
+	if err != nil {
+		return nil, events.Result{}, false, fmt.Errorf("folded %s: %w", id, err)
+	}
+	msg, err := st.GetMsg(ctx, seq)
+	if err != nil {
+		return nil, events.Result{}, false, fmt.Errorf("folded %s: get seq %d: %w", id, seq, err)
+	}
+	ev, err := events.Decode(msg.Data)
+	if err != nil {
+		return nil, events.Result{}, false, fmt.Errorf("folded %s at seq %d: %w", id, seq, err)
+	}
+	ev.Seq, ev.Received = seq, msg.Time
+	return ev, events.Result{ID: ev.ID, Seq: seq, Subject: msg.Subject}, true, nil
+}
+
 // Serve starts the API service on the node's connection.
 func (n *Node) Serve(o api.Options) (micro.Service, error) {
 	if o.Logger == nil {

@@ -39,7 +39,10 @@ func TestKnowledgeOverTwelvePhases(t *testing.T) {
 		Reason      string `json:"reason"`
 	}) {
 		t.Helper()
-		args := map[string]any{"lesson": lesson, "category": category, "tags": tags, "phase": phase, "confidence": 0.8}
+		args := map[string]any{"lesson": lesson, "category": category, "phase": phase, "confidence": 0.8}
+		if tags != nil { // null is not an array: the schema refuses it, as record.event does
+			args["tags"] = tags
+		}
 		for k, v := range extra {
 			args[k] = v
 		}

@@ -37,6 +37,12 @@ type Factory struct {
 	AtSeq   uint64
 	NowFlag string
 	Timeout time.Duration
+	// ID is the idempotency key of the command's call(s) (--id).
+	ID string
+
+	// commandCalls counts the command calls made, naming the n-th one's
+	// idempotency key (see Call).
+	commandCalls int
 
 	// Sec authenticates and encrypts every NATS connection (the
 	// --user/--password/--token/--nkey/--creds/--tls-* flags).
@@ -72,6 +78,35 @@ func (f *Factory) bindGlobalFlags(root *cobra.Command) {
 	p.StringVar(&f.Sec.TLSCA, "tls-ca", os.Getenv("LORE_NATS_TLS_CA"), "CA certificate that signed the NATS server's (env LORE_NATS_TLS_CA)")
 	p.StringVar(&f.Sec.TLSCert, "tls-cert", os.Getenv("LORE_NATS_TLS_CERT"), "certificate: lore serve's own, or a client's for mutual TLS (env LORE_NATS_TLS_CERT)")
 	p.StringVar(&f.Sec.TLSKey, "tls-key", os.Getenv("LORE_NATS_TLS_KEY"), "key of --tls-cert (env LORE_NATS_TLS_KEY)")
+	p.StringVar(&f.ID, "id", "", "idempotency key of a command that appends: its event id; re-running the command with the same --id appends nothing new and prints the same decision")
+}
+
+// onlySet marshals args to a JSON object and drops every key whose flags
+// the user did not set (keys maps an argument key to the flags setting
+// it), so that a flag left out reaches lore as a missing argument —
+// refused when the event's schema requires it — never as the flag's
+// default value.
+func onlySet(cmd *cobra.Command, args any, keys map[string][]string) (map[string]any, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encode arguments: %w", err)
+	}
+	out := map[string]any{}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("encode arguments: %w", err)
+	}
+	for key, flags := range keys {
+		set := false
+		for _, fl := range flags {
+			set = set || cmd.Flags().Changed(fl)
+		}
+		if !set {
+			delete(out, key)
+		}
+	}
+	return out, nil
 }
 
 func envOr(k, def string) string {
@@ -179,10 +214,21 @@ func (f *Factory) Request(args any) (api.Request, error) {
 }
 
 // Call invokes lore.api.<group>.<name> with args and decodes into out.
+// With --id, a command call carries it as its idempotency key: the first
+// command call of a CLI command the key itself, the n-th "<key>/<n>", so
+// a command that makes several calls (imports in parts) names each the
+// same way on every run.
 func (f *Factory) Call(ctx context.Context, group, name string, args any, out any) error {
 	req, err := f.Request(args)
 	if err != nil {
 		return err
+	}
+	if e, ok := app.Lookup(group, name); ok && e.Command != nil && f.ID != "" {
+		f.commandCalls++
+		req.IdempotencyKey = f.ID
+		if f.commandCalls > 1 {
+			req.IdempotencyKey = fmt.Sprintf("%s/%d", f.ID, f.commandCalls)
+		}
 	}
 	nc, err := f.Conn()
 	if err != nil {

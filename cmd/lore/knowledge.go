@@ -352,10 +352,7 @@ func newCmdKnowledgeImport(f *Factory) *cobra.Command {
 		Example: "  lore knowledge import .swarm/knowledge.jsonl --project web\n  lore knowledge import ~/.local/share/opencode-swarm/shared-learnings.jsonl",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			project := f.Project
-			if project == "" {
-				project = events.DefaultProject
-			}
+			project := f.Project // lore's default project when empty
 			for _, p := range args {
 				fm := format
 				if fm == "" {

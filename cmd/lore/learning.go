@@ -151,6 +151,9 @@ func printRecorded(f *Factory) func(app.LearningRecorded) {
 		if r.Scored != nil {
 			fmt.Fprintf(f.Out, "scored %s (%.4f): %s\n", r.Scored.Type, r.Scored.Raw, r.Scored.Reasoning)
 		}
+		if r.Maturity != "" {
+			fmt.Fprintf(f.Out, "maturity %s\n", r.Maturity)
+		}
 	}
 }
 
@@ -168,7 +171,11 @@ func newCmdMaturityObserve(f *Factory) *cobra.Command {
 				return fmt.Errorf("%w: give exactly one of --success and --failed", errBadInput)
 			}
 			a.Success = !failed
-			return learnCall(cmd, f, "observe_pattern", a, printRecorded(f))
+			sent, err := onlySet(cmd, a, map[string][]string{"content": {"content"}, "bead_id": {"bead"}, "tags": {"tag"}, "time": {"time"}})
+			if err != nil {
+				return err
+			}
+			return learnCall(cmd, f, "observe_pattern", sent, printRecorded(f))
 		},
 	}
 	fl := cmd.Flags()
@@ -261,12 +268,17 @@ func newCmdLearningFeedback(f *Factory) *cobra.Command {
 			if _, err := learning.ParseFeedbackType("--type", a.Type); err != nil {
 				return fmt.Errorf("%w: %v", errBadInput, err)
 			}
-			return learnCall(cmd, f, "record_feedback", a, printRecorded(f))
+			sent, err := onlySet(cmd, a, map[string][]string{"type": {"type"}, "raw_value": {"value"}, "bead_id": {"bead"},
+				"context": {"context"}, "time": {"time"}})
+			if err != nil {
+				return err
+			}
+			return learnCall(cmd, f, "record_feedback", sent, printRecorded(f))
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&a.Type, "type", "", "helpful, harmful or neutral")
-	fl.Float64Var(&a.RawValue, "value", 1, "raw value in [0,1]")
+	fl.Float64Var(&a.RawValue, "value", 0, "raw value in [0,1] (required)")
 	fl.StringVar(&a.BeadID, "bead", "", "bead id")
 	fl.StringVar(&a.Context, "context", "", "context text")
 	fl.StringVar(&a.Time, "time", "", "when (RFC 3339; default now)")
@@ -279,7 +291,7 @@ func newCmdErrors(f *Factory) *cobra.Command {
 	ctxCmd := &cobra.Command{
 		Use: "context BEAD", Short: "A bead's previous errors as markdown for a retry prompt", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return learnCall(cmd, f, "error_context", app.LearningBeadArgs{BeadID: args[0], IncludeResolved: incl},
+			return learnCall(cmd, f, "error_context", app.LearningBeadArgs{LearningBeadIDArgs: app.LearningBeadIDArgs{BeadID: args[0]}, IncludeResolved: incl},
 				func(r app.LearningErrorContext) { fmt.Fprint(f.Out, r.Text) })
 		},
 	}
@@ -287,7 +299,7 @@ func newCmdErrors(f *Factory) *cobra.Command {
 	stats := &cobra.Command{
 		Use: "stats BEAD", Short: "A bead's error counts", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return learnCall(cmd, f, "error_stats", app.LearningBeadArgs{BeadID: args[0]}, func(s learning.ErrorStats) {
+			return learnCall(cmd, f, "error_stats", app.LearningBeadIDArgs{BeadID: args[0]}, func(s learning.ErrorStats) {
 				fmt.Fprintf(f.Out, "total %d, unresolved %d\n", s.Total, s.Unresolved)
 				for _, t := range s.ByType {
 					fmt.Fprintf(f.Out, "  %s\t%d\n", t.Type, t.Count)
@@ -304,7 +316,12 @@ func newCmdErrors(f *Factory) *cobra.Command {
 			if !learning.ValidErrorType(ea.ErrorType) {
 				return fmt.Errorf("%w: --type: %q is not one of validation, timeout, conflict, tool_failure, unknown", errBadInput, ea.ErrorType)
 			}
-			return learnCall(cmd, f, "record_error", ea, printRecorded(f))
+			sent, err := onlySet(cmd, ea, map[string][]string{"error_type": {"type"}, "message": {"message"}, "stack_trace": {"stack"},
+				"tool_name": {"tool"}, "context": {"context"}, "time": {"time"}})
+			if err != nil {
+				return err
+			}
+			return learnCall(cmd, f, "record_error", sent, printRecorded(f))
 		},
 	}
 	fl := rec.Flags()
@@ -331,31 +348,36 @@ func newCmdOutcome(f *Factory) *cobra.Command {
 	var failed bool
 	cmd := &cobra.Command{
 		Use: "outcome BEAD", Short: "Record how a subtask ended; it is scored by implicit feedback", Args: cobra.ExactArgs(1),
-		Example: `  lore outcome bd-123.1 --duration 3m --retries 0 --strategy file-based --criteria type_safe,no_bugs
-  lore outcome bd-123.2 --duration 40m --failed --failure-details "timeout waiting for tests"`,
+		Example: `  lore outcome bd-123.1 --success --duration 3m --retries 0 --strategy file-based --criteria type_safe,no_bugs
+  lore outcome bd-123.2 --failed --duration 40m --retries 2 --failure-details "timeout waiting for tests"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.BeadID = args[0]
-			if dur < 0 {
-				return fmt.Errorf("%w: --duration: must be >= 0, got %s", errBadInput, dur)
+			if cmd.Flags().Changed("success") && cmd.Flags().Changed("failed") {
+				return fmt.Errorf("%w: give one of --success and --failed", errBadInput)
 			}
+			// lore checks the values (the outcome's schema): a flag left
+			// out is sent as missing, never as its default.
 			a.DurationMs = dur.Milliseconds()
-			if cmd.Flags().Changed("errors") {
-				if errs < 0 {
-					return fmt.Errorf("%w: --errors: must be >= 0, got %d", errBadInput, errs)
-				}
-				a.ErrorCount = &errs
-			}
-			if a.RetryCount < 0 {
-				return fmt.Errorf("%w: --retries: must be >= 0, got %d", errBadInput, a.RetryCount)
-			}
+			a.ErrorCount = &errs
 			a.Success = !failed
-			return learnCall(cmd, f, "record_outcome", a, printRecorded(f))
+			if cmd.Flags().Changed("success") {
+				a.Success, _ = cmd.Flags().GetBool("success")
+			}
+			sent, err := onlySet(cmd, a, map[string][]string{"duration_ms": {"duration"}, "error_count": {"errors"},
+				"retry_count": {"retries"}, "success": {"success", "failed"}, "files_touched": {"files"}, "strategy": {"strategy"},
+				"criteria": {"criteria"}, "decomposition": {"decomposition"}, "failure_mode": {"failure-mode"},
+				"failure_details": {"failure-details"}, "time": {"time"}})
+			if err != nil {
+				return err
+			}
+			return learnCall(cmd, f, "record_outcome", sent, printRecorded(f))
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&dur, "duration", 0, "time from start to completion (e.g. 3m20s)")
+	fl.DurationVar(&dur, "duration", 0, "time from start to completion (e.g. 3m20s; required)")
 	fl.IntVar(&errs, "errors", 0, "errors met (default: the bead's recorded errors)")
-	fl.IntVar(&a.RetryCount, "retries", 0, "retry attempts")
+	fl.IntVar(&a.RetryCount, "retries", 0, "retry attempts (required)")
+	fl.Bool("success", false, "the subtask succeeded (this or --failed is required)")
 	fl.BoolVar(&failed, "failed", false, "the subtask failed")
 	fl.StringSliceVar(&a.FilesTouched, "files", nil, "files touched")
 	fl.StringVar(&a.Strategy, "strategy", "", "decomposition strategy used")

@@ -38,9 +38,11 @@ func newCmdLoopStart(f *Factory) *cobra.Command {
 			if task == "" {
 				return fmt.Errorf("%w: --task is required", errBadInput)
 			}
-			a := map[string]any{"task": task, "category": category, "agent": agent}
-			if id != "" {
-				a["loop_id"] = id
+			a := map[string]any{"task": task}
+			for k, v := range map[string]string{"category": category, "agent": agent, "loop_id": id} {
+				if v != "" {
+					a[k] = v
+				}
 			}
 			return callLoop(cmd, f, "start", a, func(r map[string]any) string { return fmt.Sprint(r["loop_id"]) })
 		},
@@ -62,8 +64,11 @@ func newCmdLoopIterate(f *Factory) *cobra.Command {
 		Short: "Record one loop iteration",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a := map[string]any{"loop_id": loop, "iteration": n, "error_type": errType, "error_message": errMsg,
+			a := map[string]any{"loop_id": loop, "error_type": errType, "error_message": errMsg,
 				"location": loc, "fix_description": fix, "fix_diff": diff, "tools_used": tools, "files_changed": files, "agent": agent}
+			if cmd.Flags().Changed("iteration") {
+				a["iteration"] = n
+			}
 			if cmd.Flags().Changed("tests-passed") {
 				a["tests_passed"] = passed
 			}
@@ -105,7 +110,10 @@ func newCmdLoopComplete(f *Factory) *cobra.Command {
 		Short: "Complete a loop; patterns are extracted from it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a := map[string]any{"loop_id": loop, "outcome": outcome, "iterations": n}
+			a := map[string]any{"loop_id": loop, "outcome": outcome}
+			if cmd.Flags().Changed("iterations") {
+				a["iterations"] = n
+			}
 			if mode != "" {
 				a["failure_mode"] = mode
 			}
@@ -136,7 +144,10 @@ func newCmdLoopApply(f *Factory) *cobra.Command {
 			if success == failed {
 				return fmt.Errorf("%w: give --success or --failed", errBadInput)
 			}
-			a := map[string]any{"loop_id": loop, "pattern_id": pattern, "success": success, "iteration": it}
+			a := map[string]any{"loop_id": loop, "pattern_id": pattern, "success": success}
+			if cmd.Flags().Changed("iteration") {
+				a["iteration"] = it
+			}
 			if agent != "" {
 				a["agent"] = agent
 			}

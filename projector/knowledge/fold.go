@@ -34,9 +34,10 @@ var _ projector.Model = (*Model)(nil)
 func (*Model) Name() string { return ModelName }
 
 // Version 2 added the entry summaries (x/) and the summary key in
-// the index; version 3 the pool versions (x/<pool>/a): an older store is
-// rebuilt from the log.
-func (*Model) Version() int { return 3 }
+// the index; version 3 the pool versions (x/<pool>/a); version 4 the
+// decision on each submission (d/<event id>): an older store is rebuilt
+// from the log.
+func (*Model) Version() int { return 4 }
 
 // fold is the state of folding one event.
 type fold struct {
@@ -141,13 +142,20 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	}
 	for _, k := range []string{pfxIndex + id, pfxReject + id} {
 		if ok, err := has(f.tx, k); err != nil || ok {
-			return err // imported or submitted before: idempotent
+			if err != nil {
+				return err
+			}
+			// imported or submitted before: idempotent
+			return f.decide(Decision{Outcome: OutcomeExisting, ID: id})
 		}
 	}
 	if imp := d.Import; imp != nil && (imp.Format == FormatSwarmRejected || imp.Format == FormatHiveRejected) {
 		at := f.t
 		if imp.CreatedAt != nil {
 			at = imp.CreatedAt.UTC()
+		}
+		if err := f.decide(Decision{Outcome: OutcomeRejected, ID: id, Layer: imp.RejectionLayer, Reason: imp.RejectionReason}); err != nil {
+			return err
 		}
 		return putJSON(f.tx, pfxReject+id, &Rejected{ID: id, Tier: tier, Project: project, Lesson: d.Lesson,
 			Category: d.Category, Tags: d.Tags, Reason: imp.RejectionReason, Layer: imp.RejectionLayer,
@@ -179,6 +187,9 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 			Tags: d.Tags, AllowSeedCategories: d.Import != nil, feat: &lf})
 	}
 	if !res.Valid {
+		if err := f.decide(Decision{Outcome: OutcomeRejected, ID: id, Layer: res.Layer, Reason: res.Reason, Warnings: res.Warnings}); err != nil {
+			return err
+		}
 		return f.reject(&Rejected{ID: id, Tier: tier, Project: project, Lesson: d.Lesson, Category: d.Category,
 			Tags: d.Tags, Reason: res.Reason, Layer: res.Layer, Kind: RejectedValidation, Source: d.Source})
 	}
@@ -189,7 +200,10 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 		if err != nil {
 			return err
 		}
-		return f.duplicate(dup, d, id, project, phase, tier)
+		return f.duplicate(dup, d, id, project, phase, tier, res.Warnings)
+	}
+	if err := f.decide(Decision{Outcome: OutcomeAdded, ID: id, Warnings: res.Warnings}); err != nil {
+		return err
 	}
 
 	e := &Entry{ID: id, Tier: tier, Lesson: d.Lesson, Category: d.Category, Tags: append([]string{}, d.Tags...),
@@ -259,9 +273,18 @@ func appendOnce(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-func (f *fold) duplicate(dup *Entry, d *events.KnowledgeSubmitted, id, project string, phase int, tier string) error {
+func (f *fold) duplicate(dup *Entry, d *events.KnowledgeSubmitted, id, project string, phase int, tier string, warnings []Issue) error {
 	if d.Import != nil {
-		return nil // as the reference's migrator: near-duplicates are dropped
+		// as the reference's migrator: near-duplicates are dropped
+		return f.decide(Decision{Outcome: OutcomeDropped, ID: id, DuplicateOf: dup.ID})
+	}
+	if dup.Status == StatusQuarantined {
+		reason := "near-duplicate of quarantined entry " + dup.ID
+		if err := f.decide(Decision{Outcome: OutcomeRejected, ID: id, DuplicateOf: dup.ID, Layer: LayerSemantic, Reason: reason, Warnings: warnings}); err != nil {
+			return err
+		}
+	} else if err := f.decide(Decision{Outcome: OutcomeReinforced, ID: id, DuplicateOf: dup.ID, Warnings: warnings}); err != nil {
+		return err
 	}
 	switch {
 	case dup.Status == StatusQuarantined:

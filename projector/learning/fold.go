@@ -16,8 +16,9 @@ import (
 const ModelName = "learning"
 
 // baseVersion is the fold's format version; the configuration is hashed in.
-// 1: JSON records; 2: binary records (codec.go).
-const baseVersion = 2
+// 1: JSON records; 2: binary records (codec.go); 3: each outcome's score
+// kept by event id (o/, Model.Outcome).
+const baseVersion = 3
 
 // Model folds outcomes, feedback, pattern observations, manual pattern
 // events, errors and clock ticks into criterion weights, pattern maturity,
@@ -258,6 +259,13 @@ func (m *Model) foldOutcome(tx projector.Tx, ev *events.Event, o *events.Outcome
 	}
 	bead.Outcomes++
 	bead.LastOutcome = view
+	raw, err := json.Marshal(view)
+	if err != nil {
+		return fmt.Errorf("encode outcome %s: %w", ev.ID, err)
+	}
+	if err := tx.Set(key(kOutcome, proj, ev.ID), raw); err != nil {
+		return err
+	}
 	return put(tx, bk, &bead)
 }
 

@@ -16,6 +16,7 @@ import (
 //	b \0 project \0 bead                       bead record (codec.go)
 //	e \0 project \0 bead \0 seq                one error entry (codec.go)
 //	E \0 project \0 error id                   bead \0 seq of that error
+//	o \0 project \0 event id                   how that outcome was scored (JSON OutcomeView)
 //
 // The kind comes first so a clock tick scans every pattern record of every
 // project without touching the (many) feedback terms.
@@ -27,6 +28,7 @@ const (
 	kBead       = 'b'
 	kError      = 'e'
 	kErrorID    = 'E'
+	kOutcome    = 'o'
 )
 
 func key(kind byte, project string, parts ...string) []byte {

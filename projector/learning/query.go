@@ -2,6 +2,8 @@ package learning
 
 import (
 	"fmt"
+
+	json "github.com/goccy/go-json"
 	"math"
 	"sort"
 	"time"
@@ -396,6 +398,20 @@ func (m *Model) LastOutcome(r projector.Reader, proj, bead string) (*OutcomeView
 	var b beadRec
 	_, err := get(r, key(kBead, proj, bead), &b)
 	return b.LastOutcome, err
+}
+
+// Outcome is how the outcome appended as event eventID was scored by the
+// fold (ok false until that event is folded).
+func (m *Model) Outcome(r projector.Reader, proj, eventID string) (o *OutcomeView, ok bool, err error) {
+	raw, ok, err := r.Get(key(kOutcome, proj, eventID))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	o = new(OutcomeView)
+	if err := json.Unmarshal(raw, o); err != nil {
+		return nil, false, fmt.Errorf("decode outcome %s: %w", eventID, err)
+	}
+	return o, true, nil
 }
 
 // ErrorBead returns the bead an error id belongs to and whether it is
