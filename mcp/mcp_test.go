@@ -19,19 +19,8 @@ import (
 func session(t *testing.T, cfg loremcp.Config) *sdk.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := n.Serve(api.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; _ = svc.Stop(); n.Close() })
-
-	cfg.Caller = api.NewClient(n.NC)
+	t.Cleanup(cancel)
+	cfg.Caller = startNode(t)
 	srv, err := loremcp.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +37,25 @@ func session(t *testing.T, cfg loremcp.Config) *sdk.ClientSession {
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// startNode starts a real embedded node serving the API and returns a
+// client of it.
+func startNode(t *testing.T) *api.Client {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := n.Serve(api.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = n.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; _ = svc.Stop(); n.Close() })
+	return api.NewClient(n.NC)
 }
 
 func call(t *testing.T, cs *sdk.ClientSession, tool string, args any) (string, bool) {

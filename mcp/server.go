@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -289,7 +290,9 @@ func (s *server) listTool(context.Context, *sdk.CallToolRequest) (*sdk.CallToolR
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
 }
 
-// Serve runs srv over stdio until the client disconnects or ctx ends.
+// Serve runs srv over stdio until the client disconnects or ctx ends; a
+// malformed line or a batch gets its JSON-RPC error reply and the session
+// goes on (see Transport).
 func Serve(ctx context.Context, srv *sdk.Server) error {
-	return srv.Run(ctx, &sdk.StdioTransport{})
+	return srv.Run(ctx, &Transport{In: os.Stdin, Out: os.Stdout})
 }
