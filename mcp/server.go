@@ -66,29 +66,75 @@ func NewServer(cfg Config) (*sdk.Server, error) {
 	if cfg.Endpoints == nil {
 		cfg.Endpoints = app.Endpoints()
 	}
-	s := &server{cfg: cfg, eps: map[string]app.Endpoint{}}
+	s := &server{cfg: cfg, eps: map[string]app.Endpoint{}, argCheck: map[string]*validator{}, noProject: map[string]bool{}}
 	for _, e := range cfg.Endpoints {
 		s.eps[e.Group+"."+e.Name] = e
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "lore", Title: "lore — learning memory of agent swarms", Version: cfg.Version},
 		&sdk.ServerOptions{Instructions: instructions})
-	for _, t := range namedTools() {
-		srv.AddTool(&sdk.Tool{Name: t.name, Description: t.desc, InputSchema: t.schema}, s.namedHandler(t))
+	// add registers a tool whose handler sees only arguments valid for its
+	// schema (an unknown, missing or mistyped argument is a tool error
+	// naming it).
+	add := func(t *sdk.Tool, schema obj, h sdk.ToolHandler) error {
+		v, err := newValidator(schema)
+		if err != nil {
+			return fmt.Errorf("mcp: tool %s: %w", t.Name, err)
+		}
+		t.InputSchema = schema
+		srv.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			args, err := decodeArgs(req.Params.Arguments)
+			if err == nil {
+				err = v.check(args)
+			}
+			if err != nil {
+				return errorResult(fmt.Errorf("%s: %w", t.Name, err)), nil
+			}
+			return h(ctx, req)
+		})
+		return nil
 	}
-	srv.AddTool(&sdk.Tool{Name: "call", Description: "Call any lore API endpoint by name (see list_endpoints), optionally as an audit at a past time or sequence.",
-		InputSchema: object("an endpoint and its arguments", obj{
+	for _, t := range namedTools() {
+		if err := add(&sdk.Tool{Name: t.name, Description: t.desc}, t.schema, s.namedHandler(t)); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(&sdk.Tool{Name: "call", Description: "Call any lore API endpoint by name (see list_endpoints), optionally as an audit at a past time or sequence."}, object("an endpoint and its arguments", obj{
 			"endpoint": str("group.name, e.g. learning.weights"),
 			"args":     obj{"type": "object", "additionalProperties": true, "description": "the endpoint's arguments"},
 			"project":  projectProp,
 			"now":      str("evaluate decay at this RFC 3339 time instead of now"),
 			"as_of":    str("audit: answer from the state as of this RFC 3339 time (queries only)"),
 			"at_seq":   integer("audit: answer from the state after this log sequence (queries only)"),
-		}, "endpoint")}, s.callTool)
-	srv.AddTool(&sdk.Tool{Name: "list_endpoints", Description: "List lore's API endpoints: name, NATS subject, query or command, what it does, and the tool exposing it.",
-		InputSchema: object("no arguments", obj{})}, s.listTool)
-	if !cfg.NoEndpointTools {
-		for _, e := range cfg.Endpoints {
-			srv.AddTool(&sdk.Tool{Name: toolName(e), Description: endpointDesc(e), InputSchema: freeForm(e.Doc)}, s.endpointHandler(e))
+		}, "endpoint"), s.callTool); err != nil {
+		return nil, err
+	}
+	if err := add(&sdk.Tool{Name: "list_endpoints", Description: "List lore's API endpoints: name, NATS subject, query or command, what it does, and the tool exposing it."},
+		object("no arguments", obj{}), s.listTool); err != nil {
+		return nil, err
+	}
+	for _, e := range cfg.Endpoints {
+		schema, err := endpointSchema(e)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: endpoint %s: %w", e.Subject(), err)
+		}
+		// call validates an endpoint's args against the same schema,
+		// without the tool's common extras.
+		if args, known := endpointArgs(e); known {
+			bare, err := argsSchema(args, e.Doc, nil)
+			if err != nil {
+				return nil, fmt.Errorf("mcp: endpoint %s: %w", e.Subject(), err)
+			}
+			if s.argCheck[e.Group+"."+e.Name], err = newValidator(bare); err != nil {
+				return nil, fmt.Errorf("mcp: endpoint %s: %w", e.Subject(), err)
+			}
+			_, own := bare["properties"].(obj)["project"]
+			s.noProject[e.Group+"."+e.Name] = !own
+		}
+		if cfg.NoEndpointTools {
+			continue
+		}
+		if err := add(&sdk.Tool{Name: toolName(e), Description: endpointDesc(e)}, schema, s.endpointHandler(e)); err != nil {
+			return nil, err
 		}
 	}
 	return srv, nil
@@ -97,6 +143,12 @@ func NewServer(cfg Config) (*sdk.Server, error) {
 type server struct {
 	cfg Config
 	eps map[string]app.Endpoint
+	// argCheck validates the args of the endpoints whose argument struct is
+	// known, by group.name (used by call).
+	argCheck map[string]*validator
+	// noProject names the endpoints whose known arguments have no
+	// "project": it is passed as the request's project only.
+	noProject map[string]bool
 }
 
 func toolName(e app.Endpoint) string { return e.Group + "_" + e.Name }
@@ -142,6 +194,10 @@ func (s *server) invoke(ctx context.Context, group, name string, args obj, req a
 	}
 	if p, ok := args["project"].(string); ok && p != "" && req.Project == "" {
 		req.Project = p
+	}
+	if s.noProject[group+"."+name] {
+		// project is a request field, not one of the endpoint's arguments.
+		args = without(args, "project")
 	}
 	if req.Project == "" {
 		req.Project = s.cfg.Project
@@ -241,6 +297,9 @@ func (s *server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 		if err := json.Unmarshal(a.Args, &args); err != nil {
 			return errorResult(fmt.Errorf("call: field \"args\": must be an object: %v", err)), nil
 		}
+	}
+	if err := s.argCheck[group+"."+name].check(args); err != nil {
+		return errorResult(fmt.Errorf("call %s.%s: field \"args\": %w", group, name, err)), nil
 	}
 	r := api.Request{Project: a.Project, AtSeq: a.AtSeq}
 	for _, tf := range []struct {

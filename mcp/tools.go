@@ -3,6 +3,9 @@ package mcp
 import (
 	"fmt"
 	"strings"
+
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
 )
 
 // named is a curated tool: a name and schema an agent can follow, mapped
@@ -47,20 +50,20 @@ func namedTools() []named {
 			name: "record_outcome",
 			desc: "Record how a subtask (bead) ended: success, duration, retries, errors, the criteria and strategy used. " +
 				"lore scores it by implicit feedback and updates criterion weights and pattern maturity.",
-			schema: mustSchema(fromEventSchema("outcome.recorded/v1", nil, obj{"time": timeProp, "project": projectProp})),
+			schema: mustSchema(argsSchema(app.LearningOutcomeArgs{}, "", obj{"time": timeProp, "project": projectProp})),
 			route:  fixed("learning", "record_outcome"),
 		},
 		{
 			name:   "record_error",
 			desc:   "Record an error met while executing a bead; a retry asks for the bead's error context.",
-			schema: mustSchema(fromEventSchema("error.recorded/v1", nil, obj{"time": timeProp, "project": projectProp})),
+			schema: mustSchema(argsSchema(app.LearningErrorArgs{}, "", obj{"time": timeProp, "project": projectProp})),
 			route:  fixed("learning", "record_error"),
 		},
 		{
 			name: "add_knowledge",
 			desc: "Submit a lesson learned to the knowledge store. It is validated, deduplicated " +
 				"(reinforcing an existing entry) or rejected with the reason.",
-			schema: mustSchema(fromEventSchema("knowledge.submitted/v1", []string{"import"}, obj{"project": projectProp})),
+			schema: withoutProps(mustSchema(argsSchema(events.KnowledgeSubmitted{}, "", obj{"project": projectProp})), "import"),
 			route:  fixed("knowledge", "add"),
 		},
 		{
