@@ -71,4 +71,3 @@ func endpointSchema(e app.Endpoint) (obj, error) {
 func commonExtras(app.Endpoint) obj {
 	return obj{"project": projectProp}
 }
-

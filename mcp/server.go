@@ -99,13 +99,13 @@ func NewServer(cfg Config) (*sdk.Server, error) {
 		}
 	}
 	if err := add(&sdk.Tool{Name: "call", Description: "Call any lore API endpoint by name (see list_endpoints), optionally as an audit at a past time or sequence."}, object("an endpoint and its arguments", obj{
-			"endpoint": str("group.name, e.g. learning.weights"),
-			"args":     obj{"type": "object", "additionalProperties": true, "description": "the endpoint's arguments"},
-			"project":  projectProp,
-			"now":      str("evaluate decay at this RFC 3339 time instead of now"),
-			"as_of":    str("audit: answer from the state as of this RFC 3339 time (queries only)"),
-			"at_seq":   integer("audit: answer from the state after this log sequence (queries only)"),
-		}, "endpoint"), s.callTool); err != nil {
+		"endpoint": str("group.name, e.g. learning.weights"),
+		"args":     obj{"type": "object", "additionalProperties": true, "description": "the endpoint's arguments"},
+		"project":  projectProp,
+		"now":      str("evaluate decay at this RFC 3339 time instead of now"),
+		"as_of":    str("audit: answer from the state as of this RFC 3339 time (queries only)"),
+		"at_seq":   integer("audit: answer from the state after this log sequence (queries only)"),
+	}, "endpoint"), s.callTool); err != nil {
 		return nil, err
 	}
 	if err := add(&sdk.Tool{Name: "list_endpoints", Description: "List lore's API endpoints: name, NATS subject, query or command, what it does, and the tool exposing it."},
