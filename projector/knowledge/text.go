@@ -116,4 +116,3 @@ func words(normalized string) []string {
 	}
 	return strings.Split(normalized, " ")
 }
-
