@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/loredev/lore/events"
@@ -31,7 +32,7 @@ func argsSchema(args any, desc string, extra obj) (obj, error) {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		js, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
+		js, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: rawTypes})
 		if err != nil {
 			return nil, fmt.Errorf("schema of %s: %w", t, err)
 		}
@@ -57,6 +58,14 @@ func argsSchema(args any, desc string, extra obj) (obj, error) {
 		props[k] = v
 	}
 	return object(desc, props, req...), nil
+}
+
+// rawTypes are the types holding any JSON value as is (an event's data, a
+// document): any value is valid there; the endpoint checks it.
+var rawTypes = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage]():   {},
+	reflect.TypeFor[gojson.RawMessage](): {},
+	reflect.TypeFor[any]():               {},
 }
 
 // toObj turns a schema into its JSON object form.

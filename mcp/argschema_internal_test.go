@@ -135,3 +135,27 @@ func TestEndpointSchemasAreExact(t *testing.T) {
 		}
 	}
 }
+
+// recordArgs has the shape of an argument struct holding raw JSON (an
+// envelope with its data) and an embedded pointer.
+type recordArgs struct {
+	*events.Event
+	Events []*events.Event `json:"events,omitempty"`
+}
+
+func TestArgsSchemaRawJSONIsAnyValue(t *testing.T) {
+	s, err := argsSchema(recordArgs{}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := newValidator(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.check(obj{"type": "x/v1", "data": obj{"a": 1.0}, "events": []any{obj{"data": "s"}}}); err != nil {
+		t.Fatalf("raw JSON fields refused: %v", err)
+	}
+	if err := v.check(obj{"events": []any{obj{"dta": 1.0}}}); err == nil || !strings.Contains(err.Error(), "dta") {
+		t.Fatalf("unknown key in a nested envelope: %v", err)
+	}
+}

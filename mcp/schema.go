@@ -21,7 +21,10 @@ func enum(desc string, vals ...string) obj {
 // object returns an object schema with the given properties and required
 // names; no other property is allowed.
 func object(desc string, props obj, required ...string) obj {
-	o := obj{"type": "object", "properties": props, "description": desc, "additionalProperties": false}
+	o := obj{"type": "object", "properties": props, "additionalProperties": false}
+	if desc != "" {
+		o["description"] = desc
+	}
 	if len(required) > 0 {
 		o["required"] = required
 	}
