@@ -11,7 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 	"time"
 
@@ -349,9 +349,9 @@ func (s *server) listTool(context.Context, *sdk.CallToolRequest) (*sdk.CallToolR
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
 }
 
-// Serve runs srv over stdio until the client disconnects or ctx ends; a
-// malformed line or a batch gets its JSON-RPC error reply and the session
-// goes on (see Transport).
-func Serve(ctx context.Context, srv *sdk.Server) error {
-	return srv.Run(ctx, &Transport{In: os.Stdin, Out: os.Stdout})
+// Serve runs srv over in and out (stdin and stdout) until the client
+// disconnects or ctx ends; a malformed line or a batch gets its JSON-RPC
+// error reply and the session goes on (see Transport).
+func Serve(ctx context.Context, srv *sdk.Server, in io.Reader, out io.Writer) error {
+	return srv.Run(ctx, &Transport{In: in, Out: out})
 }

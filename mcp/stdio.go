@@ -59,7 +59,8 @@ func (t *Transport) Connect(ctx context.Context) (sdk.Connection, error) {
 		limit = sdk.DefaultMaxLineLength
 	}
 	pr, pw := io.Pipe()
-	s := &screen{out: t.Out, inflight: map[jsonrpc.ID]bool{}}
+	s := &screen{out: t.Out, inflight: map[jsonrpc.ID]bool{}, closed: make(chan struct{})}
+	s.answered = sync.NewCond(&s.mu)
 	go s.run(bufio.NewReader(t.In), pw, limit)
 	return (&sdk.IOTransport{Reader: pr, Writer: (*screenWriter)(s), MaxLineLength: -1}).Connect(ctx)
 }
@@ -72,7 +73,12 @@ type screen struct {
 	mu       sync.Mutex
 	version  string              // negotiated protocol version, "" before
 	initID   *jsonrpc.ID         // id of the initialize request, while unanswered
+	initWait chan struct{}       // closed when the initialize request is answered
 	inflight map[jsonrpc.ID]bool // ids of requests passed on and not yet answered
+	answered *sync.Cond          // on mu: signalled when inflight shrinks or the connection closes
+
+	closeOnce sync.Once
+	closed    chan struct{} // closed when the SDK closes the connection
 }
 
 // screenWriter is the SDK's writer: it notes answered ids and the
@@ -87,7 +93,16 @@ func (w *screenWriter) Write(p []byte) (int, error) {
 	return s.out.Write(p)
 }
 
-func (w *screenWriter) Close() error { return nil }
+func (w *screenWriter) Close() error {
+	s := (*screen)(w)
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.mu.Lock()
+		s.answered.Broadcast()
+		s.mu.Unlock()
+	})
+	return nil
+}
 
 // noteOutgoing records the responses in p (one message or an array).
 func (s *screen) noteOutgoing(p []byte) {
@@ -111,8 +126,11 @@ func (s *screen) noteOutgoing(p []byte) {
 			continue
 		}
 		delete(s.inflight, resp.ID)
+		s.answered.Broadcast()
 		if s.initID != nil && *s.initID == resp.ID {
 			s.initID = nil
+			close(s.initWait)
+			s.initWait = nil
 			var r struct {
 				ProtocolVersion string `json:"protocolVersion"`
 			}
@@ -181,9 +199,27 @@ func (s *screen) run(in *bufio.Reader, pw *io.PipeWriter, limit int) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
+				// The client has said all it will: its requests are still
+				// answered before the session ends.
+				s.drain()
 			}
 			return
 		}
+	}
+}
+
+// drain waits until every request passed on is answered (or cancelled),
+// or the connection is closed.
+func (s *screen) drain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.inflight) > 0 {
+		select {
+		case <-s.closed:
+			return
+		default:
+		}
+		s.answered.Wait()
 	}
 }
 
@@ -233,6 +269,18 @@ func (s *screen) screenLine(line []byte, long bool, limit int) ([]byte, error) {
 	}
 	if len(elems) == 0 {
 		return nil, s.reply(false, newWireError(nil, jsonrpc.CodeInvalidRequest, "invalid request: empty batch"))
+	}
+	// A batch sent while initialize is unanswered waits for the answer: the
+	// negotiated version decides what a batch is.
+	s.mu.Lock()
+	wait := s.initWait
+	s.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-s.closed:
+			return nil, io.ErrClosedPipe
+		}
 	}
 	s.mu.Lock()
 	version := s.version
@@ -319,19 +367,33 @@ func (s *screen) check(raw json.RawMessage, seen map[jsonrpc.ID]bool) (jsonrpc.M
 	return msg, nil
 }
 
-// admit records a request passed on to the SDK (in flight until answered;
-// the initialize request's answer carries the negotiated version).
+// admit records a request passed on to the SDK (in flight until answered
+// or cancelled; the initialize request's answer carries the negotiated
+// version).
 func (s *screen) admit(msg jsonrpc.Message) {
 	r, ok := msg.(*jsonrpc.Request)
-	if !ok || !r.IsCall() {
+	if !ok {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !r.IsCall() {
+		// A cancelled request may get no answer: it is no longer awaited.
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if r.Method == "notifications/cancelled" && json.Unmarshal(r.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				delete(s.inflight, id)
+				s.answered.Broadcast()
+			}
+		}
+		return
+	}
 	s.inflight[r.ID] = true
-	if r.Method == "initialize" {
+	if r.Method == "initialize" && s.initID == nil {
 		id := r.ID
-		s.initID = &id
+		s.initID, s.initWait = &id, make(chan struct{})
 	}
 }
 
