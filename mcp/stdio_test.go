@@ -21,7 +21,9 @@ type wire struct {
 	done chan error
 }
 
-func startWire(t *testing.T) *wire {
+func startWire(t *testing.T) *wire { return startWireLimited(t, 0) }
+
+func startWireLimited(t *testing.T, limit int) *wire {
 	t.Helper()
 	srv, err := loremcp.NewServer(loremcp.Config{Caller: startNode(t), Project: "default"})
 	if err != nil {
@@ -33,7 +35,7 @@ func startWire(t *testing.T) *wire {
 	w.out.Buffer(make([]byte, 1<<20), 1<<22)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		err := srv.Run(ctx, &loremcp.Transport{In: inR, Out: outW})
+		err := srv.Run(ctx, &loremcp.Transport{In: inR, Out: outW, MaxLineLength: limit})
 		_ = outW.Close()
 		w.done <- err
 	}()
@@ -194,4 +196,15 @@ func TestStdioBatchServedUnder20250326(t *testing.T) {
 
 	w.send(fmt.Sprintf(listTools, 24))
 	wantTools(t, parseReply(t, w.recv()), 24)
+}
+
+func TestStdioOverlongLineIsSkipped(t *testing.T) {
+	w := startWireLimited(t, 512)
+	w.initialize("2025-06-18")
+	w.send(`{"jsonrpc":"2.0","id":30,"method":"tools/list","params":{"cursor":"` + strings.Repeat("x", 5000) + `"}}`)
+	if r := parseReply(t, w.recv()); r.Error == nil || r.Error.Code != -32700 || string(r.ID) != "null" || !strings.Contains(r.Error.Message, "512") {
+		t.Fatalf("overlong line: want -32700 naming the limit, got id=%s %+v", r.ID, r.Error)
+	}
+	w.send(fmt.Sprintf(listTools, 31))
+	wantTools(t, parseReply(t, w.recv()), 31)
 }
