@@ -23,10 +23,11 @@ import (
 // argument is refused); a struct that is an event payload (the type itself,
 // an embedded struct, or the elements of a field) takes its properties,
 // constraints, descriptions and required fields from the event type's JSON
-// Schema, the schema appends are validated against; nothing else is
-// required (the endpoint names what it lacks).
+// Schema, the schema appends are validated against, with the rules the
+// event schema states across fields (anyOf ...); nothing else is required
+// (the endpoint names what it lacks).
 func argsSchema(args any, desc string, extra obj) (obj, error) {
-	props, req := obj{}, []string(nil)
+	props, req, rules := obj{}, []string(nil), obj{}
 	if args != nil {
 		t := reflect.TypeOf(args)
 		for t.Kind() == reflect.Pointer {
@@ -52,13 +53,25 @@ func argsSchema(args any, desc string, extra obj) (obj, error) {
 		if d, ok := s["description"].(string); ok && desc == "" {
 			desc = d
 		}
+		for _, k := range crossFieldKeys {
+			if v, ok := s[k]; ok {
+				rules[k] = v
+			}
+		}
 	}
 	// An extra describes a common property; it replaces the inferred one.
 	for k, v := range extra {
 		props[k] = v
 	}
-	return object(desc, props, req...), nil
+	o := object(desc, props, req...)
+	for k, v := range rules {
+		o[k] = v
+	}
+	return o, nil
 }
+
+// crossFieldKeys are the keywords of rules across an object's fields.
+var crossFieldKeys = []string{"anyOf", "oneOf", "allOf", "not", "dependentRequired", "if", "then", "else"}
 
 // rawTypes are the types holding any JSON value as is (an event's data, a
 // document): any value is valid there; the endpoint checks it.
@@ -127,6 +140,18 @@ func refine(s obj, t reflect.Type) error {
 		}
 		if d, ok := es["description"].(string); ok {
 			s["description"] = d
+		}
+		// Rules across the event's fields (pattern_id or content) hold
+		// for the arguments too.
+		for _, k := range crossFieldKeys {
+			if v, ok := es[k]; ok {
+				if prev, dup := s[k]; dup {
+					s["allOf"] = []any{obj{k: prev}, obj{k: v}}
+					delete(s, k)
+					continue
+				}
+				s[k] = v
+			}
 		}
 	}
 	for _, f := range reflect.VisibleFields(t) {

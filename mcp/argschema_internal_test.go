@@ -159,3 +159,20 @@ func TestArgsSchemaRawJSONIsAnyValue(t *testing.T) {
 		t.Fatalf("unknown key in a nested envelope: %v", err)
 	}
 }
+
+func TestArgsSchemaKeepsTheEventsCrossFieldRules(t *testing.T) {
+	s, err := argsSchema(app.LearningObserveArgs{}, "", obj{"project": projectProp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := newValidator(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.check(obj{"success": true, "content": "split by layer", "time": "2026-01-01T00:00:00Z"}); err != nil {
+		t.Fatalf("content alone refused: %v", err)
+	}
+	if err := v.check(obj{"success": true}); err == nil || !strings.Contains(err.Error(), "pattern_id") {
+		t.Fatalf("neither pattern_id nor content: %v", err)
+	}
+}
