@@ -182,9 +182,7 @@ func (s *screen) run(in *bufio.Reader, pw *io.PipeWriter, limit int) {
 	var err error
 	defer func() { pw.CloseWithError(err) }()
 	for {
-		var line []byte
-		var long bool
-		line, long, err = readLine(in, limit)
+		line, long, rerr := readLine(in, limit)
 		if len(line) > 0 || long {
 			var pass []byte
 			if pass, err = s.screenLine(line, long, limit); err != nil {
@@ -196,7 +194,7 @@ func (s *screen) run(in *bufio.Reader, pw *io.PipeWriter, limit int) {
 				}
 			}
 		}
-		if err != nil {
+		if err = rerr; err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
 				// The client has said all it will: its requests are still

@@ -22,7 +22,7 @@ func TestMCPCommandKeepsServing(t *testing.T) {
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"learning_weights","arguments":{"bogus":1}}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"call","arguments":{"endpoint":"audit.types"}}}`,
 		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
-	}, "\n") + "\n"
+	}, "\n") // the last line has no end: the input's end closes it
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	code, out, errs := cli(t, ctx, in, "mcp", "--embed", "--data", t.TempDir())
