@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -266,7 +267,20 @@ func (v *validator) check(args obj) error {
 		return nil
 	}
 	if err := v.r.Validate(map[string]any(args)); err != nil {
-		return fmt.Errorf("invalid arguments: %s", strings.TrimPrefix(err.Error(), "validating root: "))
+		msg := strings.TrimPrefix(err.Error(), "validating root: ")
+		msg = topField.ReplaceAllString(msg, `field "$1": `)
+		// The validator prints null, integers and whole bounds its own way.
+		msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null")
+		msg = wholeRat.ReplaceAllString(msg, "$1")
+		msg = wholeFloat.ReplaceAllString(msg, "$1")
+		return fmt.Errorf("invalid arguments: %s", msg)
 	}
 	return nil
 }
+
+// topField is how the validator names a top-level argument in its errors.
+var (
+	topField   = regexp.MustCompile(`^validating /properties/([^/:]+): `)
+	wholeRat   = regexp.MustCompile(`(-?\d+)/1\b`)
+	wholeFloat = regexp.MustCompile(`(-?\d+)\.0+\b`)
+)

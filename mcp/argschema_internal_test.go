@@ -98,7 +98,8 @@ func TestValidatorNamesTheWrongArgument(t *testing.T) {
 	}{
 		{"unknown argument", func(a obj) { a["durration_ms"] = 5.0 }, "durration_ms"},
 		{"missing required", func(a obj) { delete(a, "duration_ms") }, "duration_ms"},
-		{"null for a number", func(a obj) { a["duration_ms"] = nil }, "duration_ms"},
+		{"null for a number", func(a obj) { a["duration_ms"] = nil }, `field "duration_ms": type: null has type "null", want "integer"`},
+		{"below the minimum", func(a obj) { a["duration_ms"] = -5.0 }, `field "duration_ms": minimum: -5 is less than 0`},
 		{"wrong type", func(a obj) { a["success"] = "yes" }, "success"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
