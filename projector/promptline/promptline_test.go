@@ -5,7 +5,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/loredev/lore/projector/crossloop"
+	"github.com/loredev/lore/projector/knowledge"
+	"github.com/loredev/lore/projector/learning"
 	"github.com/loredev/lore/projector/promptline"
 )
 
@@ -109,5 +113,56 @@ func TestLineProperty(t *testing.T) {
 				t.Fatalf("Lines(%q) gives %q", s, ln)
 			}
 		}
+	}
+}
+
+// blockLines checks every line of a block built from hostile texts: the
+// block's own lines (headings, intros) are known; every other line holds
+// stored text after the format's prefix and must start nothing.
+func blockLines(t *testing.T, name, block string, own func(string) bool, wantLines int) {
+	t.Helper()
+	n := 0
+	for _, ln := range strings.Split(block, "\n") {
+		if strings.TrimSpace(ln) == "" || own(ln) {
+			continue
+		}
+		n++
+		if forbiddenStart.MatchString(ln) {
+			t.Fatalf("%s: line %q starts with a forbidden marker:\n%s", name, ln, block)
+		}
+	}
+	if n != wantLines {
+		t.Fatalf("%s: %d entry lines, want %d:\n%s", name, n, wantLines, block)
+	}
+}
+
+// Property, on the real block formats: random hostile stored texts never
+// give a block line that starts with a forbidden marker, and each stored
+// text takes exactly one line.
+func TestBlocksProperty(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	heading := func(ln string) bool { return strings.HasPrefix(ln, "## ") || strings.HasPrefix(ln, "### ") }
+	for i := 0; i < 2000; i++ {
+		a, b := hostile(r), hostile(r)
+
+		anti := learning.FormatAntiPatternsForPrompt([]learning.Pattern{{Content: a, Kind: learning.KindAntiPattern}, {Content: b, Kind: learning.KindAntiPattern}})
+		blockLines(t, "anti-patterns", anti, func(ln string) bool {
+			return heading(ln) || ln == "Based on past failures, avoid these decomposition strategies:"
+		}, 2)
+
+		inj := knowledge.Inject([]*knowledge.Entry{
+			{ID: "s1", Tier: "swarm", Lesson: "lesson one " + a, Scope: "global", Status: "candidate", Confidence: 0.9, CreatedSeq: 1},
+			{ID: "s2", Tier: "swarm", Lesson: b + " unrelated words here", Scope: "global", Status: "candidate", Confidence: 0.8, CreatedSeq: 2},
+		}, nil, knowledge.InjectOptions{Headroom: 1, Project: "p"}, knowledge.DefaultConfig(), t0)
+		blockLines(t, "knowledge", inj.Text, func(ln string) bool { return ln == knowledge.InjectHeader }, len(inj.Entries))
+
+		p := &crossloop.Pattern{ID: "pat-x", Type: crossloop.TypeError, Title: a, ErrorPattern: b, FixDescription: a,
+			SourceLoops: []crossloop.SourceLoop{{LoopID: b}}}
+		s := &crossloop.Pattern{ID: "pat-s", Type: crossloop.TypeSuccess, Title: b, Steps: []string{a, b}}
+		md := crossloop.FormatInjection([]crossloop.Ranked{{Pattern: p}, {Pattern: s}})
+		blockLines(t, "cross-loop", md, func(ln string) bool {
+			return heading(ln) || ln == "Patterns from previous loops that may help with this task:" || ln == "   - Steps:"
+		}, 4+4)
 	}
 }
