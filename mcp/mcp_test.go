@@ -19,19 +19,8 @@ import (
 func session(t *testing.T, cfg loremcp.Config) *sdk.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := n.Serve(api.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; _ = svc.Stop(); n.Close() })
-
-	cfg.Caller = api.NewClient(n.NC)
+	t.Cleanup(cancel)
+	cfg.Caller = startNode(t)
 	srv, err := loremcp.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +37,25 @@ func session(t *testing.T, cfg loremcp.Config) *sdk.ClientSession {
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// startNode starts a real embedded node serving the API and returns a
+// client of it.
+func startNode(t *testing.T) *api.Client {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := n.Serve(api.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = n.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; _ = svc.Stop(); n.Close() })
+	return api.NewClient(n.NC)
 }
 
 func call(t *testing.T, cs *sdk.ClientSession, tool string, args any) (string, bool) {
@@ -108,7 +116,7 @@ func TestMCPToolsAgainstEmbeddedNode(t *testing.T) {
 
 	// Bad input is a tool error naming the field, not a protocol error.
 	out, isErr = call(t, cs, "record_outcome", map[string]any{"bead_id": "bd-2", "duration_ms": -5, "retry_count": 0, "success": true})
-	if !isErr || !strings.Contains(out, "duration_ms") || !strings.Contains(out, "400") {
+	if !isErr || !strings.Contains(out, "duration_ms") {
 		t.Fatalf("negative duration: error=%v %s", isErr, out)
 	}
 	out, isErr = call(t, cs, "call", map[string]any{"endpoint": "nope.none"})
@@ -132,5 +140,48 @@ func TestMCPNamedToolWithoutEndpointNamesIt(t *testing.T) {
 	out, isErr := call(t, cs, "record_error", map[string]any{"bead_id": "bd-1", "error_type": "timeout", "message": "slow"})
 	if !isErr || !strings.Contains(out, "lore.api.learning.record_error") {
 		t.Fatalf("missing endpoint: error=%v %s", isErr, out)
+	}
+}
+
+func TestMCPRefusesUnknownAndMissingArguments(t *testing.T) {
+	cs := session(t, loremcp.Config{Project: "default"})
+	ctx := context.Background()
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.Name == "learning_weights" {
+			b, _ := json.Marshal(tool.InputSchema)
+			if !strings.Contains(string(b), `"additionalProperties":false`) || !strings.Contains(string(b), `"criterion"`) {
+				t.Fatalf("learning_weights schema is not exact: %s", b)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"learning_weights", map[string]any{"criterion": "x", "bogus": 1}, "bogus"},
+		{"patterns_prune", map[string]any{"args": map[string]any{"dry_run": true}}, `"args"`},
+		{"record_outcome", map[string]any{"bead_id": "bd-1", "retry_count": 0, "success": true}, "duration_ms"},
+		{"record_outcome", map[string]any{"bead_id": "bd-1", "duration_ms": nil, "retry_count": 0, "success": true}, "duration_ms"},
+		{"learning_record_outcome", map[string]any{"bead_id": "bd-1", "retry_count": 0, "success": true}, "duration_ms"},
+		{"why", map[string]any{"kind": "criterion", "id": "x", "extra": true}, "extra"},
+		{"call", map[string]any{"endpoint": "patterns.prune", "args": map[string]any{"dryrun": true}}, "dryrun"},
+	} {
+		out, isErr := call(t, cs, tc.tool, tc.args)
+		if !isErr || !strings.Contains(out, tc.want) {
+			t.Errorf("%s %v: want a tool error naming %s, got error=%v %s", tc.tool, tc.args, tc.want, isErr, out)
+		}
+	}
+	// Nothing was appended by the refused calls.
+	out, isErr := call(t, cs, "call", map[string]any{"endpoint": "audit.stats"})
+	if isErr || strings.Contains(out, "outcome.recorded/v1") || strings.Contains(out, "patterns.pruned") {
+		t.Fatalf("a refused call appended: %s", out)
+	}
+	// Project is a request field: an endpoint tool takes it.
+	if out, isErr := call(t, cs, "learning_weights", map[string]any{"project": "web"}); isErr {
+		t.Fatalf("learning_weights with project: %s", out)
 	}
 }

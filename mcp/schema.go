@@ -1,11 +1,6 @@
 package mcp
 
-import (
-	"encoding/json"
-	"fmt"
-
-	"github.com/loredev/lore/schemas"
-)
+import "slices"
 
 // obj is a JSON Schema object under construction.
 type obj = map[string]any
@@ -24,9 +19,12 @@ func enum(desc string, vals ...string) obj {
 }
 
 // object returns an object schema with the given properties and required
-// names.
+// names; no other property is allowed.
 func object(desc string, props obj, required ...string) obj {
-	o := obj{"type": "object", "properties": props, "description": desc}
+	o := obj{"type": "object", "properties": props, "additionalProperties": false}
+	if desc != "" {
+		o["description"] = desc
+	}
 	if len(required) > 0 {
 		o["required"] = required
 	}
@@ -36,40 +34,27 @@ func object(desc string, props obj, required ...string) obj {
 // projectProp is the optional project every named tool accepts.
 var projectProp = str("project scope (default: the server's --project, else \"default\")")
 
-// fromEventSchema builds a tool schema from the data schema of an event
-// type (its properties, descriptions and required fields), without the
-// fields in drop, plus extra properties.
-func fromEventSchema(typ string, drop []string, extra obj) (obj, error) {
-	raw, err := schemas.FS.ReadFile(schemas.FileName(typ))
-	if err != nil {
-		return nil, fmt.Errorf("schema of %s: %w", typ, err)
+// idempotencyProp is the optional client key of a command: it names the
+// events appended, so a re-sent call appends nothing new and replies the
+// same decision.
+var idempotencyProp = obj{"type": "string", "minLength": 1, "maxLength": 100, "pattern": `^\S+$`,
+	"description": "commands: names the events appended; re-sending with the same key appends nothing new and replies the same decision"}
+
+// withoutProps removes properties (and their required entries) from an
+// object schema.
+func withoutProps(o obj, names ...string) obj {
+	props, _ := o["properties"].(obj)
+	req, _ := o["required"].([]string)
+	for _, n := range names {
+		delete(props, n)
+		req = slices.DeleteFunc(req, func(r string) bool { return r == n })
 	}
-	var s obj
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("schema of %s: %w", typ, err)
+	if len(req) > 0 {
+		o["required"] = req
+	} else {
+		delete(o, "required")
 	}
-	props, _ := s["properties"].(obj)
-	if props == nil {
-		props = obj{}
-	}
-	skip := map[string]bool{}
-	for _, d := range drop {
-		delete(props, d)
-		skip[d] = true
-	}
-	for k, v := range extra {
-		props[k] = v
-	}
-	var req []string
-	if r, ok := s["required"].([]any); ok {
-		for _, x := range r {
-			if name, ok := x.(string); ok && !skip[name] {
-				req = append(req, name)
-			}
-		}
-	}
-	desc, _ := s["description"].(string)
-	return object(desc, props, req...), nil
+	return o
 }
 
 // mustSchema panics on a wiring bug (a missing or broken embedded schema).
@@ -78,11 +63,4 @@ func mustSchema(o obj, err error) obj {
 		panic("mcp: " + err.Error())
 	}
 	return o
-}
-
-// freeForm is the schema of an endpoint whose arguments lore does not
-// describe: any object, passed through as the endpoint's args.
-func freeForm(doc string) obj {
-	return obj{"type": "object", "additionalProperties": true,
-		"description": "arguments of the endpoint (JSON object), passed as its args: " + doc}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -72,24 +73,60 @@ func NewServer(cfg Config) (*sdk.Server, error) {
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "lore", Title: "lore — learning memory of agent swarms", Version: cfg.Version},
 		&sdk.ServerOptions{Instructions: instructions})
-	for _, t := range namedTools() {
-		srv.AddTool(&sdk.Tool{Name: t.name, Description: t.desc, InputSchema: t.schema}, s.namedHandler(t))
+	// add registers a tool with its input schema. A tool whose arguments
+	// reach an endpoint as given leaves every check to lore's command
+	// pipeline, so the error is the one every door gives; a tool that
+	// rewrites its arguments (check) is checked against its own schema
+	// first (an unknown, missing or mistyped argument is a tool error
+	// naming it), since the endpoint never sees them as sent.
+	add := func(t *sdk.Tool, schema obj, h sdk.ToolHandler, check bool) error {
+		v, err := newValidator(schema)
+		if err != nil {
+			return fmt.Errorf("mcp: tool %s: %w", t.Name, err)
+		}
+		t.InputSchema = schema
+		srv.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			args, err := decodeArgs(req.Params.Arguments)
+			if err == nil && check {
+				err = v.check(args)
+			}
+			if err != nil {
+				return errorResult(fmt.Errorf("%s: %w", t.Name, err)), nil
+			}
+			return h(ctx, req)
+		})
+		return nil
 	}
-	srv.AddTool(&sdk.Tool{Name: "call", Description: "Call any lore API endpoint by name (see list_endpoints), optionally as an audit at a past time or sequence.",
-		InputSchema: object("an endpoint and its arguments", obj{
-			"endpoint":        str("group.name, e.g. learning.weights"),
-			"args":            obj{"type": "object", "additionalProperties": true, "description": "the endpoint's arguments"},
-			"project":         projectProp,
-			"now":             str("evaluate decay at this RFC 3339 time instead of now"),
-			"as_of":           str("audit: answer from the state as of this RFC 3339 time (queries only)"),
-			"at_seq":          integer("audit: answer from the state after this log sequence (queries only)"),
-			"idempotency_key": str("commands: names the events appended; re-sending with the same key appends nothing new and replies the same decision"),
-		}, "endpoint")}, s.callTool)
-	srv.AddTool(&sdk.Tool{Name: "list_endpoints", Description: "List lore's API endpoints: name, NATS subject, query or command, what it does, and the tool exposing it.",
-		InputSchema: object("no arguments", obj{})}, s.listTool)
-	if !cfg.NoEndpointTools {
-		for _, e := range cfg.Endpoints {
-			srv.AddTool(&sdk.Tool{Name: toolName(e), Description: endpointDesc(e), InputSchema: freeForm(e.Doc)}, s.endpointHandler(e))
+	for _, t := range namedTools() {
+		if err := add(&sdk.Tool{Name: t.name, Description: t.desc}, t.schema, s.namedHandler(t), t.rewrites); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(&sdk.Tool{Name: "call", Description: "Call any lore API endpoint by name (see list_endpoints), optionally as an audit at a past time or sequence."}, object("an endpoint and its arguments", obj{
+		"endpoint":        str("group.name, e.g. learning.weights"),
+		"args":            obj{"type": "object", "additionalProperties": true, "description": "the endpoint's arguments"},
+		"project":         projectProp,
+		"now":             str("evaluate decay at this RFC 3339 time instead of now"),
+		"as_of":           str("audit: answer from the state as of this RFC 3339 time (queries only)"),
+		"at_seq":          integer("audit: answer from the state after this log sequence (queries only)"),
+		"idempotency_key": idempotencyProp,
+	}, "endpoint"), s.callTool, true); err != nil {
+		return nil, err
+	}
+	if err := add(&sdk.Tool{Name: "list_endpoints", Description: "List lore's API endpoints: name, NATS subject, query or command, what it does, and the tool exposing it."},
+		object("no arguments", obj{}), s.listTool, true); err != nil {
+		return nil, err
+	}
+	for _, e := range cfg.Endpoints {
+		schema, err := endpointSchema(e)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: endpoint %s: %w", e.Subject(), err)
+		}
+		if cfg.NoEndpointTools {
+			continue
+		}
+		if err := add(&sdk.Tool{Name: toolName(e), Description: endpointDesc(e)}, schema, s.endpointHandler(e), false); err != nil {
+			return nil, err
 		}
 	}
 	return srv, nil
@@ -303,7 +340,9 @@ func (s *server) listTool(context.Context, *sdk.CallToolRequest) (*sdk.CallToolR
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
 }
 
-// Serve runs srv over stdio until the client disconnects or ctx ends.
-func Serve(ctx context.Context, srv *sdk.Server) error {
-	return srv.Run(ctx, &sdk.StdioTransport{})
+// Serve runs srv over in and out (stdin and stdout) until the client
+// disconnects or ctx ends; a malformed line or a batch gets its JSON-RPC
+// error reply and the session goes on (see Transport).
+func Serve(ctx context.Context, srv *sdk.Server, in io.Reader, out io.Writer) error {
+	return srv.Run(ctx, &Transport{In: in, Out: out})
 }

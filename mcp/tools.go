@@ -3,6 +3,9 @@ package mcp
 import (
 	"fmt"
 	"strings"
+
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/events"
 )
 
 // named is a curated tool: a name and schema an agent can follow, mapped
@@ -14,6 +17,10 @@ type named struct {
 	route func(args obj) (group, name string, out obj, err error)
 	// text puts the reply's "text" field (a ready prompt block) first.
 	text bool
+	// rewrites: route changes the arguments (renames, drops, picks the
+	// endpoint), so the tool's own schema checks them; a tool passing
+	// them unchanged leaves the check to the endpoint.
+	rewrites bool
 }
 
 // fixed routes every call to one endpoint, arguments unchanged.
@@ -47,20 +54,20 @@ func namedTools() []named {
 			name: "record_outcome",
 			desc: "Record how a subtask (bead) ended: success, duration, retries, errors, the criteria and strategy used. " +
 				"lore scores it by implicit feedback and updates criterion weights and pattern maturity.",
-			schema: mustSchema(fromEventSchema("outcome.recorded/v1", nil, obj{"time": timeProp, "project": projectProp})),
+			schema: mustSchema(argsSchema(app.LearningOutcomeArgs{}, "", obj{"time": timeProp, "project": projectProp, "idempotency_key": idempotencyProp})),
 			route:  fixed("learning", "record_outcome"),
 		},
 		{
 			name:   "record_error",
 			desc:   "Record an error met while executing a bead; a retry asks for the bead's error context.",
-			schema: mustSchema(fromEventSchema("error.recorded/v1", nil, obj{"time": timeProp, "project": projectProp})),
+			schema: mustSchema(argsSchema(app.LearningErrorArgs{}, "", obj{"time": timeProp, "project": projectProp, "idempotency_key": idempotencyProp})),
 			route:  fixed("learning", "record_error"),
 		},
 		{
 			name: "add_knowledge",
 			desc: "Submit a lesson learned to the knowledge store. It is validated, deduplicated " +
 				"(reinforcing an existing entry) or rejected with the reason.",
-			schema: mustSchema(fromEventSchema("knowledge.submitted/v1", []string{"import"}, obj{"project": projectProp})),
+			schema: withoutProps(mustSchema(argsSchema(events.KnowledgeSubmitted{}, "", obj{"project": projectProp, "idempotency_key": idempotencyProp})), "import"),
 			route:  fixed("knowledge", "add"),
 		},
 		{
@@ -97,11 +104,12 @@ func namedTools() []named {
 			desc: "Promote by hand: a decomposition pattern to proven (kind pattern, refused for a deprecated one), " +
 				"or a lesson to the hive (kind knowledge: entry_id of a swarm entry, or new lesson text).",
 			schema: object("what to promote", withProps(patternRef, obj{
-				"kind":     enum("pattern (default) or knowledge", "pattern", "knowledge"),
-				"reason":   str("why (pattern)"),
-				"entry_id": str("swarm entry id or unique prefix (knowledge)"),
-				"lesson":   str("new lesson text (knowledge)"),
-				"project":  projectProp,
+				"kind":            enum("pattern (default) or knowledge", "pattern", "knowledge"),
+				"reason":          str("why (pattern)"),
+				"entry_id":        str("swarm entry id or unique prefix (knowledge)"),
+				"lesson":          str("new lesson text (knowledge)"),
+				"project":         projectProp,
+				"idempotency_key": idempotencyProp,
 			})),
 			route: func(a obj) (string, string, obj, error) {
 				if kindOf(a, "pattern") == "knowledge" {
@@ -109,17 +117,18 @@ func namedTools() []named {
 				}
 				return "learning", "promote", without(a, "kind"), nil
 			},
+			rewrites: true,
 		},
 		{
 			name:   "deprecate",
 			desc:   "Deprecate a decomposition pattern by hand, with a reason; it is then excluded from prompts.",
-			schema: object("the pattern and why", withProps(patternRef, obj{"reason": str("why it is deprecated"), "project": projectProp}), "reason"),
+			schema: object("the pattern and why", withProps(patternRef, obj{"reason": str("why it is deprecated"), "project": projectProp, "idempotency_key": idempotencyProp}), "reason"),
 			route:  fixed("learning", "deprecate"),
 		},
 		{
 			name:   "quarantine",
 			desc:   "Hide a knowledge entry from queries and injection (kept, restorable), with a reason.",
-			schema: object("the entry and why", obj{"id": str("entry id or unique prefix"), "reason": str("why"), "project": projectProp}, "id", "reason"),
+			schema: object("the entry and why", obj{"id": str("entry id or unique prefix"), "reason": str("why"), "project": projectProp, "idempotency_key": idempotencyProp}, "id", "reason"),
 			route:  fixed("knowledge", "quarantine"),
 		},
 		{
@@ -131,7 +140,8 @@ func namedTools() []named {
 				"id":      str("the pattern id or content, criterion name, knowledge entry id, bead id or registry pattern id"),
 				"project": projectProp,
 			}, "kind", "id"),
-			route: routeWhy,
+			route:    routeWhy,
+			rewrites: true,
 		},
 	}
 }

@@ -97,7 +97,7 @@ func runMCP(ctx context.Context, f *Factory, o mcpOptions) error {
 	if err != nil {
 		return err
 	}
-	return mcp.Serve(ctx, srv)
+	return mcp.Serve(ctx, srv, f.In, f.Out)
 }
 
 // mcpSource is the source of events recorded through MCP: --source unless

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/loredev/lore/projector/promptline"
 )
 
 // Pct is a rate as a whole percentage, halves up ("94" for 0.9444).
@@ -45,52 +47,62 @@ func FormatInjection(rs []Ranked) string {
 	return b.String()
 }
 
+// writeItem writes one pattern. Every stored text is one safe line
+// (promptline.Line) after the format's own prefix; a code template is
+// quoted line by line ("| "), so it can close no fence and open nothing.
 func writeItem(b *strings.Builder, n int, p *Pattern) {
+	q := promptline.Line
 	switch p.Type {
 	case TypeError:
-		fmt.Fprintf(b, "%d. **%s** (%d%% success, %s)\n", n, p.Title, Pct(p.SuccessRate), uses(p.UsageCount))
-		fmt.Fprintf(b, "   - Error: %q\n", p.ErrorPattern)
-		fmt.Fprintf(b, "   - Fix: %s\n", p.FixDescription)
+		fmt.Fprintf(b, "%d. **%s** (%d%% success, %s)\n", n, q(p.Title), Pct(p.SuccessRate), uses(p.UsageCount))
+		fmt.Fprintf(b, "   - Error: %q\n", q(p.ErrorPattern))
+		fmt.Fprintf(b, "   - Fix: %s\n", q(p.FixDescription))
 		writeTemplate(b, p)
-		fmt.Fprintf(b, "   - Source: %s\n", sourceLine(p, "previous loops"))
+		fmt.Fprintf(b, "   - Source: %s\n", q(sourceLine(p, "previous loops")))
 	case TypeSuccess:
-		fmt.Fprintf(b, "%d. **%s** (%d%% success, avg %.1f iterations)\n", n, p.Title, Pct(p.SuccessRate), p.AverageIterations())
+		fmt.Fprintf(b, "%d. **%s** (%d%% success, avg %.1f iterations)\n", n, q(p.Title), Pct(p.SuccessRate), p.AverageIterations())
 		b.WriteString("   - Steps:\n")
 		for i, s := range p.Steps {
-			fmt.Fprintf(b, "     %d. %s\n", i+1, s)
+			fmt.Fprintf(b, "     %d. %s\n", i+1, q(s))
 		}
-		fmt.Fprintf(b, "   - Source: %s\n", sourceLine(p, "successful loops"))
+		fmt.Fprintf(b, "   - Source: %s\n", q(sourceLine(p, "successful loops")))
 	case TypeAnti:
-		fmt.Fprintf(b, "%d. **%s** (%d%% failure rate)\n", n, p.Title, Pct(p.FailureRate()))
-		fmt.Fprintf(b, "   - %s\n", p.Approach)
+		fmt.Fprintf(b, "%d. **%s** (%d%% failure rate)\n", n, q(p.Title), Pct(p.FailureRate()))
+		fmt.Fprintf(b, "   - %s\n", q(p.Approach))
 		if p.WhyItFails != "" {
-			fmt.Fprintf(b, "   - Why it fails: %s\n", p.WhyItFails)
+			fmt.Fprintf(b, "   - Why it fails: %s\n", q(p.WhyItFails))
 		}
 		switch {
 		case p.BetterPatternID != "":
-			fmt.Fprintf(b, "   - Better alternative: %s\n", p.BetterPatternID)
+			fmt.Fprintf(b, "   - Better alternative: %s\n", q(p.BetterPatternID))
 		case p.BetterAlternative != "":
-			fmt.Fprintf(b, "   - Better alternative: %s\n", p.BetterAlternative)
+			fmt.Fprintf(b, "   - Better alternative: %s\n", q(p.BetterAlternative))
 		}
 	case TypeTemplate:
-		fmt.Fprintf(b, "%d. **%s** (%d%% success, %s)\n", n, p.Title, Pct(p.SuccessRate), uses(p.UsageCount))
+		fmt.Fprintf(b, "%d. **%s** (%d%% success, %s)\n", n, q(p.Title), Pct(p.SuccessRate), uses(p.UsageCount))
 		if p.UseCase != "" {
-			fmt.Fprintf(b, "   - Use: %s\n", p.UseCase)
+			fmt.Fprintf(b, "   - Use: %s\n", q(p.UseCase))
 		}
 		writeTemplate(b, p)
 	}
 	b.WriteString("\n")
 }
 
+// writeTemplate writes a code template as quoted lines under a header
+// naming its language.
 func writeTemplate(b *strings.Builder, p *Pattern) {
-	if p.CodeTemplate == "" {
+	lines := promptline.Lines(p.CodeTemplate, "     | ")
+	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "   - Template:\n     ```%s\n", p.Language)
-	for _, ln := range strings.Split(strings.TrimRight(p.CodeTemplate, "\n"), "\n") {
-		b.WriteString("     " + ln + "\n")
+	b.WriteString("   - Template")
+	if lang := promptline.Line(p.Language); lang != "" {
+		b.WriteString(" (" + lang + ")")
 	}
-	b.WriteString("     ```\n")
+	b.WriteString(":\n")
+	for _, ln := range lines {
+		b.WriteString(ln + "\n")
+	}
 }
 
 func sourceLine(p *Pattern, plural string) string {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/loredev/lore/projector/promptline"
 )
 
 // Injection (SPEC §5): a budgeted block of lessons for an agent's next task.
@@ -393,15 +395,17 @@ func sortedBySeq(es []*Entry) []*Entry {
 }
 
 // displayLine renders one entry: "- [S] lesson" or "- [H] lesson (from: p)".
+// The lesson is stored text: it is shown as one safe line (promptline),
+// then cut, which keeps it one line and its start unchanged.
 func displayLine(full, tier, sourceProject, project string, cfg Config) (lesson, line string) {
-	lesson, _ = TruncateUTF16(sanitizeDisplay(full), cfg.MaxLessonDisplayChars, "…")
+	lesson, _ = TruncateUTF16(promptline.Line(full), cfg.MaxLessonDisplayChars, "…")
 	mark := "[S]"
 	if tier == TierHive {
 		mark = "[H]"
 	}
 	line = "- " + mark + " " + lesson
 	if tier == TierHive && sourceProject != "" && sourceProject != project {
-		line += " (from: " + sourceProject + ")"
+		line += " (from: " + promptline.Line(sourceProject) + ")"
 	}
 	return lesson, line
 }

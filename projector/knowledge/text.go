@@ -1,9 +1,7 @@
 package knowledge
 
 import (
-	"regexp"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -118,29 +116,3 @@ func words(normalized string) []string {
 	}
 	return strings.Split(normalized, " ")
 }
-
-// sanitizeDisplay makes a lesson safe to show on one line: control and
-// invisible characters dropped (TAB and line breaks become spaces), "system:"
-// at a line start blocked, runs of spaces collapsed.
-func sanitizeDisplay(s string) string {
-	s = systemLine.ReplaceAllString(s, "${1}[BLOCKED]:")
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r' || isJSSpace(r):
-			if !space {
-				b.WriteByte(' ')
-			}
-			space = true
-			continue
-		case unicode.IsControl(r) || isInvisible(r):
-			continue
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	return strings.TrimSpace(b.String())
-}
-
-var systemLine = regexp.MustCompile(`(?im)(^\s*)system\s*:`)

@@ -7,6 +7,8 @@ import (
 	"unicode/utf16"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/projector/promptline"
 )
 
 // Error types of the accumulator. Anything else is bad input.
@@ -65,15 +67,16 @@ func ErrorContext(entries []ErrorEntry, includeResolved bool) string {
 		}
 		lines = append(lines, "### "+t+" ("+jsNum(float64(len(es)))+" "+noun+")", "")
 		for _, e := range es {
-			lines = append(lines, "- **"+e.Message+"**")
+			// Stored texts are one safe line each (promptline).
+			lines = append(lines, "- **"+promptline.Line(e.Message)+"**")
 			if e.Context != "" {
-				lines = append(lines, "  - Context: "+e.Context)
+				lines = append(lines, "  - Context: "+promptline.Line(e.Context))
 			}
 			if e.ToolName != "" {
-				lines = append(lines, "  - Tool: "+e.ToolName)
+				lines = append(lines, "  - Tool: "+promptline.Line(e.ToolName))
 			}
 			if e.StackTrace != "" {
-				lines = append(lines, "  - Stack: `"+utf16Prefix(e.StackTrace, 100)+"...`")
+				lines = append(lines, "  - Stack: `"+promptline.Line(utf16Prefix(e.StackTrace, 100))+"...`")
 			}
 			tl := "  - Time: " + e.Time.UTC().Format(time.RFC3339Nano)
 			if e.Resolved {

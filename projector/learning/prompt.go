@@ -2,15 +2,20 @@ package learning
 
 import (
 	"strings"
+
+	"github.com/loredev/lore/projector/promptline"
 )
 
+// Stored pattern contents enter every block below through promptline.Line:
+// one line each, never starting a heading, fence or role.
+
 // FormatAntiPatternsForPrompt is formatAntiPatternsForPrompt: the contents
-// of kind anti_pattern (is_negative ignored), verbatim, one per line.
+// of kind anti_pattern (is_negative ignored), one safe line each.
 func FormatAntiPatternsForPrompt(patterns []Pattern) string {
 	var lines []string
 	for _, p := range patterns {
 		if p.Kind == KindAntiPattern {
-			lines = append(lines, "- "+p.Content)
+			lines = append(lines, "- "+promptline.Line(p.Content))
 		}
 	}
 	if len(lines) == 0 {
@@ -37,7 +42,7 @@ func FormatSuccessfulPatternsForPrompt(patterns []Pattern, minSuccessRate float6
 		if rate < minSuccessRate {
 			continue
 		}
-		lines = append(lines, "- "+p.Content+" ("+jsNum(jsRound(rate*100))+"% success rate)")
+		lines = append(lines, "- "+promptline.Line(p.Content)+" ("+jsNum(jsRound(rate*100))+"% success rate)")
 	}
 	if len(lines) == 0 {
 		return ""
@@ -95,7 +100,7 @@ func FormatPatternsWithMaturityForPrompt(patterns []ContentMaturity) string {
 		var lines []string
 		for _, p := range patterns {
 			if p.Maturity.State == s.state {
-				lines = append(lines, "- "+p.Content+" "+FormatMaturityForPrompt(p.Maturity))
+				lines = append(lines, "- "+promptline.Line(p.Content)+" "+FormatMaturityForPrompt(p.Maturity))
 			}
 		}
 		if len(lines) > 0 {
