@@ -138,6 +138,9 @@ func (w *Webhook) Run(ctx context.Context) error {
 			return err
 		}
 		if err := w.deliver(ctx, d); err != nil {
+			// Not acknowledged: hand it back so the next run delivers it
+			// at once rather than after AckWait.
+			_ = d.Nak()
 			if ctx.Err() != nil {
 				return nil
 			}
