@@ -43,9 +43,6 @@ With --nats URL, lore uses an existing NATS/JetStream (a cluster) instead of
 embedding one: each process is then a projector replica with its own read model.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.fsync != "interval" && o.fsync != "always" {
-				return fmt.Errorf("%w: --fsync must be interval or always, got %q", errBadInput, o.fsync)
-			}
 			return runServe(cmd.Context(), f, o)
 		},
 	}
@@ -65,6 +62,9 @@ embedding one: each process is then a projector replica with its own read model.
 	fl.StringVar(&o.tlsCA, "tls-ca", "", "CA certificate to verify the NATS server")
 	fl.StringVar(&o.tlsCert, "tls-cert", "", "client certificate for NATS mutual TLS")
 	fl.StringVar(&o.tlsKey, "tls-key", "", "client key for NATS mutual TLS")
+	declare(fl, rules{"host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
+		"stream-replicas": between(0, 5), "tick": atLeast(0)})
+	freeText(fl, "user", "password", "nkey", "creds", "tls-ca", "tls-cert", "tls-key")
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
 	return cmd

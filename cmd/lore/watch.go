@@ -39,9 +39,6 @@ run). With --json, one object per line.`,
   lore watch --name ci --json | jq .type`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.count < 0 {
-				return fmt.Errorf("%w: --count must be >= 0", errBadInput)
-			}
 			return runWatch(cmd.Context(), f, o)
 		},
 	}
@@ -50,6 +47,7 @@ run). With --json, one object per line.`,
 	fl.StringVar(&o.name, "name", "", "durable name: resume where this watch stopped")
 	fl.BoolVar(&o.all, "all", false, "on the first run of a named watch (or an unnamed one), start from the first announcement")
 	fl.IntVar(&o.count, "count", 0, "exit after this many announcements (0: run until interrupted)")
+	declare(fl, rules{"type": domain("announcement-types"), "name": domain("consumer-name"), "count": atLeast(0)})
 	return cmd
 }
 
