@@ -201,7 +201,7 @@ func TestStopHandsBackUnhandledDeliveries(t *testing.T) {
 	}
 	a := announce(t, js, "pattern.inverted/v1", "default", "p1", fmt.Sprintf(inverted, "p1", "p1"), 1)
 	// The server has sent a to the subscription; no Next returned it.
-	natstest.WaitFor(t, 30*time.Second, func() error {
+	natstest.WaitFor(t, time.Minute, func() error {
 		if n, _ := ackPending(t, js, w.Durable()); n != 1 {
 			return fmt.Errorf("%d deliveries await an ack, want 1", n)
 		}

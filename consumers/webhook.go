@@ -155,7 +155,11 @@ func (w *Webhook) Run(ctx context.Context) error {
 			}
 			return err
 		}
-		if err := d.Ack(ctx); err != nil {
+		// Acknowledge even when ctx ends meanwhile: the receiver has it,
+		// and an unacknowledged delivery would come again only after
+		// AckWait. The server's confirmation is awaited with the
+		// JetStream default timeout.
+		if err := d.Ack(context.WithoutCancel(ctx)); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

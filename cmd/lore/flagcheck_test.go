@@ -143,9 +143,9 @@ func TestInvalidFlagValuesExit2BeforeAnyWork(t *testing.T) {
 		}
 		return v.TotalConnections
 	}
-	before := connections()
 	for _, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
+			before := connections()
 			data := t.TempDir()
 			// The bound only ends a run that would otherwise serve forever.
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -99,9 +99,11 @@ func runWatch(ctx context.Context, f *Factory, o watchOptions) error {
 			_, err = fmt.Fprintf(f.Out, "%s\t%s\t%s\t%s\t%s\n", ev.Time.UTC().Format(time.RFC3339), ev.Type, ev.Project, ev.Subject, compactJSON(ev.Data))
 		}
 		if err != nil {
+			_ = d.Nak() // not shown: the next watch gets it at once
 			return err
 		}
-		if err := d.Ack(ctx); err != nil {
+		// Shown: acknowledged even when ctx ends meanwhile.
+		if err := d.Ack(context.WithoutCancel(ctx)); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
