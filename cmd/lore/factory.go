@@ -58,8 +58,9 @@ func (f *Factory) bindGlobalFlags(root *cobra.Command) {
 	p.Uint64Var(&f.AtSeq, "at-seq", 0, "audit: answer from the state after this stream sequence")
 	p.StringVar(&f.NowFlag, "now", "", "evaluate decay at this time (RFC 3339) instead of the clock")
 	p.DurationVar(&f.Timeout, "timeout", 30*time.Second, "time limit of one call to lore")
-	declare(p, rules{"nats": domain("nats-urls"), "as-of": timestamp, "at-seq": atLeast(0), "now": timestamp, "timeout": above(0)})
-	freeText(p, "data", "project", "source")
+	declare(p, rules{"nats": domain("nats-urls"), "as-of": timestamp, "at-seq": atLeast(0), "now": timestamp, "timeout": above(0),
+		"project": schemaField("envelope.v1.json", "project", "two words"), "source": schemaField("envelope.v1.json", "source", strings.Repeat("s", 257))})
+	freeText(p, "data")
 }
 
 func envOr(k, def string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -85,6 +87,7 @@ const (
 	kindTime    = "time"
 	kindDomain  = "domain" // a named check of domainChecks
 	kindIntList = "intlist"
+	kindSchema  = "schema" // the JSON Schema of a field: params file, field, a refused value
 )
 
 func atLeast(n float64) rule      { return rule{kindMin, fmtNum(n)} }
@@ -105,6 +108,17 @@ func schemaEnum(typ, field string) rule { return oneOf(enumOf(typ, field)...) }
 // schemaList is listOf the "enum" of a field (or of its items) of an
 // event type's JSON Schema.
 func schemaList(typ, field string) rule { return listOf(enumOf(typ, field)...) }
+
+// schemaField checks a value against the JSON Schema of a field of a
+// schema file ("envelope.v1.json", "project"), so a flag that becomes that
+// field is held to the rule the append applies. bad is a value the schema
+// refuses, for the table test.
+func schemaField(file, field, bad string) rule {
+	if _, err := fieldSchema(file, field); err != nil {
+		panic("schemaField: " + err.Error())
+	}
+	return rule{kindSchema, file, field, bad}
+}
 
 // domain applies a named check of domainChecks.
 func domain(name string) rule {
@@ -299,6 +313,16 @@ func checkValue(r rule, typ, v string) error {
 		return nil
 	case kindDomain:
 		return domainChecks[r[1]].check(v)
+	case kindSchema:
+		s, err := fieldSchema(r[1], r[2])
+		if err != nil {
+			return err
+		}
+		if err := s.Validate(v); err != nil {
+			lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+			return fmt.Errorf("%s", strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "- at '': "))
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown rule %q", r[0])
 }
@@ -404,6 +428,8 @@ func invalidValue(r rule, typ string) (string, bool) {
 		return "not-a-value", true
 	case kindDomain:
 		return domainChecks[r[1]].bad, true
+	case kindSchema:
+		return r[3], true
 	}
 	return "", false
 }
@@ -451,3 +477,31 @@ func enumOf(typ, field string) []string {
 }
 
 var enumCache sync.Map
+
+// fieldSchema compiles, once, the schema of a field of a schema file.
+func fieldSchema(file, field string) (*jsonschema.Schema, error) {
+	key := file + "#" + field
+	if s, ok := fieldSchemas.Load(key); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	raw, err := schemas.FS.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", file, err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(file, doc); err != nil {
+		return nil, fmt.Errorf("schema %s: %w", file, err)
+	}
+	s, err := c.Compile(file + "#/properties/" + field)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s field %s: %w", file, field, err)
+	}
+	fieldSchemas.Store(key, s)
+	return s, nil
+}
+
+var fieldSchemas sync.Map
