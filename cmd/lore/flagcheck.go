@@ -38,8 +38,9 @@ import (
 // What is checked: every flag given on the command line, and every
 // non-empty string flag (defaults included, so a value taken from the
 // environment, e.g. LORE_METRICS, is checked too). An empty string means
-// "not given" and always passes. TestEveryFlagIsChecked walks the command
-// tree: a flag without a rule fails it.
+// "not given" and always passes. TestEveryFlagHasARule walks the command
+// tree: a flag without a rule fails it; TestInvalidFlagValuesExit2BeforeAnyWork
+// runs every rule with a value it refuses.
 
 // ruleKey is the pflag annotation that holds a flag's rule.
 const ruleKey = "lore.rule"

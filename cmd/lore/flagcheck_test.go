@@ -168,6 +168,25 @@ func TestInvalidFlagValuesExit2BeforeAnyWork(t *testing.T) {
 	}
 }
 
+// TestEnvironmentDefaultsAreChecked: a string default taken from the
+// environment is held to its flag's rule, and named as the flag.
+func TestEnvironmentDefaultsAreChecked(t *testing.T) {
+	t.Setenv("LORE_METRICS", "not-an-address")
+	t.Setenv("LORE_PROJECT", "two words")
+	data := t.TempDir()
+	code, _, stderr := cli(t, context.Background(), "", "serve", "--data", data, "--port", "-1", "--project", "web")
+	if code != exitBadInput || !strings.Contains(stderr, "--metrics") {
+		t.Fatalf("serve with LORE_METRICS=not-an-address: exit %d, stderr %q; want 2 naming --metrics", code, stderr)
+	}
+	if ents, _ := os.ReadDir(data); len(ents) != 0 {
+		t.Fatalf("serve wrote in the data folder: %v", ents)
+	}
+	code, _, stderr = cli(t, context.Background(), "", "stats", "--data", data)
+	if code != exitBadInput || !strings.Contains(stderr, "--project") {
+		t.Fatalf("stats with LORE_PROJECT=\"two words\": exit %d, stderr %q; want 2 naming --project", code, stderr)
+	}
+}
+
 // TestValidFlagValuesPass: values the rules admit, including the spelled
 // "not given" and "any" values, pass the check.
 func TestValidFlagValuesPass(t *testing.T) {
