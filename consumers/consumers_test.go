@@ -117,9 +117,11 @@ func announce(t *testing.T, js jetstream.JetStream, typ, project, subject, data 
 
 const inverted = `{"pattern_id":"%s","anti_pattern_id":"anti-%s","content":"x","reason":"r","success_count":1,"failure_count":3}`
 
+// next returns the next delivery, acknowledged; the bound only ends a test
+// that would otherwise hang.
 func next(t *testing.T, w *consumers.Watch) *consumers.Delivery {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d, err := w.Next(ctx)
 	if err != nil {
@@ -159,6 +161,69 @@ func TestWatchFiltersAndResumes(t *testing.T) {
 	defer w2.Stop()
 	if d := next(t, w2); d.Event.ID != c {
 		t.Fatalf("after restart = %s, want %s (acked ones must not come again)", d.Event.ID, c)
+	}
+}
+
+// ackPending reads how many deliveries of the durable consumer wait for an
+// acknowledgement (a handed-back one counts until redelivered), and how
+// many announcements it has not delivered yet.
+func ackPending(t *testing.T, js jetstream.JetStream, durable string) (ackPending int, undelivered uint64) {
+	t.Helper()
+	c, err := js.Consumer(context.Background(), events.DerivedStream, durable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.NumAckPending, info.NumPending
+}
+
+// TestStopHandsBackUnhandledDeliveries: a delivery that reached the
+// subscription but was never returned by Next is handed back by Stop, and
+// nothing is delivered to a stopped subscription, so a restart resumes at
+// once. AckWait is an hour: a restart that relied on the redelivery timer
+// would not get the announcement during the test.
+func TestStopHandsBackUnhandledDeliveries(t *testing.T) {
+	js := stream(t)
+	ctx := context.Background()
+	o := consumers.Options{Name: "w2", AckWait: time.Hour}
+	w, err := consumers.NewWatch(ctx, js, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Next abandoned by its context leaves a pull request behind.
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := w.Next(gone); !errors.Is(err, context.Canceled) {
+		t.Fatalf("next on an ended context: %v", err)
+	}
+	a := announce(t, js, "pattern.inverted/v1", "default", "p1", fmt.Sprintf(inverted, "p1", "p1"), 1)
+	// The server has sent a to the subscription; no Next returned it.
+	natstest.WaitFor(t, time.Minute, func() error {
+		if n, _ := ackPending(t, js, w.Durable()); n != 1 {
+			return fmt.Errorf("%d deliveries await an ack, want 1", n)
+		}
+		return nil
+	})
+	w.Stop()
+	b := announce(t, js, "pattern.inverted/v1", "default", "p2", fmt.Sprintf(inverted, "p2", "p2"), 2)
+	if _, pending := ackPending(t, js, "lore-watch-w2"); pending != 1 {
+		t.Fatalf("after Stop %d announcements are undelivered, want 1 (nothing is delivered to a stopped subscription)", pending)
+	}
+
+	w2, err := consumers.NewWatch(ctx, js, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	d := next(t, w2)
+	if d.Event.ID != a || !d.Redelivered {
+		t.Fatalf("after restart = %s (redelivered %v), want %s redelivered", d.Event.ID, d.Redelivered, a)
+	}
+	if d := next(t, w2); d.Event.ID != b {
+		t.Fatalf("then %s, want %s", d.Event.ID, b)
 	}
 }
 
@@ -213,7 +278,9 @@ func TestWebhookRetriesSignsAndResumes(t *testing.T) {
 	var mu sync.Mutex
 	delivered := map[string]bool{}
 	cfg := consumers.WebhookConfig{URL: srv.URL, Secret: "s3cret",
-		Options:         consumers.Options{Name: "hook", All: true, Filter: consumers.Filter{Types: []string{"inverted"}}},
+		// AckWait is an hour: a restart must resume at once, never by
+		// waiting for the server's redelivery timer.
+		Options:         consumers.Options{Name: "hook", All: true, AckWait: time.Hour, Filter: consumers.Filter{Types: []string{"inverted"}}},
 		InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond,
 		OnDelivered: func(d *consumers.Delivery) { mu.Lock(); delivered[d.Event.ID] = true; mu.Unlock() }}
 	run := func() (stop func()) {
@@ -232,7 +299,7 @@ func TestWebhookRetriesSignsAndResumes(t *testing.T) {
 		}
 	}
 	waitDelivered := func(ids ...string) {
-		natstest.WaitFor(t, 20*time.Second, func() error {
+		natstest.WaitFor(t, time.Minute, func() error {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, id := range ids {

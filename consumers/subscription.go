@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/loredev/lore/events"
@@ -73,6 +75,16 @@ func (d *Delivery) Ack(ctx context.Context) error {
 	return nil
 }
 
+// Nak hands the delivery back unhandled: the server redelivers it at once
+// (to this or the next subscription of the consumer) instead of after
+// AckWait.
+func (d *Delivery) Nak() error {
+	if d.msg == nil {
+		return nil
+	}
+	return d.msg.Nak()
+}
+
 // InProgress resets the server's redelivery timer during a long delivery.
 func (d *Delivery) InProgress() error {
 	if d.msg == nil {
@@ -84,10 +96,12 @@ func (d *Delivery) InProgress() error {
 // Subscription reads announcements from a JetStream consumer.
 // Next is not safe for concurrent use.
 type Subscription struct {
+	nc      *nats.Conn
 	cons    jetstream.Consumer
 	it      jetstream.MessagesContext
 	filter  Filter
 	durable string
+	stop    sync.Once
 }
 
 // Watch is a subscription for programs that print or react to
@@ -155,7 +169,7 @@ func subscribe(ctx context.Context, js jetstream.JetStream, role string, o Optio
 	if err != nil {
 		return nil, fmt.Errorf("consume announcements: %w", err)
 	}
-	return &Subscription{cons: cons, it: it, filter: o.Filter, durable: durable}, nil
+	return &Subscription{nc: js.Conn(), cons: cons, it: it, filter: o.Filter, durable: durable}, nil
 }
 
 // Durable is the durable consumer's name ("" when ephemeral).
@@ -201,7 +215,42 @@ func (s *Subscription) delivery(msg jetstream.Msg) (*Delivery, bool) {
 
 // Stop ends the subscription; a durable consumer stays on the server and
 // resumes on the next subscription with the same name.
-func (s *Subscription) Stop() { s.it.Stop() }
+//
+// INVARIANT: when Stop returns, the server has dropped this subscription's
+// pending pull requests (so it delivers nothing more to it), and every
+// delivery it had sent that Next did not return is handed back (Nak). A
+// restarted subscription therefore resumes at once, never after AckWait:
+// a delivery that reached a stopped subscriber is never left waiting for
+// the redelivery timer. Deliveries Next returned stay the caller's duty
+// (Ack, or Nak when abandoned).
+func (s *Subscription) Stop() {
+	s.stop.Do(func() {
+		// Drain unsubscribes and waits for the server's confirmation (a
+		// flush) before closing the buffer, so the loop below sees every
+		// message the server sent to this subscription. They are handed
+		// back only then: a nak sent before the server dropped the pull
+		// request would be redelivered to it, and lost. The wait bound
+		// only guards against a connection that never answers.
+		s.it.Drain()
+		var unhandled []jetstream.Msg
+		for {
+			msg, err := s.it.Next(jetstream.NextMaxWait(drainWait))
+			if err != nil {
+				break
+			}
+			unhandled = append(unhandled, msg)
+		}
+		for _, msg := range unhandled {
+			_ = msg.Nak()
+		}
+		if s.nc != nil && !s.nc.IsClosed() {
+			_ = s.nc.FlushTimeout(drainWait) // the naks reach the server
+		}
+	})
+}
+
+// drainWait bounds Stop's wait on a connection that does not answer.
+const drainWait = 30 * time.Second
 
 // Delete stops the subscription and removes its durable consumer, so the
 // name starts afresh next time.

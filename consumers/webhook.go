@@ -88,11 +88,20 @@ func (c *WebhookConfig) setDefaults() {
 	}
 }
 
+// ValidateURL checks that s is a URL a webhook can POST to: http or https,
+// with a host.
+func ValidateURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w: url %q: must be an http:// or https:// URL", ErrInvalidOption, s)
+	}
+	return nil
+}
+
 // Validate checks the URL, the name and the filter.
 func (c *WebhookConfig) Validate() error {
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: url %q: must be an http:// or https:// URL", ErrInvalidOption, c.URL)
+	if err := ValidateURL(c.URL); err != nil {
+		return err
 	}
 	if _, err := DurableName("webhook", c.Name); err != nil {
 		return err
@@ -138,12 +147,19 @@ func (w *Webhook) Run(ctx context.Context) error {
 			return err
 		}
 		if err := w.deliver(ctx, d); err != nil {
+			// Not acknowledged: hand it back so the next run delivers it
+			// at once rather than after AckWait.
+			_ = d.Nak()
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		if err := d.Ack(ctx); err != nil {
+		// Acknowledge even when ctx ends meanwhile: the receiver has it,
+		// and an unacknowledged delivery would come again only after
+		// AckWait. The server's confirmation is awaited with the
+		// JetStream default timeout.
+		if err := d.Ack(context.WithoutCancel(ctx)); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -75,5 +75,8 @@ The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 	fl.IntVar(&o.Queries, "queries", 2000, "injection calls per endpoint in-process (a quarter over NATS)")
 	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fl.StringVar(&o.Dir, "dir", "", "folder for the throwaway node (default: a temp folder, removed)")
+	declare(fl, rules{"events": atLeast(1), "knowledge": atLeast(0), "patterns": atLeast(0), "writers": atLeast(1),
+		"rate": atLeast(1), "rate-for": above(0), "queries": atLeast(1)})
+	freeText(fl, "seed", "cpuprofile", "dir")
 	return cmd
 }

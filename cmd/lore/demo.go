@@ -60,6 +60,7 @@ the same seed and day; --json prints the raw results as one JSON object.`,
 	cmd.Flags().IntVar(&o.tasks, "tasks", 30, "tasks per loop")
 	cmd.Flags().Uint64Var(&o.seed, "seed", 7, "random seed")
 	cmd.Flags().BoolVar(&o.keep, "keep", false, "keep the data folder (printed) instead of removing it")
+	declare(cmd.Flags(), rules{"loops": atLeast(1), "tasks": atLeast(1), "seed": atLeast(0)})
 	return cmd
 }
 

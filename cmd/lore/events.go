@@ -50,6 +50,7 @@ func newCmdEventsTail(f *Factory) *cobra.Command {
 	cmd.Flags().IntVarP(&o.last, "last", "n", 20, "start this many events before the end (with no --from-seq)")
 	cmd.Flags().StringSliceVar(&o.types, "type", nil, "only these types (e.g. outcome.recorded)")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing new events")
+	declare(cmd.Flags(), rules{"from-seq": atLeast(0), "last": atLeast(0), "type": domain("event-type")})
 	return cmd
 }
 

@@ -71,5 +71,7 @@ func newCmdInject(f *Factory) *cobra.Command {
 	fl.Float64Var(&headroom, "headroom", 1, "fraction of the context window free (knowledge injection budget)")
 	fl.Float64Var(&minRate, "min-success-rate", 0.6, "lowest success rate injected")
 	fl.IntVar(&topK, "top-k", 0, "patterns injected (default 5, at most 10)")
+	declare(fl, rules{"headroom": between(0, 1), "min-success-rate": between(0, 1), "top-k": between(0, 10)})
+	freeText(fl, "loop", "task", "category")
 	return cmd
 }

@@ -21,7 +21,9 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errw bytes.Buffer
 	f := NewFactory(strings.NewReader(""), &out, &errw)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// The bound only ends a run that would hang (a watch that never sees
+	// its announcement).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	code := run(ctx, f, args)
 	return code, out.String(), errw.String()

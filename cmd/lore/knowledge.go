@@ -99,6 +99,9 @@ func newCmdKnowledgeList(f *Factory) *cobra.Command {
 	fl.BoolVar(&o.Quarantined, "quarantined", false, "include quarantined entries")
 	fl.BoolVar(&o.All, "all", false, "include everything, removed todos too")
 	fl.IntVar(&o.Limit, "limit", 0, "at most this many entries")
+	declare(fl, rules{"tier": schemaEnum("knowledge.submitted/v1", "tier"), "status": domain("knowledge-status"),
+		"category": domain("knowledge-category-or-seed"), "limit": atLeast(0)})
+	freeText(fl, "tag")
 	return cmd
 }
 
@@ -186,6 +189,9 @@ func newCmdKnowledgeAdd(f *Factory) *cobra.Command {
 	fl.StringVar(&d.Tier, "tier", "swarm", "swarm (this project) or hive")
 	fl.BoolVar(&eligible, "hive-eligible", false, "eligible for the hive after 3 confirming phases")
 	fl.BoolVar(&fastTrack, "fast-track", false, "tag hive-fast-track: promote to the hive at once")
+	declare(fl, rules{"category": domain("knowledge-category"), "scope": domain("knowledge-scope"), "confidence": between(0, 1),
+		"phase": atLeast(1), "tier": schemaEnum("knowledge.submitted/v1", "tier")})
+	freeText(fl, "tag")
 	return cmd
 }
 
@@ -241,6 +247,8 @@ func newCmdKnowledgePromote(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&category, "category", "", "category of new text (default process)")
 	cmd.Flags().StringVar(&scope, "scope", "", "scope of new text (default global)")
 	cmd.Flags().StringSliceVar(&tags, "tag", nil, "tag of new text (repeatable)")
+	declare(cmd.Flags(), rules{"category": domain("knowledge-category"), "scope": domain("knowledge-scope")})
+	freeText(cmd.Flags(), "from-swarm", "tag")
 	return cmd
 }
 
@@ -379,6 +387,7 @@ func newCmdKnowledgeImport(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "", "file format (default: from the file name)")
+	declare(cmd.Flags(), rules{"format": schemaEnum("knowledge.submitted/v1", "import.format")})
 	return cmd
 }
 
@@ -415,6 +424,8 @@ func newCmdKnowledgeExport(f *Factory) *cobra.Command {
 	fl.BoolVar(&rejected, "rejected", false, "export the rejected lessons instead")
 	fl.BoolVar(&all, "all", false, "include removed todos")
 	fl.StringVarP(&out, "output", "o", "", "file to write (default stdout)")
+	declare(fl, rules{"tier": schemaEnum("knowledge.submitted/v1", "tier")})
+	freeText(fl, "output")
 	return cmd
 }
 
@@ -441,6 +452,8 @@ func newCmdKnowledgeInject(f *Factory) *cobra.Command {
 	fl.StringVar(&a.Task, "task", "", "task text (ranks entries by relevance)")
 	fl.Float64Var(&headroom, "headroom", 1, "fraction of the context window free: >0.6 full, 0.2-0.6 half, 0.05-0.2 quarter, <0.05 none")
 	fl.StringSliceVar(&a.Scopes, "scope", nil, "extra scope to include, e.g. stack:go (repeatable)")
+	declare(fl, rules{"headroom": between(0, 1), "scope": domain("knowledge-scope")})
+	freeText(fl, "task")
 	return cmd
 }
 
@@ -457,6 +470,7 @@ func newCmdKnowledgeOutcome(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&injection, "injection", "", "id of the injection that showed it")
+	freeText(cmd.Flags(), "injection")
 	return cmd
 }
 
@@ -480,6 +494,7 @@ func newCmdKnowledgeRejected(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&allProjects, "all-projects", false, "every project")
 	cmd.Flags().IntVar(&limit, "limit", 0, "the newest N only")
+	declare(cmd.Flags(), rules{"limit": atLeast(0)})
 	return cmd
 }
 
@@ -507,6 +522,7 @@ func newCmdKnowledgeConfig(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "JSON file of knowledge.* keys")
+	freeText(cmd.Flags(), "file")
 	return cmd
 }
 

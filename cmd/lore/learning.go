@@ -126,6 +126,7 @@ func newCmdMaturity(f *Factory) *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&state, "state", "", "candidate, established, proven or deprecated")
+	declare(list.Flags(), rules{"state": schemaEnum("pattern.maturity_changed/v1", "to")})
 	var content string
 	show := &cobra.Command{
 		Use: "show [ID]", Short: "One pattern: maturity, decayed counts, observations and why", Args: cobra.MaximumNArgs(1),
@@ -138,6 +139,7 @@ func newCmdMaturity(f *Factory) *cobra.Command {
 		},
 	}
 	show.Flags().StringVar(&content, "content", "", "name the pattern by its content")
+	freeText(show.Flags(), "content")
 	cmd.AddCommand(list, show, newCmdMaturityObserve(f),
 		newCmdMaturityManual(f, "promote", "Promote a pattern to proven by hand (refused when deprecated)", false),
 		newCmdMaturityManual(f, "deprecate", "Deprecate a pattern by hand, with a reason", true),
@@ -185,6 +187,8 @@ func newCmdMaturityObserve(f *Factory) *cobra.Command {
 	fl.StringVar(&a.BeadID, "bead", "", "bead id")
 	fl.StringSliceVar(&a.Tags, "tag", nil, "tags")
 	fl.StringVar(&a.Time, "time", "", "when it happened (RFC 3339; default now)")
+	declare(fl, rules{"time": domain("learning-time")})
+	freeText(fl, "content", "bead", "tag")
 	return cmd
 }
 
@@ -207,6 +211,8 @@ func newCmdMaturityManual(f *Factory, name, short string, needReason bool) *cobr
 	cmd.Flags().StringVar(&content, "content", "", "name the pattern by its content")
 	cmd.Flags().StringVar(&reason, "reason", "", "why (kept with the manual state)")
 	cmd.Flags().StringVar(&at, "time", "", "when (RFC 3339; default now)")
+	declare(cmd.Flags(), rules{"time": domain("learning-time")})
+	freeText(cmd.Flags(), "content", "reason")
 	return cmd
 }
 
@@ -282,6 +288,8 @@ func newCmdLearningFeedback(f *Factory) *cobra.Command {
 	fl.StringVar(&a.BeadID, "bead", "", "bead id")
 	fl.StringVar(&a.Context, "context", "", "context text")
 	fl.StringVar(&a.Time, "time", "", "when (RFC 3339; default now)")
+	declare(fl, rules{"type": schemaEnum("feedback.recorded/v1", "type"), "value": between(0, 1), "time": domain("learning-time")})
+	freeText(fl, "bead", "context")
 	return cmd
 }
 
@@ -331,6 +339,8 @@ func newCmdErrors(f *Factory) *cobra.Command {
 	fl.StringVar(&ea.ToolName, "tool", "", "tool name")
 	fl.StringVar(&ea.Context, "context", "", "context")
 	fl.StringVar(&ea.Time, "time", "", "when (RFC 3339; default now)")
+	declare(fl, rules{"type": schemaEnum("error.recorded/v1", "error_type"), "time": domain("learning-time")})
+	freeText(fl, "message", "stack", "tool", "context")
 	resolve := &cobra.Command{
 		Use: "resolve ERROR_ID", Short: "Mark an error resolved (its id is the event id)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -386,5 +396,7 @@ func newCmdOutcome(f *Factory) *cobra.Command {
 	fl.StringVar(&a.FailureMode, "failure-mode", "", "failure mode (default: classified from --failure-details)")
 	fl.StringVar(&a.FailureDetails, "failure-details", "", "error context of a failure")
 	fl.StringVar(&a.Time, "time", "", "when it ended (RFC 3339; default now)")
+	declare(fl, rules{"duration": atLeast(0), "errors": atLeast(0), "retries": atLeast(0), "time": domain("learning-time")})
+	freeText(fl, "files", "strategy", "criteria", "decomposition", "failure-mode", "failure-details")
 	return cmd
 }

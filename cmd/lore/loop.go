@@ -52,6 +52,7 @@ func newCmdLoopStart(f *Factory) *cobra.Command {
 	fl.StringVar(&category, "category", "", "task category (debugging, testing, refactoring, ...)")
 	fl.StringVar(&agent, "agent", "", "agent running the loop (default: --source)")
 	fl.StringVar(&id, "loop-id", "", "loop id (default: generated)")
+	freeText(fl, "task", "category", "agent", "loop-id")
 	return cmd
 }
 
@@ -99,6 +100,8 @@ func newCmdLoopIterate(f *Factory) *cobra.Command {
 	fl.StringSliceVar(&tools, "tool", nil, "tool used (repeatable)")
 	fl.StringSliceVar(&files, "file", nil, "file changed (repeatable)")
 	fl.StringVar(&agent, "agent", "", "agent")
+	declare(fl, rules{"iteration": atLeast(1), "tests-passed": atLeast(0), "tests-failed": atLeast(0)})
+	freeText(fl, "loop", "error-type", "error-message", "location", "fix", "diff", "tool", "file", "agent")
 	return cmd
 }
 
@@ -129,6 +132,9 @@ func newCmdLoopComplete(f *Factory) *cobra.Command {
 	fl.IntVar(&n, "iterations", 0, "iterations run")
 	fl.StringVar(&mode, "failure-mode", "", "for a failure: infinite_loop, scope_creep, incorrect_fix, ...")
 	fl.StringVar(&approach, "approach", "", "the approach the loop took")
+	declare(fl, rules{"outcome": schemaEnum("loop.completed/v1", "outcome"), "iterations": atLeast(0),
+		"failure-mode": schemaEnum("loop.completed/v1", "failure_mode")})
+	freeText(fl, "loop", "approach")
 	return cmd
 }
 
@@ -163,5 +169,7 @@ func newCmdLoopApply(f *Factory) *cobra.Command {
 	fl.BoolVar(&failed, "failed", false, "the pattern did not help")
 	fl.IntVar(&it, "iteration", 0, "iteration it was used in")
 	fl.StringVar(&agent, "agent", "", "agent")
+	declare(fl, rules{"iteration": atLeast(0)})
+	freeText(fl, "loop", "pattern", "agent")
 	return cmd
 }

@@ -34,6 +34,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 	for _, c := range commands {
 		root.AddCommand(c(f))
 	}
+	guardFlags(root)
 	return root
 }
 

@@ -87,6 +87,8 @@ func newCmdPatternsList(f *Factory) *cobra.Command {
 	fl.StringVar(&flt.FromLoop, "from-loop", "", "only patterns with this loop in their lineage")
 	fl.StringVar(&flt.Tag, "tag", "", "only patterns with this tag")
 	fl.BoolVar(&flt.Archived, "archived", false, "include archived patterns")
+	declare(fl, rules{"type": domain("pattern-type"), "min-success-rate": between(0, 1), "max-success-rate": between(0, 1)})
+	freeText(fl, "from-loop", "tag")
 	return cmd
 }
 
@@ -165,6 +167,7 @@ func newCmdPatternsPrune(f *Factory) *cobra.Command {
 	fl.Float64Var(&minR, "min-success-rate", 0.5, "archive below this rate (after --min-usage-count uses)")
 	fl.IntVar(&minUse, "min-usage-count", 3, "uses before the rate is judged")
 	fl.Float64Var(&maxAge, "max-age-days", 90, "archive patterns unused for more than this many days")
+	declare(fl, rules{"min-success-rate": between(0, 1), "min-usage-count": atLeast(0), "max-age-days": atLeast(0)})
 	return cmd
 }
 
@@ -198,6 +201,7 @@ func newCmdPatternsExport(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "", "FILE.json (one document) or a folder (patterns/, archive/, effectiveness-metrics.json)")
+	freeText(cmd.Flags(), "output")
 	return cmd
 }
 
@@ -271,6 +275,7 @@ func newCmdPatternsImport(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&input, "input", "", "FILE (document or per-type file) or folder")
+	freeText(cmd.Flags(), "input")
 	return cmd
 }
 
@@ -378,5 +383,6 @@ func newCmdExtract(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "every completed loop")
 	cmd.Flags().StringVar(&types, "types", "", "comma-separated types: error,success,anti,template")
+	declare(cmd.Flags(), rules{"types": domain("pattern-types")})
 	return cmd
 }

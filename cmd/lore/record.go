@@ -50,6 +50,9 @@ one is refused with an error naming the field (exit code 2).
 	fl.StringVar(&o.atime, "time", "", "when it happened, RFC 3339 (default: now); backfilling is allowed")
 	fl.Int64Var(&o.expect, "expect-seq", -1, "append only if the aggregate's last event is at this stream sequence (0: none yet)")
 	fl.BoolVar(&o.noWait, "no-wait", false, "return once stored, without waiting for the projection")
+	declare(fl, rules{"time": timestamp, "expect-seq": atLeast(-1)})
+	declare(fl, rules{"id": schemaField("envelope.v1.json", "id", "two words"), "subject": schemaField("envelope.v1.json", "subject", strings.Repeat("s", 257))})
+	freeText(fl, "set")
 	return cmd
 }
 

@@ -42,6 +42,8 @@ A replay announces nothing. Query the result with
 	cmd.Flags().Uint64Var(&o.untilSeq, "until-seq", 0, "stop after this stream sequence")
 	cmd.Flags().StringVar(&o.untilTime, "until-time", "", "fold only events that happened up to this time (RFC 3339)")
 	cmd.Flags().StringVar(&o.out, "out", "", "new folder for the Pebble store (must be empty or absent)")
+	declare(cmd.Flags(), rules{"until-seq": atLeast(0), "until-time": timestamp})
+	freeText(cmd.Flags(), "out")
 	return cmd
 }
 

@@ -52,9 +52,6 @@ authentication is configured: --user/--password, --token, --nkey, or
 the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.fsync != "interval" && o.fsync != "always" {
-				return fmt.Errorf("%w: --fsync must be interval or always, got %q", errBadInput, o.fsync)
-			}
 			return runServe(cmd.Context(), f, o)
 		},
 	}
@@ -68,6 +65,8 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.BoolVar(&o.noSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits (faster; a crash re-folds the lost tail)")
 	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
 	fl.BoolVar(&o.tlsVerify, "tls-verify", false, "embedded NATS: require client certificates signed by --tls-ca (mutual TLS)")
+	declare(fl, rules{"host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
+		"stream-replicas": between(0, 5), "tick": atLeast(0)})
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
 	return cmd

@@ -29,6 +29,9 @@ func (o *serveInterfaces) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&o.webhook.secret, "webhook-secret", os.Getenv("LORE_WEBHOOK_SECRET"), "HMAC secret signing webhook bodies (env LORE_WEBHOOK_SECRET)")
 	fl.StringVar(&o.webhook.types, "webhook-type", "", "announcements the webhook delivers, comma-separated (default: all)")
 	fl.StringVar(&o.webhook.name, "webhook-name", "serve", "durable name of the webhook consumer")
+	declare(fl, rules{"metrics": hostPort, "webhook": domain("webhook-url"), "webhook-type": domain("announcement-types"),
+		"webhook-name": domain("consumer-name")})
+	freeText(fl, "webhook-secret")
 }
 
 // started holds what startInterfaces started.

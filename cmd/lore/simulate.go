@@ -59,6 +59,8 @@ needed to detect each. --plot writes the curves as SVG.`,
 	cmd.Flags().IntVar(&o.nst, "strategies", 6, "strategies in the workload (1-12)")
 	cmd.Flags().IntVar(&o.attempts, "attempts", 5, "attempts per task before it counts as failed")
 	cmd.Flags().StringVar(&o.plot, "plot", "", "write the curves to this SVG file")
+	declare(cmd.Flags(), rules{"seeds": intList, "loops": atLeast(1), "tasks": atLeast(1), "strategies": between(1, 12), "attempts": atLeast(1)})
+	freeText(cmd.Flags(), "plot")
 	return cmd
 }
 

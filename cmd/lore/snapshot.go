@@ -72,6 +72,7 @@ not be running on it). Retention then keeps the newest --keep snapshots.`,
 	fl.BoolVar(&local, "local", false, "snapshot the data folder's read model directly instead of asking lore serve")
 	fl.IntVar(&keep, "keep", snapshots.DefaultKeep, "with --local: snapshots to keep (older ones are deleted; a running replica uses its --snapshot-keep)")
 	fl.DurationVar(&wait, "wait", 10*time.Minute, "how long to wait for the replica to store the snapshot")
+	declare(fl, rules{"replica": domain("consumer-name"), "keep": atLeast(1), "wait": above(0)})
 	return cmd
 }
 
@@ -213,6 +214,7 @@ starts on an empty data folder.)`,
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "snapshot to restore (default: the newest usable)")
+	freeText(cmd.Flags(), "name")
 	return cmd
 }
 
@@ -247,15 +249,13 @@ type snapshotServeOptions struct {
 func (o *snapshotServeOptions) bind(fl *pflag.FlagSet) {
 	fl.DurationVar(&o.every, "snapshot-every", time.Hour, "store a snapshot of the read models this often (0 disables); a new replica starts from the newest")
 	fl.IntVar(&o.keep, "snapshot-keep", snapshots.DefaultKeep, "snapshots to keep in the bucket (older ones are deleted)")
+	declare(fl, rules{"snapshot-every": atLeast(0), "snapshot-keep": atLeast(1)})
 }
 
 // start restores a snapshot into a new read model, then answers `lore
 // snapshot create` and stores periodic snapshots until the returned stop.
 // Call it after node.Start and before Serve and Run.
 func (o snapshotServeOptions) start(ctx context.Context, f *Factory, n *node.Node) (stop func(), err error) {
-	if o.keep <= 0 {
-		return nil, fmt.Errorf("%w: --snapshot-keep must be >= 1, got %d", errBadInput, o.keep)
-	}
 	s, ok, err := n.RestoreSnapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("restore snapshot: %w", err)

@@ -35,8 +35,9 @@ func newCmdExitCodes(*Factory) *cobra.Command {
 		Long: `lore exits with:
   0  success (an empty result is a success)
   1  failure: lore or NATS unreachable, storage error, a refused conflict
-  2  bad input: unknown command or flag, an invalid event (the message names the field),
-     an invalid argument`,
+  2  bad input: unknown command or flag, an invalid flag value (the message names the
+     flag; checked before lore connects or starts anything), an invalid event (the
+     message names the field), an invalid argument`,
 		Run: func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
 	}
 }

@@ -39,9 +39,6 @@ run). With --json, one object per line.`,
   lore watch --name ci --json | jq .type`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.count < 0 {
-				return fmt.Errorf("%w: --count must be >= 0", errBadInput)
-			}
 			return runWatch(cmd.Context(), f, o)
 		},
 	}
@@ -50,6 +47,7 @@ run). With --json, one object per line.`,
 	fl.StringVar(&o.name, "name", "", "durable name: resume where this watch stopped")
 	fl.BoolVar(&o.all, "all", false, "on the first run of a named watch (or an unnamed one), start from the first announcement")
 	fl.IntVar(&o.count, "count", 0, "exit after this many announcements (0: run until interrupted)")
+	declare(fl, rules{"type": domain("announcement-types"), "name": domain("consumer-name"), "count": atLeast(0)})
 	return cmd
 }
 
@@ -101,9 +99,11 @@ func runWatch(ctx context.Context, f *Factory, o watchOptions) error {
 			_, err = fmt.Fprintf(f.Out, "%s\t%s\t%s\t%s\t%s\n", ev.Time.UTC().Format(time.RFC3339), ev.Type, ev.Project, ev.Subject, compactJSON(ev.Data))
 		}
 		if err != nil {
+			_ = d.Nak() // not shown: the next watch gets it at once
 			return err
 		}
-		if err := d.Ack(ctx); err != nil {
+		// Shown: acknowledged even when ctx ends meanwhile.
+		if err := d.Ack(context.WithoutCancel(ctx)); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -45,6 +45,8 @@ acknowledged one on restart. Receivers deduplicate with Lore-Event-Id.`,
 	fl.StringVar(&o.types, "type", "", "announcements to deliver, comma-separated (default: all)")
 	fl.StringVar(&o.name, "name", "default", "durable name: resume where this webhook stopped")
 	fl.BoolVar(&o.all, "all", false, "on the first run, deliver every announcement since the beginning")
+	declare(fl, rules{"url": domain("webhook-url"), "type": domain("announcement-types"), "name": domain("consumer-name")})
+	freeText(fl, "secret")
 	_ = cmd.MarkFlagRequired("url")
 	return cmd
 }
