@@ -16,6 +16,9 @@
 //	lore_nats_connected                       1 when connected to NATS
 //	lore_projector_running                    1 while the projector runs
 //	lore_api_request_duration_seconds{endpoint,code}  API latency (histogram)
+//	lore_pebble_block_cache_bytes             read-model block cache in use (fills to its budget)
+//	lore_pebble_memtable_bytes                read-model memtables allocated (with zombies)
+//	lore_pebble_memtables                     read-model memtables
 package metrics
 
 import (
@@ -33,6 +36,7 @@ import (
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
 )
 
 // Projector is what metrics reads from the projector runtime.
@@ -50,6 +54,12 @@ type Config struct {
 	Projector Projector
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Store, when set, reports the read-model store's memory (Pebble's
+	// block cache and memtables live outside the Go heap).
+	Store func() projector.StoreMemory
+	// Profiling serves net/http/pprof under /debug/pprof/ (heap profiles
+	// of a serving process).
+	Profiling bool
 }
 
 // Metrics holds a registry with lore's metrics. Observe and
@@ -205,11 +215,14 @@ var (
 	descDerived    = prometheus.NewDesc("lore_derived_messages", "Announcements in LORE_DERIVED.", nil, nil)
 	descConnected  = prometheus.NewDesc("lore_nats_connected", "1 when the process is connected to NATS.", nil, nil)
 	descRunning    = prometheus.NewDesc("lore_projector_running", "1 while the projector runs.", nil, nil)
+	descBlockCache = prometheus.NewDesc("lore_pebble_block_cache_bytes", "Bytes of the read-model store's block cache in use (it fills up to its budget).", nil, nil)
+	descMemTable   = prometheus.NewDesc("lore_pebble_memtable_bytes", "Bytes allocated by the read-model store's memtables, zombies included.", nil, nil)
+	descMemTables  = prometheus.NewDesc("lore_pebble_memtables", "Memtables of the read-model store.", nil, nil)
 )
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLastSeq, descCheckpoint, descLagEvents, descLagSeconds,
-		descPoisoned, descDLQ, descDerived, descConnected, descRunning} {
+		descPoisoned, descDLQ, descDerived, descConnected, descRunning, descBlockCache, descMemTable, descMemTables} {
 		ch <- d
 	}
 }
@@ -223,6 +236,12 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descPoisoned, prometheus.CounterValue, float64(m.cfg.Projector.Poisoned()))
 	gauge(descConnected, b2f(m.cfg.NC != nil && m.cfg.NC.IsConnected()))
 	gauge(descRunning, b2f(m.running.Load()))
+	if m.cfg.Store != nil {
+		sm := m.cfg.Store()
+		gauge(descBlockCache, float64(sm.BlockCacheBytes))
+		gauge(descMemTable, float64(sm.MemTableBytes))
+		gauge(descMemTables, float64(sm.MemTables))
+	}
 	if m.cfg.JS == nil {
 		return
 	}

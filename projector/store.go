@@ -39,8 +39,9 @@ type StoreOptions struct {
 // Store is a Pebble database holding read models and the projector's
 // checkpoint. It is safe for concurrent readers; only one folder writes.
 type Store struct {
-	db   *pebble.DB
-	sync bool
+	db         *pebble.DB
+	sync       bool
+	cacheBytes int64
 }
 
 // OpenStore opens (creating) the Pebble store in dir.
@@ -65,7 +66,7 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open pebble %q: %v", ErrStorage, dir, err)
 	}
-	return &Store{db: db, sync: o.Sync}, nil
+	return &Store{db: db, sync: o.Sync, cacheBytes: o.CacheBytes}, nil
 }
 
 // Close closes the store.

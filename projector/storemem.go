@@ -1,0 +1,28 @@
+package projector
+
+// StoreMemory is the memory Pebble holds for a Store, outside the Go heap
+// when built with cgo (block cache and memtables are manually allocated).
+type StoreMemory struct {
+	// BlockCacheBytes is the block cache in use; it fills up to
+	// BlockCacheBudget (StoreOptions.CacheBytes) and stays there.
+	BlockCacheBytes  int64 `json:"block_cache_bytes"`
+	BlockCacheBudget int64 `json:"block_cache_budget_bytes"`
+	// MemTableBytes are the memtables (and large batches) allocated, of
+	// MemTables memtables; ZombieMemTableBytes are memtables flushed but
+	// still read by an open iterator or snapshot.
+	MemTableBytes       uint64 `json:"memtable_bytes"`
+	MemTables           int64  `json:"memtables"`
+	ZombieMemTableBytes uint64 `json:"zombie_memtable_bytes"`
+	// FileCacheBytes is the cache of open sstable readers.
+	FileCacheBytes int64 `json:"file_cache_bytes"`
+}
+
+// Memory reports the memory Pebble holds (db.Metrics()).
+func (s *Store) Memory() StoreMemory {
+	m := s.db.Metrics()
+	return StoreMemory{
+		BlockCacheBytes: m.BlockCache.Size, BlockCacheBudget: s.cacheBytes,
+		MemTableBytes: m.MemTable.Size, MemTables: m.MemTable.Count, ZombieMemTableBytes: m.MemTable.ZombieSize,
+		FileCacheBytes: m.FileCache.Size,
+	}
+}
