@@ -337,12 +337,15 @@ func generate(ctx context.Context, ap *events.Appender, o SoakOptions, start tim
 }
 
 // injections makes knowledge.inject and patterns.inject calls, alternately,
-// at o.InjectRate over the NATS API (a few callers at once, as agents).
+// at o.InjectRate over the NATS API (injectCallers at once, as agents).
 type injections struct {
 	mu     sync.Mutex
 	lat    map[string][]time.Duration
 	n, bad atomic.Int64
 }
+
+// injectCallers is how many injection calls may be in flight at once.
+const injectCallers = 16
 
 func (in *injections) run(ctx context.Context, cl *api.Client, o SoakOptions, start time.Time) error {
 	in.lat = map[string][]time.Duration{}
@@ -351,7 +354,7 @@ func (in *injections) run(ctx context.Context, cl *api.Client, o SoakOptions, st
 	}
 	calls := make(chan int, 64)
 	var wg sync.WaitGroup
-	for w := range 4 {
+	for w := range injectCallers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -17,7 +17,10 @@
 //	lore_projector_running                    1 while the projector runs
 //	lore_api_request_duration_seconds{endpoint,code}  API latency (histogram)
 //	lore_pebble_block_cache_bytes             read-model block cache in use (fills to its budget)
+//	lore_pebble_block_cache_hits_total        read-model block cache hits
+//	lore_pebble_block_cache_misses_total      read-model block cache misses
 //	lore_pebble_memtable_bytes                read-model memtables allocated (with zombies)
+//	lore_pebble_zombie_memtable_bytes         read-model memtables flushed but still held by a reader
 //	lore_pebble_memtables                     read-model memtables
 package metrics
 
@@ -216,13 +219,16 @@ var (
 	descConnected  = prometheus.NewDesc("lore_nats_connected", "1 when the process is connected to NATS.", nil, nil)
 	descRunning    = prometheus.NewDesc("lore_projector_running", "1 while the projector runs.", nil, nil)
 	descBlockCache = prometheus.NewDesc("lore_pebble_block_cache_bytes", "Bytes of the read-model store's block cache in use (it fills up to its budget).", nil, nil)
+	descCacheHits  = prometheus.NewDesc("lore_pebble_block_cache_hits_total", "Hits of the read-model store's block cache.", nil, nil)
+	descCacheMiss  = prometheus.NewDesc("lore_pebble_block_cache_misses_total", "Misses of the read-model store's block cache.", nil, nil)
 	descMemTable   = prometheus.NewDesc("lore_pebble_memtable_bytes", "Bytes allocated by the read-model store's memtables, zombies included.", nil, nil)
+	descZombieMem  = prometheus.NewDesc("lore_pebble_zombie_memtable_bytes", "Bytes of read-model memtables flushed but still held by an open iterator or snapshot.", nil, nil)
 	descMemTables  = prometheus.NewDesc("lore_pebble_memtables", "Memtables of the read-model store.", nil, nil)
 )
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLastSeq, descCheckpoint, descLagEvents, descLagSeconds,
-		descPoisoned, descDLQ, descDerived, descConnected, descRunning, descBlockCache, descMemTable, descMemTables} {
+		descPoisoned, descDLQ, descDerived, descConnected, descRunning, descBlockCache, descCacheHits, descCacheMiss, descMemTable, descZombieMem, descMemTables} {
 		ch <- d
 	}
 }
@@ -239,7 +245,10 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	if m.cfg.Store != nil {
 		sm := m.cfg.Store()
 		gauge(descBlockCache, float64(sm.BlockCacheBytes))
+		ch <- prometheus.MustNewConstMetric(descCacheHits, prometheus.CounterValue, float64(sm.BlockCacheHits))
+		ch <- prometheus.MustNewConstMetric(descCacheMiss, prometheus.CounterValue, float64(sm.BlockCacheMisses))
 		gauge(descMemTable, float64(sm.MemTableBytes))
+		gauge(descZombieMem, float64(sm.ZombieMemTableBytes))
 		gauge(descMemTables, float64(sm.MemTables))
 	}
 	if m.cfg.JS == nil {

@@ -31,6 +31,12 @@ type StoreOptions struct {
 	InMemory bool
 	// CacheBytes is Pebble's block cache; the 8 MiB default makes reads
 	// 4–6× slower, so lore sets it explicitly. Default 128 MiB.
+	//
+	// INVARIANT: memtables are carved out of it (Pebble reserves each
+	// memtable's size in the block cache until the memtable is released),
+	// so the memtable size is a small fraction of it (memTableSize): with
+	// 64 MiB memtables, the live one and one flushed but still read took the
+	// whole 128 MiB and every read went to disk.
 	CacheBytes int64
 	// Sync commits each batch with an fsync of Pebble's WAL.
 	Sync bool
@@ -53,7 +59,7 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	defer cache.Unref()
 	opts := &pebble.Options{
 		Cache:              cache,
-		MemTableSize:       64 << 20,
+		MemTableSize:       memTableSize(o.CacheBytes),
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
 		DisableWAL:         false,
@@ -67,6 +73,15 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 		return nil, fmt.Errorf("%w: open pebble %q: %v", ErrStorage, dir, err)
 	}
 	return &Store{db: db, sync: o.Sync, cacheBytes: o.CacheBytes}, nil
+}
+
+// memTableSize is an eighth of the block cache, between 4 and 64 MiB
+// (16 MiB for the default cache): at most three memtables (the live one,
+// one flushing, one still read by an iterator) leave 5/8 of the cache to
+// blocks, and the memtables' memory, which is part of the process's RSS,
+// stays within the cache's budget.
+func memTableSize(cacheBytes int64) uint64 {
+	return uint64(min(max(cacheBytes/8, 4<<20), 64<<20))
 }
 
 // Close closes the store.

@@ -7,6 +7,8 @@ type StoreMemory struct {
 	// BlockCacheBudget (StoreOptions.CacheBytes) and stays there.
 	BlockCacheBytes  int64 `json:"block_cache_bytes"`
 	BlockCacheBudget int64 `json:"block_cache_budget_bytes"`
+	BlockCacheHits   int64 `json:"block_cache_hits"`
+	BlockCacheMisses int64 `json:"block_cache_misses"`
 	// MemTableBytes are the memtables (and large batches) allocated, of
 	// MemTables memtables; ZombieMemTableBytes are memtables flushed but
 	// still read by an open iterator or snapshot.
@@ -22,6 +24,7 @@ func (s *Store) Memory() StoreMemory {
 	m := s.db.Metrics()
 	return StoreMemory{
 		BlockCacheBytes: m.BlockCache.Size, BlockCacheBudget: s.cacheBytes,
+		BlockCacheHits: m.BlockCache.Hits, BlockCacheMisses: m.BlockCache.Misses,
 		MemTableBytes: m.MemTable.Size, MemTables: m.MemTable.Count, ZombieMemTableBytes: m.MemTable.ZombieSize,
 		FileCacheBytes: m.FileCache.Size,
 	}
