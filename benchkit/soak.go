@@ -193,7 +193,7 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 	defer tick.Stop()
 	nextProfile := o.ProfileEvery
 	sample := func() {
-		s := srv.sample(lctx)
+		s := srv.sample(ctx) // not lctx: the last sample falls at its end
 		s.Seconds, s.Sent = time.Since(start).Seconds(), sent.Load()
 		rep.Samples = append(rep.Samples, s)
 		o.Logf("soak: %4.0fs rss %.0f MiB, heap %.0f MiB, block cache %.0f MiB, memtables %.0f MiB, %d goroutines, lag %d",
@@ -206,7 +206,7 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 		case <-tick.C:
 			sample()
 			if o.ProfileDir != "" && time.Since(start) >= nextProfile {
-				if p, err := srv.heapProfile(lctx, o.ProfileDir, time.Since(start)); err != nil {
+				if p, err := srv.heapProfile(ctx, o.ProfileDir, time.Since(start)); err != nil {
 					o.Logf("soak: heap profile: %v", err)
 				} else {
 					rep.Profiles = append(rep.Profiles, p)
