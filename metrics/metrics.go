@@ -176,9 +176,12 @@ func (m *Metrics) Run(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		typ := msg.Headers().Get(events.TypeHeader)
-		if _, known := events.Lookup(typ); !known {
-			typ = "unknown" // bounded label values: foreign clients may set anything
+		// The catalogue's own string, not the header's: a pending entry
+		// must not keep the decoded header alive (one allocation per
+		// event not yet projected).
+		typ := "unknown" // bounded label values: foreign clients may set anything
+		if k, known := events.Lookup(msg.Headers().Get(events.TypeHeader)); known {
+			typ = k.Type
 		}
 		m.appended.WithLabelValues(typ).Inc()
 		m.mu.Lock()
