@@ -22,6 +22,11 @@ type StoreMemory struct {
 // Memory reports the memory Pebble holds (db.Metrics()).
 func (s *Store) Memory() StoreMemory {
 	m := s.db.Metrics()
+	// Pebble's zombie accounting can go below zero (seen as a uint64 near
+	// 2^64 under load): report 0 rather than exabytes.
+	if m.MemTable.ZombieSize > 1<<62 {
+		m.MemTable.ZombieSize = 0
+	}
 	return StoreMemory{
 		BlockCacheBytes: m.BlockCache.Size, BlockCacheBudget: s.cacheBytes,
 		BlockCacheHits: m.BlockCache.Hits, BlockCacheMisses: m.BlockCache.Misses,
