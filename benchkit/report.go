@@ -77,7 +77,8 @@ func (r *SoakReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "  blockcache %8.1f → %8.1f MiB\n", mib(a.BlockCacheBytes), mib(b.BlockCacheBytes))
 	fmt.Fprintf(w, "  memtables  %8.1f → %8.1f MiB\n", mib(a.MemTableBytes), mib(b.MemTableBytes))
 	fmt.Fprintf(w, "  goroutines %8d → %8d\n", a.Goroutines, b.Goroutines)
-	fmt.Fprintf(w, "  lag        %8d → %8d events not yet projected\n", a.LagEvents, b.LagEvents)
+	fmt.Fprintf(w, "  lag        %8d → %8d events not yet projected (projected %.0f/s of %.0f/s sent)\n",
+		a.LagEvents, b.LagEvents, r.ProjectedPerS, r.SentPerS)
 	fmt.Fprintf(w, "peak RSS %.1f MiB\n", mib(r.PeakRSSBytes))
 	keys := make([]string, 0, len(r.Inject))
 	for k := range r.Inject {

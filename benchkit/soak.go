@@ -113,9 +113,13 @@ type SoakReport struct {
 	AtWarmupEnd      SoakSample `json:"at_warmup_end"`
 	AtEnd            SoakSample `json:"at_end"`
 	// RSSGrowthPct is the RSS growth over the measured window, in %.
-	RSSGrowthPct  float64  `json:"rss_growth_pct"`
-	HeapGrowthPct float64  `json:"heap_growth_pct"`
-	PeakRSSBytes  int64    `json:"peak_rss_bytes"`
+	RSSGrowthPct  float64 `json:"rss_growth_pct"`
+	HeapGrowthPct float64 `json:"heap_growth_pct"`
+	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
+	// ProjectedPerS is the rate the server folded events over the
+	// measured window (sent − lag at both ends): below SentPerS, the
+	// projector falls behind and memory that follows the lag grows.
+	ProjectedPerS float64  `json:"projected_per_s"`
 	Profiles      []string `json:"heap_profiles,omitempty"`
 	Target        Target   `json:"target"`
 }
@@ -244,6 +248,10 @@ func summariseSoak(rep *SoakReport, o SoakOptions) {
 	rep.AtEnd = meanSample(rep.Samples, rep.Seconds-span, rep.Seconds)
 	for _, s := range rep.Samples {
 		rep.PeakRSSBytes = max(rep.PeakRSSBytes, s.RSSBytes)
+	}
+	if w := rep.AtEnd.Seconds - rep.AtWarmupEnd.Seconds; w > 0 && rep.AtEnd.Scraped && rep.AtWarmupEnd.Scraped {
+		done := (rep.AtEnd.Sent - rep.AtEnd.LagEvents) - (rep.AtWarmupEnd.Sent - rep.AtWarmupEnd.LagEvents)
+		rep.ProjectedPerS = max(float64(done), 0) / w
 	}
 	rep.RSSGrowthPct = growthPct(rep.AtWarmupEnd.RSSBytes, rep.AtEnd.RSSBytes)
 	rep.HeapGrowthPct = growthPct(rep.AtWarmupEnd.HeapInuseBytes, rep.AtEnd.HeapInuseBytes)

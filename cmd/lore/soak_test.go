@@ -70,6 +70,11 @@ func TestBenchSoak(t *testing.T) {
 	if rep.AtWarmupEnd.RSSBytes <= 0 || rep.AtEnd.RSSBytes <= 0 || rep.PeakRSSBytes < rep.AtEnd.RSSBytes {
 		t.Errorf("window: at warm-up end %d, at end %d, peak %d bytes", rep.AtWarmupEnd.RSSBytes, rep.AtEnd.RSSBytes, rep.PeakRSSBytes)
 	}
+	// The projector folds a light load as it comes: over the window it
+	// folds about what was sent (the lag is a mean, so not exactly).
+	if rep.ProjectedPerS <= 0 || rep.ProjectedPerS > 2*rep.SentPerS {
+		t.Errorf("projected %.0f/s of %.0f/s sent over the window", rep.ProjectedPerS, rep.SentPerS)
+	}
 	if rep.WarmupEndSeconds <= 0 || rep.WarmupEndSeconds >= rep.Seconds || rep.Target.Goal != "<= 10" {
 		t.Errorf("warm-up end %.1f s of %.1f s, target %+v", rep.WarmupEndSeconds, rep.Seconds, rep.Target)
 	}
