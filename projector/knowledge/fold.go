@@ -6,6 +6,7 @@ import (
 
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/safety"
 )
 
 // ModelName is the read model's name and key prefix. NB: must not change.
@@ -35,8 +36,10 @@ func (*Model) Name() string { return ModelName }
 
 // Version 2 added the entry summaries (x/) and the summary key in
 // the index; version 3 the pool versions (x/<pool>/a): an older store is
-// rebuilt from the log.
-func (*Model) Version() int { return 3 }
+// rebuilt from the log. Version 4: the content-safety rules of package
+// safety (credentials, instructions, dangerous commands) and redacted
+// rejected lessons.
+func (*Model) Version() int { return 4 }
 
 // fold is the state of folding one event.
 type fold struct {
@@ -293,8 +296,12 @@ func (f *fold) duplicate(dup *Entry, d *events.KnowledgeSubmitted, id, project s
 	return f.lifecycle(dup)
 }
 
+// reject keeps a rejected submission. INVARIANT: the rejected store, its
+// exports and the announcement never hold a credential: the lesson is kept
+// redacted.
 func (f *fold) reject(r *Rejected) error {
 	r.EventID, r.At = f.ev.ID, f.t
+	r.Lesson, _ = safety.Redact(r.Lesson)
 	if err := putJSON(f.tx, pfxReject+r.ID, r); err != nil {
 		return err
 	}
