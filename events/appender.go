@@ -88,11 +88,13 @@ func (a *Appender) Prepare(ev *Event) (*nats.Msg, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
 	}
 	// One validation decodes the payload once; its aggregate id names the
-	// subject when the writer gave none.
-	p, err := validateData(ev.Type, ev.Data)
+	// subject when the writer gave none. Credentials in free text are
+	// redacted here, so no door can put one in the log.
+	p, data, err := validatePayload(ev.Type, ev.Data, true)
 	if err != nil {
 		return nil, err
 	}
+	ev.Data = data
 	if ev.Subject == "" {
 		if p == nil {
 			if p, err = DecodeData(ev); err != nil {

@@ -105,6 +105,32 @@ func ValidateData(typ string, data []byte) error {
 // to the full validator, which decides and names the field. Either way the
 // payload is then decoded into its Go type and its Check runs.
 func validateData(typ string, data []byte) (Payload, error) {
+	p, _, err := validatePayload(typ, data, false)
+	return p, err
+}
+
+// validatePayload is validateData; with redact, the credentials in the
+// payload's free text (a Redactor) are first replaced by redaction markers
+// and the data re-encoded (returned, else data itself); without, a
+// credential there makes the payload invalid.
+func validatePayload(typ string, data []byte, redact bool) (Payload, []byte, error) {
+	p, err := validatePayloadOnce(typ, data, redact)
+	if err != errRedacted {
+		return p, data, err
+	}
+	// The redacted payload is validated again, from its new bytes.
+	redacted, err := gojson.Marshal(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: re-encode after redaction: %v", ErrInvalidEvent, typ, err)
+	}
+	p, err = validatePayloadOnce(typ, redacted, false)
+	return p, redacted, err
+}
+
+// errRedacted says validatePayloadOnce redacted the payload it returns.
+var errRedacted = errors.New("redacted")
+
+func validatePayloadOnce(typ string, data []byte, redact bool) (Payload, error) {
 	compiled.once.Do(compileSchemas)
 	if compiled.err != nil {
 		return nil, fmt.Errorf("schemas: %w", compiled.err)
@@ -127,6 +153,17 @@ func validateData(typ string, data []byte) (Payload, error) {
 	p := k.New()
 	if err := decodeStrict(data, p); err != nil {
 		return nil, fmt.Errorf("%w: %s: field \"data\": %v", ErrInvalidEvent, typ, err)
+	}
+	if r, ok := p.(Redactor); ok {
+		if redact {
+			// Redact finds exactly what Secrets finds: nothing redacted
+			// means nothing to refuse.
+			if redactPayload(r) {
+				return p, errRedacted
+			}
+		} else if err := checkSecrets(r); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
+		}
 	}
 	if c, ok := p.(Checker); ok {
 		if err := c.Check(); err != nil {

@@ -55,7 +55,8 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	switch data.(type) {
 	case *events.KnowledgeSubmitted, *events.KnowledgeQuarantined, *events.KnowledgeRestored,
 		*events.KnowledgeOutcome, *events.KnowledgeInjected, *events.KnowledgePromoted,
-		*events.KnowledgeCurated, *events.KnowledgeConfigured, *events.PhaseCompleted:
+		*events.KnowledgeCurated, *events.KnowledgeConfigured, *events.PhaseCompleted,
+		*events.KnowledgeRescanned:
 	default:
 		return nil
 	}
@@ -100,6 +101,8 @@ func (f *fold) apply(data events.Payload) error {
 		return putJSON(f.tx, keyConfig, c)
 	case *events.PhaseCompleted:
 		return f.phaseCompleted(orProject(d.Project, f.ev.Project), d.Phase)
+	case *events.KnowledgeRescanned:
+		return f.rescanned(d)
 	}
 	return nil
 }
