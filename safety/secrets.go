@@ -81,6 +81,67 @@ var loaded struct {
 	err    error
 	rules  []secretRule
 	global allowlist
+	kw     keywordIndex
+}
+
+// keywordIndex finds, in one pass over a lower-cased text, the rules one
+// of whose keywords it contains (the role of gitleaks' Aho-Corasick
+// prefilter): keywords are indexed by their first two bytes, and a bitset
+// of those pairs skips most positions at once.
+type keywordIndex struct {
+	pairs  [1 << 16 / 64]uint64
+	byPair map[uint16][]kwEntry
+	always []int // rules without keywords
+}
+
+type kwEntry struct {
+	kw    string
+	rules []int
+}
+
+func (x *keywordIndex) build(rules []secretRule) {
+	x.byPair = map[uint16][]kwEntry{}
+	idx := map[string]int{} // keyword → position in its pair's list
+	for i, r := range rules {
+		if len(r.keywords) == 0 {
+			x.always = append(x.always, i)
+			continue
+		}
+		for _, k := range r.keywords {
+			if len(k) < 2 {
+				x.always = append(x.always, i)
+				break
+			}
+			p := uint16(k[0])<<8 | uint16(k[1])
+			if j, ok := idx[k]; ok {
+				x.byPair[p][j].rules = append(x.byPair[p][j].rules, i)
+				continue
+			}
+			idx[k] = len(x.byPair[p])
+			x.byPair[p] = append(x.byPair[p], kwEntry{kw: k, rules: []int{i}})
+			x.pairs[p/64] |= 1 << (p % 64)
+		}
+	}
+}
+
+// candidates marks in out the rules whose prefilter lower passes.
+func (x *keywordIndex) candidates(lower string, out []bool) {
+	for _, i := range x.always {
+		out[i] = true
+	}
+	for i := 0; i+1 < len(lower); i++ {
+		p := uint16(lower[i])<<8 | uint16(lower[i+1])
+		if x.pairs[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		for _, e := range x.byPair[p] {
+			if strings.HasPrefix(lower[i:], e.kw) {
+				for _, r := range e.rules {
+					out[r] = true
+				}
+			}
+		}
+	}
 }
 
 // loadRules compiles lore's rules, then gitleaks' (lore's win an overlap:
@@ -121,6 +182,7 @@ func loadRules() {
 		}
 		loaded.rules = append(loaded.rules, sr)
 	}
+	loaded.kw.build(loaded.rules)
 }
 
 func compileAllow(a tomlAllow) (allowlist, error) {
@@ -199,10 +261,12 @@ func Secrets(text string) []Finding {
 		return nil
 	}
 	lower := strings.ToLower(text)
+	cand := make([]bool, len(loaded.rules))
+	loaded.kw.candidates(lower, cand)
 	var out []Finding
 	for i := range loaded.rules {
 		r := &loaded.rules[i]
-		if len(r.keywords) > 0 && !containsAny(lower, r.keywords) {
+		if !cand[i] {
 			continue
 		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
