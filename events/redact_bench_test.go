@@ -3,6 +3,8 @@ package events
 import (
 	"testing"
 	"time"
+
+	"github.com/loredev/lore/safety"
 )
 
 func benchErrorEvent(b *testing.B) *Event {
@@ -22,6 +24,9 @@ func benchErrorEvent(b *testing.B) *Event {
 func BenchmarkPrepareErrorRecorded(b *testing.B) {
 	a := NewAppender(nil)
 	proto := benchErrorEvent(b)
+	if err := safety.RulesError(); err != nil { // loads the rules once, outside the loop
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		ev := *proto
@@ -35,6 +40,9 @@ func BenchmarkPrepareErrorRecorded(b *testing.B) {
 // BenchmarkRedactHookErrorRecorded is the redaction hook alone on the same
 // payload: the part of Prepare the safety rules add.
 func BenchmarkRedactHookErrorRecorded(b *testing.B) {
+	if err := safety.RulesError(); err != nil {
+		b.Fatal(err)
+	}
 	p := &ErrorRecorded{}
 	if err := decodeStrict(benchErrorEvent(b).Data, p); err != nil {
 		b.Fatal(err)

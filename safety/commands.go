@@ -17,11 +17,11 @@ const (
 // Command reports a dangerous shell command in text and its kind.
 //
 // Two classes:
-//   - payloads destructive whatever the framing — a fork bomb, a recursive
-//     delete of /, /*, ~, $HOME or a system directory (or with
-//     --no-preserve-root), mkfs/dd/wipefs/shred onto a device — are
-//     rejected even in a warning: the text itself is the weapon, and a
-//     reader may copy it;
+//   - destructive payloads — a recursive delete of /, /*, ~, $HOME or a
+//     system directory (or with --no-preserve-root), mkfs/dd/wipefs/shred
+//     onto a device — are rejected unless their clause negates them ("never
+//     run rm -rf /"); no scope excuses them; a fork bomb is rejected
+//     whatever the framing (the text itself is the weapon);
 //   - commands whose harm depends on intent — a pipe of a download into a
 //     shell or interpreter, chmod 777 in any form (0777, -R, a+rwx,
 //     ugo+rwx, a=rwx), a recursive delete without a target, deltree,
@@ -34,8 +34,10 @@ func Command(text string) (string, bool) {
 	if forkBomb(n) {
 		return KindForkBomb, true
 	}
-	if deviceRe.MatchString(n) {
-		return KindDeviceOverwrite, true
+	for _, m := range deviceRe.FindAllStringIndex(n, -1) {
+		if !negated(n, m[0], m[1]) {
+			return KindDeviceOverwrite, true
+		}
 	}
 	if k, ok := recursiveDelete(n); ok {
 		return k, true
@@ -56,9 +58,9 @@ func Command(text string) (string, bool) {
 var (
 	downloaders = `(?:curl|wget|fetch|http|https|httpie|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-request|gh api|nc|ncat)`
 	shells      = `(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/usr)?(?:/local)?/bin/)?(?:env\s+)?(?:(?:ba|z|k|da|fi|c|tc|a)?sh|python[0-9.]*|perl|ruby|node|php|lua|pwsh|powershell|iex|invoke-expression|source|\.)`
-	pipeShellRe = regexp.MustCompile(`\b` + downloaders + `\b[^|;&\n]{0,300}\|\s*` + shells + `(?:\s|$|[;&)'"])|` +
+	pipeShellRe = regexp.MustCompile(`\b` + downloaders + `\b[^;&\n]{0,300}?\|\s*` + shells + `(?:\s|$|[;&)'"])|` +
 		`\b(?:(?:ba|z|k)?sh|source|\.|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*<\(\s*` + downloaders + `\b|` +
-		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-c\s*["']?\s*"?\$\(\s*` + downloaders + `\b|` +
+		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-[ce]\s*["']?\s*"?\$\(\s*` + downloaders + `\b|` +
 		`\beval\s+["']?\$\(\s*` + downloaders + `\b|\biex\s*\(?\s*(?:\(\s*)?(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod)\b|` +
 		downloaders + `\b[^|;&\n]{0,300}\|\s*(?:iex|invoke-expression)\b`)
 
@@ -88,7 +90,7 @@ var riskyTargets = regexp.MustCompile(`^["']?(?:\*|\.\*|\.|\./|\./\*|\.\.|\.\./|
 // always dangerous on a system or home target or with --no-preserve-root;
 // without a target, dangerous unless negated or scoped.
 func recursiveDelete(n string) (string, bool) {
-	if strings.Contains(n, "--no-preserve-root") {
+	if i := strings.Index(n, "--no-preserve-root"); i >= 0 && !negated(n, i, i+len("--no-preserve-root")) {
 		return KindRecursiveDelete, true
 	}
 	for _, m := range rmRe.FindAllStringSubmatchIndex(n, -1) {
@@ -102,7 +104,9 @@ func recursiveDelete(n string) (string, bool) {
 		}
 		switch {
 		case target != "" && dangerousTargets.MatchString(strings.TrimRight(target, ".,:")):
-			return KindRecursiveDelete, true
+			if !negated(n, m[0], m[1]) {
+				return KindRecursiveDelete, true
+			}
 		case !strings.Contains(target, "/") || riskyTargets.MatchString(strings.TrimRight(target, ",:;")):
 			// No target, a word of prose, a bare name or a wildcard:
 			// the scope is not shown.
@@ -144,6 +148,12 @@ var (
 	afterNegRe = regexp.MustCompile(`^[^.;!?]{0,80}\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b`)
 	scoperRe   = regexp.MustCompile(`\b(?:only (?:inside|in|on|within|for|under)|inside (?:the|a|your)|within (?:the|a|your)|scoped to|limited to|restricted to|confined to)\b`)
 )
+
+// negated reports that the command at n[s:e] sits in a clause that negates
+// it ("never run rm -rf /"); a scope does not excuse a destructive payload.
+func negated(n string, s, e int) bool {
+	return negatorRe.MatchString(n[clauseStart(n, s):s]) || afterNegRe.MatchString(n[e:])
+}
 
 // excused reports that the command at n[s:e] sits in a clause that negates
 // or scopes it. A clause ends at . ; ! ? : , or a dash, and at "but".

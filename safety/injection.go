@@ -78,9 +78,13 @@ func set(xs ...string) map[string]bool {
 }
 
 var (
-	dismissVerbs = set("ignore", "ignoring", "ignored", "disregard", "disregarding", "forget", "forgetting",
+	// Imperatives and gerunds only: "the model ignored the context" reports.
+	dismissVerbs = set("ignore", "ignoring", "disregard", "disregarding", "forget", "forgetting",
 		"override", "overriding", "overrule", "bypass", "skip", "dismiss", "neglect", "abandon", "discard",
-		"nullify", "supersede", "disobey", "unlearn", "ditch", "scrap", "drop")
+		"nullify", "supersede", "disobey", "unlearn", "ditch", "scrap", "drop",
+		// Other languages: French, Spanish, Portuguese, Italian, German.
+		"ignorez", "ignorer", "oublie", "oubliez", "ignora", "ignorar", "ignore", "olvida", "olvide", "olvidar",
+		"esquece", "esqueça", "dimentica", "ignoriere", "ignoriert", "ignorieren", "vergiss", "vergesst", "vergessen")
 	// Multi-word dismissals, as word sequences.
 	dismissPhrases = [][]string{{"set", "aside"}, {"pay", "no", "attention", "to"}, {"stop", "following"},
 		{"do", "not", "follow"}, {"don", "t", "follow"}, {"dont", "follow"}, {"no", "longer", "follow"},
@@ -88,21 +92,28 @@ var (
 		{"break", "free", "of"}, {"free", "yourself", "from"}, {"get", "rid", "of"}}
 	timeQualifiers = set("previous", "previously", "prior", "above", "earlier", "preceding", "foregoing",
 		"former", "original", "initial", "old", "past", "before", "aforementioned", "preexisting", "existing",
-		"given", "provided", "original", "first")
+		"given", "provided", "first",
+		"précédentes", "precedentes", "précédente", "antérieures", "anteriores", "anterior", "previas", "precedentes",
+		"precedenti", "vorherigen", "vorherige", "bisherigen", "obigen", "toutes", "todas", "todos", "tutte", "alle")
 	anyQualifiers = set("all", "any", "every", "each", "your", "these", "those", "the", "system", "developer",
 		"hidden", "safety", "other", "my", "its", "their", "current")
 	strongObjects = set("instruction", "instructions", "prompt", "prompts", "directive", "directives",
-		"programming", "guardrail", "guardrails")
+		"programming", "guardrail", "guardrails",
+		"consignes", "instrucciones", "instruções", "instrucoes", "istruzioni", "anweisungen", "anweisung", "vorgaben")
 	weakObjects = set("rule", "rules", "guideline", "guidelines", "guidance", "constraint", "constraints",
 		"command", "commands", "order", "orders", "context", "message", "messages", "policy", "policies",
 		"restriction", "restrictions", "safeguard", "safeguards", "conversation", "text", "input", "inputs",
-		"training", "task", "tasks", "requests", "request", "limitation", "limitations", "boundaries",
+		"training", "task", "tasks", "directions", "direction", "requests", "request", "limitation", "limitations", "boundaries",
 		"content", "lines", "says", "said", "told", "stated", "mentioned", "written")
 	// everything above / anything you were told.
 	everything = set("everything", "anything", "all", "whatever")
 	after      = set("above", "before", "prior", "previously", "earlier", "preceding", "so", "until", "you",
 		"that", "this", "said", "told", "here", "up", "i")
-	voidWords = set("void", "obsolete", "cancelled", "canceled", "revoked", "invalid", "null", "overridden",
+	standAlone  = set("above", "before", "previous", "previously", "prior", "earlier", "preceding", "foregoing", "aforementioned")
+	filler      = set("the", "all", "of", "everything", "anything", "that", "what", "is", "was", "written", "said", "stated", "mentioned", "text", "you", "were", "told", "said")
+	conjunction = set("and", "then", "instead", "now", "but", "just", "only", "completely", "entirely", "please", "you", "i", "from", "so", "to", "we")
+	given       = set("given", "told", "provided", "received", "taught", "shown", "fed")
+	voidWords   = set("void", "obsolete", "cancelled", "canceled", "revoked", "invalid", "null", "overridden",
 		"superseded", "irrelevant", "outdated", "deprecated", "lifted", "suspended", "disabled", "removed")
 )
 
@@ -118,6 +129,16 @@ func override(ws []string) bool {
 		for k := j; k < min(len(ws), j+2); k++ {
 			if everything[ws[k]] && k+1 < len(ws) && after[ws[k+1]] {
 				return true
+			}
+		}
+		// ignore the above / disregard everything before, and …: the
+		// qualifier stands alone, at the end or before a conjunction.
+		for k := j; k < min(len(ws), j+3); k++ {
+			if standAlone[ws[k]] && (k+1 == len(ws) || conjunction[ws[k+1]]) {
+				return true
+			}
+			if !filler[ws[k]] {
+				break
 			}
 		}
 		// verb … qualifier … object.
@@ -136,6 +157,19 @@ func override(ws []string) bool {
 		for o := j; o < min(len(ws), j+3); o++ {
 			if strongObjects[ws[o]] && o+1 < len(ws) && (timeQualifiers[ws[o+1]] || after[ws[o+1]]) {
 				return true
+			}
+		}
+		// override the rules you were given / the instructions I got.
+		for o := j; o < min(len(ws), j+3); o++ {
+			if !strongObjects[ws[o]] && !weakObjects[ws[o]] || o+3 >= len(ws) {
+				continue
+			}
+			if rel := ws[o+1]; rel == "you" || rel == "that" || rel == "which" || rel == "i" || rel == "we" {
+				for k := o + 2; k < min(len(ws), o+5); k++ {
+					if given[ws[k]] {
+						return true
+					}
+				}
 			}
 		}
 		if j+3 < len(ws) && (ws[j] == "what" || ws[j] == "whatever") && (ws[j+1] == "you" || ws[j+1] == "was" || ws[j+1] == "i") {
@@ -194,7 +228,8 @@ var (
 	// the start of a line or sentence.
 	roleMarkerRe = regexp.MustCompile(`<\|[a-z_ ]{2,30}\|>|\[/?inst\]|<</?sys>>|</?(?:system|assistant|im_start|im_end|developer|sys)>|` +
 		`(?:^|[\n.!?;>]\s*)(?:#{1,4}\s*)?(?:system|assistant|developer|human|chatgpt|claude|gpt|system prompt|system message)(?:\s*[(\[][a-z ]{0,20}[)\]])?\s*:|` +
-		`(?:^|[\n.!?;>]\s*)#{1,4}\s*(?:instruction|instructions|response|input|user|prompt)\s*:`)
+		`(?:^|[\n.!?;>]\s*)#{1,4}\s*(?:instruction|instructions|response|input|user|prompt)\s*:|` +
+		`(?:^|[\n.!?;>\[(]\s*)(?:system|admin|administrator|developer|priority|security|root|urgent|important)\s+(?:override|instructions?|directive|command|prompt)s?\s*[:\])]`)
 	// A new identity or mode for the reader.
 	roleRe = regexp.MustCompile(`\byou(?: are|'re| r) now (?:an? |the |my |dan\b|free\b|unrestricted|jailbroken|called|named|known as|acting|going to|allowed|permitted|in (?:developer|dan|god|unrestricted)|no longer)|` +
 		`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:ai|assistant|language model)|required to follow|subject to)|` +
@@ -204,7 +239,8 @@ var (
 		`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )|` +
 		`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b|\brole-?play as\b|\bplay the role of\b|` +
 		`\b(?:developer|dan|god|jailbreak|unrestricted|unfiltered) mode\b|\bdo anything now\b|` +
-		`\bi am your (?:developer|creator|admin|administrator|owner|operator|master)\b`)
+		`\bi am your (?:developer|creator|admin|administrator|owner|operator|master)\b|` +
+		`\byour (?:instructions|rules|prompt|directives|guidelines|orders|task) (?:have|has) (?:changed|been (?:changed|updated|replaced|revoked|overridden|lifted))`)
 	// A request for the reader's own prompt or instructions.
 	exfilRe = regexp.MustCompile(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b|` +
 		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,2} your (?:prompt|instructions|rules|guidelines|configuration)\b`)
@@ -214,9 +250,11 @@ var (
 	htmlCommentRe = regexp.MustCompile(`<!--\s*([^-]|-[^-])*?(?:-->|$)`)
 	hideStyleRe   = regexp.MustCompile(`display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0*\.?0+(?:px|pt|em|rem|%|vw|vh)?\s*(?:[;"'}!]|$)|` +
 		`opacity\s*:\s*0*\.?0+\s*(?:[;"'}!]|$)|(?:^|[;"'{\s])(?:max-)?(?:height|width)\s*:\s*0(?:px)?\s*(?:[;"'}!]|$)|text-indent\s*:\s*-\d{3,}|` +
-		`(?:left|top)\s*:\s*-\d{4,}|color\s*:\s*transparent|clip\s*:\s*rect\(\s*0|font-size\s*:\s*1px`)
+		`(?:left|top)\s*:\s*-\d{4,}|color\s*:\s*(?:transparent|white|#fff(?:fff)?\b|rgba\([^)]*,\s*0\s*\))|clip\s*:\s*rect\(\s*0|font-size\s*:\s*1px`)
 	hiddenAttrRe = regexp.MustCompile(`<[a-z][a-z0-9-]*\b[^>]*\s(?:hidden|aria-hidden\s*=\s*["']?true)\b|<(?:noscript|template)\b`)
-	mdCommentRe  = regexp.MustCompile(`\[(?://|comment|hidden|_)\]:\s*[#<]`)
+	// Tool directives written as HTML comments: not hidden prose.
+	commentDirectiveRe = regexp.MustCompile(`^(?:prettier-ignore(?:-start|-end)?|eslint-[a-z-]+|markdownlint-[a-z-]+|textlint-[a-z-]+|cspell:|vale |toc|/?toc|more|truncate|omit|#?(?:end)?region|(?:begin|end|start|stop)[ _:-]?[a-z0-9_-]*|include|snippet|lint-|alex |remark-|doctoc|all-contributors|section|split|break|pagebreak|nolint|todo\b|fixme\b)`)
+	mdCommentRe        = regexp.MustCompile(`\[(?://|comment|hidden|_)\]:\s*[#<]`)
 )
 
 // hiddenMarkup reports markup that hides text from a human reader: an HTML
@@ -226,8 +264,11 @@ var (
 func hiddenMarkup(n string) bool {
 	if strings.Contains(n, "<!--") {
 		for _, m := range htmlCommentRe.FindAllString(n, -1) {
-			body := strings.TrimSuffix(strings.TrimPrefix(m, "<!--"), "-->")
-			if len(strings.Fields(body)) >= 3 {
+			body := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(m, "<!--"), "-->"))
+			if body == "" {
+				continue
+			}
+			if len(strings.Fields(body)) >= 3 || !commentDirectiveRe.MatchString(body) {
 				return true
 			}
 		}

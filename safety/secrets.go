@@ -261,7 +261,13 @@ func Secrets(text string) []Finding {
 		return nil
 	}
 	lower := strings.ToLower(text)
-	cand := make([]bool, len(loaded.rules))
+	var buf [512]bool // no allocation for up to 512 rules
+	cand := buf[:0]
+	if len(loaded.rules) <= len(buf) {
+		cand = buf[:len(loaded.rules)]
+	} else {
+		cand = make([]bool, len(loaded.rules))
+	}
 	loaded.kw.candidates(lower, cand)
 	var out []Finding
 	for i := range loaded.rules {

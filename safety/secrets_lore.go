@@ -62,6 +62,12 @@ func assignmentValue(v string) bool {
 	if word {
 		return len(v) >= 16 && hasUpper(v) && hasLower(v) && ShannonEntropy(v) > 3.5
 	}
+	// A path or a file name (./certs/key.pem, ~/.npmrc, token.json).
+	lv := strings.ToLower(v)
+	if strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") ||
+		fileExtRe.MatchString(lv) {
+		return false
+	}
 	// An identifier in code (os.Getenv, config.password, getToken()).
 	if strings.ContainsAny(v, "()") || strings.HasPrefix(strings.ToLower(v), "os.") ||
 		strings.HasPrefix(strings.ToLower(v), "process.env") || strings.HasPrefix(strings.ToLower(v), "env.") {
@@ -69,6 +75,8 @@ func assignmentValue(v string) bool {
 	}
 	return true
 }
+
+var fileExtRe = regexp.MustCompile(`\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|toml|txt|env|ini|cfg|conf|properties|xml|gpg|asc)$`)
 
 // urlPassword is the password part of user:password@host: anything but a
 // placeholder (a short literal like "pass" is still a credential).
@@ -101,12 +109,12 @@ func loreRules() []secretRule {
 		rule("anthropic-api-key", `\b(sk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_-]{16,})`, keyBody, "sk-ant-"),
 		rule("openai-api-key", `\b(sk-(?:proj-|svcacct-|admin-|live-|None-)?[A-Za-z0-9_-]{16,})`, keyBody, "sk-"),
 		rule("aws-access-key", `\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{12,16})\b`,
-			func(s string) bool { return !strings.HasSuffix(s, "EXAMPLE") && keyBody(s) },
+			keyBody, // AWS's documentation keys (…EXAMPLE) included: key-shaped text is redacted
 			"a3t", "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka"),
 		// An AWS secret access key: 40 base64 characters near "aws" or
 		// "secret" words.
 		rule("aws-secret-key", `(?i)(?:aws|secret|sk)[\w.-]{0,30}["']?\s*(?:=|:|=>|:=)?\s*["']?([A-Za-z0-9/+]{40})\b`,
-			func(s string) bool { return !strings.HasSuffix(s, "EXAMPLEKEY") && keyBody(s) }, "aws", "secret"),
+			keyBody, "aws", "secret"),
 		rule("github-token", `\b((?:gh[pousr]_[A-Za-z0-9]{20,})|(?:github_pat_[A-Za-z0-9_]{20,}))`, keyBody, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
 		rule("gitlab-token", `\b(gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|soat|cbt)-[A-Za-z0-9_-]{16,})`, keyBody, "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-", "glcbt-"),
 		rule("slack-token", `\b(xox[abposre]-[A-Za-z0-9-]{10,})`, keyBody, "xox"),
@@ -127,7 +135,7 @@ func loreRules() []secretRule {
 		rule("url-credentials", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@"'<>]{1,100}:([^\s/@"'<>]{1,200})@[^\s/@"'<>]`, urlPassword, "://"),
 		// password=…, secret: "…", API_KEY=…, --password …: a
 		// secret-looking value after a credential name.
-		rule("credential-assignment", `(?i)(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer)["']?\s*(?:=|:=|=>|:)\s*["']?([^\s"'<>,;]{4,200})`,
+		rule("credential-assignment", `(?i)(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer)["']?(?:\s*(?:=|:=|=>|:)\s*["']?|\s+(?:is|was|is set to|set to|of)\s+["']?|\s+["'])([^\s"'<>,;]{4,200})`,
 			assignmentValue, "pass", "pwd", "secret", "token", "key", "auth", "credential", "bearer"),
 		// HTTP authorization headers.
 		rule("authorization-header", `(?i)\bauthorization\s*:\s*(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{8,})`, keyBody, "authorization"),
