@@ -50,18 +50,6 @@ func assignmentValue(v string) bool {
 	if len(v) < 6 || isPlaceholder(v) {
 		return false
 	}
-	// Letters only (a word, a setting, a variable name): a secret only
-	// when long, mixed-case and random-looking.
-	word := true
-	for _, r := range v {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-' || r == '.') {
-			word = false
-			break
-		}
-	}
-	if word {
-		return len(v) >= 16 && hasUpper(v) && hasLower(v) && ShannonEntropy(v) > 3.5
-	}
 	// A path or a file name (./certs/key.pem, ~/.npmrc, token.json).
 	lv := strings.ToLower(v)
 	if strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") ||
@@ -72,6 +60,22 @@ func assignmentValue(v string) bool {
 	if strings.ContainsAny(v, "()") || strings.HasPrefix(strings.ToLower(v), "os.") ||
 		strings.HasPrefix(strings.ToLower(v), "process.env") || strings.HasPrefix(strings.ToLower(v), "env.") {
 		return false
+	}
+	// Letters only (a word, a setting, a variable name): a secret only
+	// when long, mixed-case and random-looking. A dotted name is a
+	// reference in code (config.db.password, settings.SECRET_KEY).
+	word := true
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-' || r == '.') {
+			word = false
+			break
+		}
+	}
+	if word && strings.Contains(v, ".") {
+		return false
+	}
+	if word {
+		return len(v) >= 16 && hasUpper(v) && hasLower(v) && ShannonEntropy(v) > 3.5
 	}
 	return true
 }

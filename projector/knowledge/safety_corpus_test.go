@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/loredev/lore/projector/knowledge"
+	"github.com/loredev/lore/safety"
 )
 
 type corpusCase struct {
@@ -62,6 +64,17 @@ func TestSafetyCorpus(t *testing.T) {
 		}
 		byCat[c.Category] = x
 	}
+	// The credentials of the corpus are also what telemetry redaction
+	// removes: the redacted text holds none of them.
+	for _, c := range harmful {
+		if !isCredentialCategory(c.Category) {
+			continue
+		}
+		out, kinds := safety.Redact(c.Text)
+		if len(kinds) == 0 || len(safety.Secrets(out)) > 0 {
+			t.Errorf("credential [%s] not redacted: %q → %q", c.Category, c.Text, out)
+		}
+	}
 	blocked := 0
 	for _, c := range benign {
 		r := knowledge.Validate(c.Text, nil, corpusMeta)
@@ -78,4 +91,12 @@ func TestSafetyCorpus(t *testing.T) {
 	if float64(blocked) > 0.01*float64(len(benign)) {
 		t.Errorf("%d of %d benign lessons rejected, more than 1 %%", blocked, len(benign))
 	}
+}
+
+func isCredentialCategory(c string) bool {
+	switch c {
+	case "url-credentials", "assignment", "private-key", "jwt":
+		return true
+	}
+	return strings.HasPrefix(c, "secret-")
 }
