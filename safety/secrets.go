@@ -86,11 +86,12 @@ var loaded struct {
 
 // keywordIndex finds, in one pass over a lower-cased text, the rules one
 // of whose keywords it contains (the role of gitleaks' Aho-Corasick
-// prefilter): keywords are indexed by their first two bytes, and a bitset
-// of those pairs skips most positions at once.
+// prefilter): keywords are indexed by their first two bytes.
 type keywordIndex struct {
-	pairs  [1 << 16 / 64]uint64
-	byPair map[uint16][]kwEntry
+	// pair[p] is 1 + the index in lists of the keywords starting with the
+	// byte pair p (0: none), a dense table: one load per position.
+	pair   [1 << 16]uint16
+	lists  [][]kwEntry
 	always []int // rules without keywords
 }
 
@@ -100,7 +101,7 @@ type kwEntry struct {
 }
 
 func (x *keywordIndex) build(rules []secretRule) {
-	x.byPair = map[uint16][]kwEntry{}
+	byPair := map[uint16][]kwEntry{}
 	idx := map[string]int{} // keyword → position in its pair's list
 	for i, r := range rules {
 		if len(r.keywords) == 0 {
@@ -114,13 +115,16 @@ func (x *keywordIndex) build(rules []secretRule) {
 			}
 			p := uint16(k[0])<<8 | uint16(k[1])
 			if j, ok := idx[k]; ok {
-				x.byPair[p][j].rules = append(x.byPair[p][j].rules, i)
+				byPair[p][j].rules = append(byPair[p][j].rules, i)
 				continue
 			}
-			idx[k] = len(x.byPair[p])
-			x.byPair[p] = append(x.byPair[p], kwEntry{kw: k, rules: []int{i}})
-			x.pairs[p/64] |= 1 << (p % 64)
+			idx[k] = len(byPair[p])
+			byPair[p] = append(byPair[p], kwEntry{kw: k, rules: []int{i}})
 		}
+	}
+	for p, l := range byPair {
+		x.lists = append(x.lists, l)
+		x.pair[p] = uint16(len(x.lists))
 	}
 }
 
@@ -130,11 +134,11 @@ func (x *keywordIndex) candidates(lower string, out []bool) {
 		out[i] = true
 	}
 	for i := 0; i+1 < len(lower); i++ {
-		p := uint16(lower[i])<<8 | uint16(lower[i+1])
-		if x.pairs[p/64]&(1<<(p%64)) == 0 {
+		l := x.pair[uint16(lower[i])<<8|uint16(lower[i+1])]
+		if l == 0 {
 			continue
 		}
-		for _, e := range x.byPair[p] {
+		for _, e := range x.lists[l-1] {
 			if strings.HasPrefix(lower[i:], e.kw) {
 				for _, r := range e.rules {
 					out[r] = true
