@@ -123,6 +123,14 @@ func (p *PatternDeprecated) VisitText(f func(field, text string) string) {
 	visit(f, "data.reason", &p.Reason)
 }
 
+func (p *PatternPromoted) VisitText(f func(field, text string) string) {
+	visit(f, "data.reason", &p.Reason)
+}
+
+func (p *PatternReset) VisitText(f func(field, text string) string) {
+	visit(f, "data.reason", &p.Reason)
+}
+
 func (e *LoopStarted) VisitText(f func(field, text string) string) {
 	visit(f, "data.task", &e.Task)
 }
@@ -147,6 +155,17 @@ func (e *RegistryImported) VisitText(f func(field, text string) string) {
 
 func (k *KnowledgeSubmitted) VisitText(f func(field, text string) string) {
 	visit(f, "data.lesson", &k.Lesson)
+	if k.Import != nil {
+		visit(f, "data.import.rejection_reason", &k.Import.RejectionReason)
+	}
+}
+
+func (k *KnowledgeRestored) VisitText(f func(field, text string) string) {
+	visit(f, "data.reason", &k.Reason)
+}
+
+func (k *KnowledgeInjected) VisitText(f func(field, text string) string) {
+	visit(f, "data.task", &k.Task)
 }
 
 func (k *KnowledgePromoted) VisitText(f func(field, text string) string) {

@@ -20,6 +20,8 @@ import (
 const (
 	fakeAWSKey    = "AKIAQ7LMZ3RT5XK2WB4N"
 	fakeOpenAIKey = "sk-proj-Xq7Lm2Rt5Vk9Wb3Nc8Pd4Fg6Hj1Ks0Ty"
+	// fakeGitHubToken is shaped like a classic personal access token.
+	fakeGitHubToken = "ghp_Zr8Kq2Lm5Nx7Vb3Wc9Pd4Tf6Hy1Js0Ga2Eu8"
 )
 
 // streamHolds reports whether any message of the log or of the derived
@@ -73,6 +75,13 @@ func TestSecretsAreRedactedAtAppend(t *testing.T) {
 	if _, err := n.Appender.Append(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
+	// The same through the API's learning.record_error (and so MCP's
+	// record_error): accepted, stored redacted.
+	var rec api.CommandReply
+	if err := a.call("learning", "record_error", map[string]any{"bead_id": "bd-api", "error_type": "tool_failure",
+		"message": "push refused: GITHUB_TOKEN=" + fakeGitHubToken}, &rec); err != nil {
+		t.Fatalf("record_error with a token: %v", err)
+	}
 	var reply api.CommandReply
 	if err := a.call("knowledge", "add", map[string]any{"lesson": "Use the shared key " + fakeOpenAIKey + " for embeddings",
 		"category": "tooling"}, &reply, inProject("web")); err != nil {
@@ -89,12 +98,13 @@ func TestSecretsAreRedactedAtAppend(t *testing.T) {
 	if res.Outcome != "rejected" || res.Layer != 2 || !strings.Contains(res.Reason, "secret or credential detected: openai-api-key") {
 		t.Errorf("lesson with a key: %+v, want rejected at layer 2 naming openai-api-key", res)
 	}
-	for _, secret := range []string{fakeAWSKey, fakeOpenAIKey} {
+	for _, secret := range []string{fakeAWSKey, fakeOpenAIKey, fakeGitHubToken} {
 		if streamHolds(t, js, secret) {
 			t.Errorf("the log holds the secret %s", secret)
 		}
 	}
-	if !streamHolds(t, js, "[REDACTED:aws-access-key]") || !streamHolds(t, js, "[REDACTED:openai-api-key]") {
+	if !streamHolds(t, js, "[REDACTED:aws-access-key]") || !streamHolds(t, js, "[REDACTED:openai-api-key]") ||
+		!streamHolds(t, js, "[REDACTED:github-token]") {
 		t.Error("the log holds no redaction marker")
 	}
 	var rejected []struct {
