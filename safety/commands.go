@@ -43,7 +43,7 @@ func Command(text string) (string, bool) {
 		return k, true
 	}
 	for _, m := range pipeShellRe.FindAllStringIndex(n, -1) {
-		if !excused(n, m[0], m[1]) {
+		if !excused(n, m[0], m[1]) && !jsonToolRe.MatchString(n[m[0]:min(len(n), m[1]+20)]) {
 			return KindPipeToShell, true
 		}
 	}
@@ -63,6 +63,9 @@ var (
 		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-[ce]\s*["']?\s*"?\$\(\s*` + downloaders + `\b|` +
 		`\beval\s+["']?\$\(\s*` + downloaders + `\b|\biex\s*\(?\s*(?:\(\s*)?(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod)\b|` +
 		downloaders + `\b[^|;&\n]{0,300}\|\s*(?:iex|invoke-expression)\b`)
+
+	// python -m json.tool reads JSON, it runs nothing.
+	jsonToolRe = regexp.MustCompile(`\|\s*python[0-9.]*\s+-m\s*json\.tool\b`)
 
 	// dd, mkfs, wipefs, shred, redirection or cp onto a block device.
 	disk     = `/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper/|md\d|dm-\d|root\b|sr\d|loop\d|zram\d)`
@@ -145,7 +148,7 @@ func recursiveFlags(flags string) bool {
 // make it a scoped use.
 var (
 	negatorRe  = regexp.MustCompile(`\b(?:never|don'?t|do not|does not|doesn'?t|avoid|avoiding|not|no|without|instead of|rather than|stop|refuse|forbid|forbidden|prohibit|prohibited|disallow|ban|banned|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|beware of|warn against|warns against|against)\b`)
-	afterNegRe = regexp.MustCompile(`^[^.;!?]{0,80}\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b`)
+	afterNegRe = regexp.MustCompile(`^[^.;!?]{0,80}\b(?:is|are)\s+(?:never|not|rarely|almost never)\b|^[^.;!?]{0,80}\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b`)
 	scoperRe   = regexp.MustCompile(`\b(?:only (?:inside|in|on|within|for|under)|inside (?:the|a|your)|within (?:the|a|your)|scoped to|limited to|restricted to|confined to)\b`)
 )
 

@@ -116,3 +116,18 @@ func BenchmarkRedactClean(b *testing.B) {
 		safety.Redact(benchTexts[i%len(benchTexts)])
 	}
 }
+
+// TestCommandIdiomsPass: everyday commands next to the dangerous ones.
+func TestCommandIdiomsPass(t *testing.T) {
+	for _, s := range []string{
+		"curl -s https://api.example.com/status | python3 -m json.tool",
+		"wget -qO- https://example.com/release.tar.gz | tar xz -C ./vendor",
+		"curl -sSL https://example.com/tool.tgz | sha256sum to compare with the published sum",
+		"chmod 0777 is never needed for a web root; use 755 and the right owner",
+		"sudo rm /etc/nginx/sites-enabled/default disables the default site",
+	} {
+		if k, bad := safety.Command(s); bad {
+			t.Errorf("Command(%q) = %s, want none", s, k)
+		}
+	}
+}
