@@ -34,7 +34,7 @@ func Instruction(text string) (string, bool) {
 			return KindHiddenUnicode, true
 		}
 	}
-	n := Normalize(text)
+	n := foldConfusables(Normalize(text))
 	if hiddenMarkup(n) {
 		return KindHiddenMarkup, true
 	}

@@ -109,3 +109,23 @@ func mixesLeet(t string) bool {
 	}
 	return letters >= 2 && leet >= 1
 }
+
+// confusables maps the Cyrillic and Greek letters that look like Latin
+// ones ("іgnоrе" with Cyrillic і, о, е) to those letters, for the
+// instruction rules. NFKC keeps them apart; a reader's eye does not.
+var confusables = strings.NewReplacer(
+	"а", "a", "в", "b", "е", "e", "ё", "e", "к", "k", "м", "m", "н", "h", "о", "o", "р", "p", "с", "c", "т", "t",
+	"у", "y", "х", "x", "і", "i", "ї", "i", "ј", "j", "ѕ", "s", "ԁ", "d", "ɡ", "g", "ԛ", "q", "ԝ", "w", "һ", "h",
+	"α", "a", "β", "b", "ε", "e", "η", "n", "ι", "i", "κ", "k", "ν", "v", "ο", "o", "ρ", "p", "τ", "t", "υ", "u",
+	"χ", "x", "ɩ", "i", "ı", "i", "ℓ", "l")
+
+// foldConfusables is s with look-alike letters mapped to Latin; ASCII text
+// is returned as is.
+func foldConfusables(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return confusables.Replace(s)
+		}
+	}
+	return s
+}

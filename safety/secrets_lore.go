@@ -117,8 +117,9 @@ func loreRules() []secretRule {
 			"a3t", "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka"),
 		// An AWS secret access key: 40 base64 characters near "aws" or
 		// "secret" words.
-		rule("aws-secret-key", `(?i)(?:aws|secret|sk)[\w.-]{0,30}["']?\s*(?:=|:|=>|:=)?\s*["']?([A-Za-z0-9/+]{40})\b`,
-			keyBody, "aws", "secret"),
+		rule("aws-secret-key", `(?i)(?:\b|_)(?:aws|secret|sk)[\w.-]{0,30}["']?\s*(?:=|:|=>|:=)?\s*["']?([A-Za-z0-9/+]{40})\b`,
+			// Base64 with both cases: a 40-digit hex value is a commit id.
+			func(s string) bool { return keyBody(s) && hasUpper(s) && hasLower(s) }, "aws", "secret"),
 		rule("github-token", `\b((?:gh[pousr]_[A-Za-z0-9]{20,})|(?:github_pat_[A-Za-z0-9_]{20,}))`, keyBody, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
 		rule("gitlab-token", `\b(gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|soat|cbt)-[A-Za-z0-9_-]{16,})`, keyBody, "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-", "glcbt-"),
 		rule("slack-token", `\b(xox[abposre]-[A-Za-z0-9-]{10,})`, keyBody, "xox"),

@@ -25,6 +25,8 @@ func TestTechnicalTextHasNoSecret(t *testing.T) {
 		"ULIDs like 01HZX3K4M5N6P7Q8R9S0T1V2W3 sort by time",
 		"UUID 550e8400-e29b-41d4-a716-446655440000 is the tenant id in fixtures",
 		"git checkout 9fceb02 restores the last good build",
+		"task_id: 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 is the failing run",
+		"The secret scanner flagged commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 as clean",
 		"Base64 of 'hello' is aGVsbG8=, handy in tests",
 		"Use passlib with pbkdf2_sha256 for password hashing",
 		"access_log=/var/log/nginx/access.log in the server block",
