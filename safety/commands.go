@@ -58,28 +58,28 @@ func Command(text string) (string, bool) {
 var (
 	downloaders = `(?:curl|wget|fetch|http|https|httpie|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-request|gh api|nc|ncat)`
 	shells      = `(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/usr)?(?:/local)?/bin/)?(?:env\s+)?(?:(?:ba|z|k|da|fi|c|tc|a)?sh|python[0-9.]*|perl|ruby|node|php|lua|pwsh|powershell|iex|invoke-expression|source|\.)`
-	pipeShellRe = regexp.MustCompile(`\b` + downloaders + `\b[^;&\n]{0,300}?\|\s*` + shells + `(?:\s|$|[;&)'"])|` +
-		`\b(?:(?:ba|z|k)?sh|source|\.|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*<\(\s*` + downloaders + `\b|` +
-		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-[ce]\s*["']?\s*"?\$\(\s*` + downloaders + `\b|` +
-		`\beval\s+["']?\$\(\s*` + downloaders + `\b|\biex\s*\(?\s*(?:\(\s*)?(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod)\b|` +
-		downloaders + `\b[^|;&\n]{0,300}\|\s*(?:iex|invoke-expression)\b`)
+	pipeShellRe = gate(`\b`+downloaders+`\b[^;&\n]{0,300}?\|\s*`+shells+`(?:\s|$|[;&)'"])|`+
+		`\b(?:(?:ba|z|k)?sh|source|\.|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*<\(\s*`+downloaders+`\b|`+
+		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-[ce]\s*["']?\s*"?\$\(\s*`+downloaders+`\b|`+
+		`\beval\s+["']?\$\(\s*`+downloaders+`\b|\biex\s*\(?\s*(?:\(\s*)?(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod)\b|`+
+		downloaders+`\b[^|;&\n]{0,300}\|\s*(?:iex|invoke-expression)\b`, "|", "<(", "$(", "iex")
 
 	// python -m json.tool reads JSON, it runs nothing.
 	jsonToolRe = regexp.MustCompile(`\|\s*python[0-9.]*\s+-m\s*json\.tool\b`)
 
 	// dd, mkfs, wipefs, shred, redirection or cp onto a block device.
 	disk     = `/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper/|md\d|dm-\d|root\b|sr\d|loop\d|zram\d)`
-	deviceRe = regexp.MustCompile(`\bdd\b[^;&|\n]{0,200}\bof=\s*` + disk + `|\bmkfs(?:\.[a-z0-9]+)?\b[^;&|\n]{0,100}\s` + disk +
-		`|\bmke2fs\b[^;&|\n]{0,100}\s` + disk + `|\bwipefs\b[^;&|\n]{0,100}\s` + disk + `|\bshred\b[^;&|\n]{0,100}\s` + disk +
-		`|(?:^|[^<>2])>\s*` + disk + `|\bcat\b[^;&|\n]{0,100}>\s*` + disk + `|\bfdisk\b[^;&|\n]{0,40}\s` + disk + `[^;&|\n]{0,40}<<|` +
-		`\bformat\s+[a-z]:\s*/(?:q|y|fs)|\bdiskpart\b.{0,60}\bclean\b`)
+	deviceRe = gate(`\bdd\b[^;&|\n]{0,200}\bof=\s*`+disk+`|\bmkfs(?:\.[a-z0-9]+)?\b[^;&|\n]{0,100}\s`+disk+
+		`|\bmke2fs\b[^;&|\n]{0,100}\s`+disk+`|\bwipefs\b[^;&|\n]{0,100}\s`+disk+`|\bshred\b[^;&|\n]{0,100}\s`+disk+
+		`|(?:^|[^<>2])>\s*`+disk+`|\bcat\b[^;&|\n]{0,100}>\s*`+disk+`|\bfdisk\b[^;&|\n]{0,40}\s`+disk+`[^;&|\n]{0,40}<<|`+
+		`\bformat\s+[a-z]:\s*/(?:q|y|fs)|\bdiskpart\b.{0,60}\bclean\b`, "/dev/", "format", "diskpart")
 
-	worldWritableRe = regexp.MustCompile(`\bchmod\s+(?:-{1,2}[a-z-]+\s+)*(?:[0-7]?777|[ugoa]*a[ugoa]*[+=]rwx|(?:ugo|uog|gou|guo|oug|ogu)[+=]rwx|o[+=]rwx|u[+=]rwx,g[+=]rwx,o[+=]rwx)\b|` +
-		`\b(?:mkdir|install)\s+(?:-\S+\s+)*-m\s*0?777\b|\bchmod\s*\([^)]{0,100},\s*0o?777\s*\)|\bos\.chmod\([^)]{0,100}0o?777|\bumask\s+0{3,4}\b|\bicacls\b.{0,100}\beveryone:\(?f\)?`)
+	worldWritableRe = gate(`\bchmod\s+(?:-{1,2}[a-z-]+\s+)*(?:[0-7]?777|[ugoa]*a[ugoa]*[+=]rwx|(?:ugo|uog|gou|guo|oug|ogu)[+=]rwx|o[+=]rwx|u[+=]rwx,g[+=]rwx,o[+=]rwx)\b|`+
+		`\b(?:mkdir|install)\s+(?:-\S+\s+)*-m\s*0?777\b|\bchmod\s*\([^)]{0,100},\s*0o?777\s*\)|\bos\.chmod\([^)]{0,100}0o?777|\bumask\s+0{3,4}\b|\bicacls\b.{0,100}\beveryone:\(?f\)?`, "777", "rwx", "umask", "icacls")
 
-	rmRe = regexp.MustCompile(`\b(?:rm|/bin/rm)\s+((?:-{1,2}[a-z-]+\s*)+)\s*([^\s;&|]+)?`)
+	rmRe = gate(`\b(?:rm|/bin/rm)\s+((?:-{1,2}[a-z-]+\s*)+)\s*([^\s;&|]+)?`, "rm")
 	// The other recursive deletes: their target is not parsed.
-	winDeleteRe = regexp.MustCompile(`\bdeltree\b|\b(?:rmdir|rd)\s+(?:/[a-z]\s+)*/s\b|\bremove-item\b[^;|\n]{0,100}-recurse\b[^;|\n]{0,100}-force\b[^;|\n]{0,30}\s(?:[a-z]:\\?\s*$|[a-z]:\\\s|\$env:userprofile|~|\\)|\bfind\s+/\s+(?:-\S+\s+\S+\s+)*-delete\b`)
+	winDeleteRe = gate(`\bdeltree\b|\b(?:rmdir|rd)\s+(?:/[a-z]\s+)*/s\b|\bremove-item\b[^;|\n]{0,100}-recurse\b[^;|\n]{0,100}-force\b[^;|\n]{0,30}\s(?:[a-z]:\\?\s*$|[a-z]:\\\s|\$env:userprofile|~|\\)|\bfind\s+/\s+(?:-\S+\s+\S+\s+)*-delete\b`, "deltree", "rmdir", "rd", "remove-item", "find")
 )
 
 // dangerousTargets are delete targets that destroy a system or a home.
@@ -200,8 +200,8 @@ func clauseEnd(n string, e int) int {
 // forkBomb finds f(){ f|f& } in any function name (":" included), %0|%0,
 // and fork-while-fork one-liners.
 var (
-	fnDefRe    = regexp.MustCompile(`([a-z_:][a-z0-9_:]*)\s*\(\s*\)\s*\{([^}]{1,80})\}`)
-	forkLoopRe = regexp.MustCompile(`%0\s*\|\s*%0|\bfork\s*(?:\(\))?\s*while\s*fork\b|while\s*(?:\(?\s*(?:true|1)\s*\)?)\s*[:;{]?\s*(?:do\s*)?(?:os\.)?fork\(\)|\bwhile\s*:\s*;?\s*do\s+\$0\s*&\s*done|\$0\s*&\s*\$0`)
+	fnDefRe    = gate(`([a-z_:][a-z0-9_:]*)\s*\(\s*\)\s*\{([^}]{1,80})\}`, "{")
+	forkLoopRe = gate(`%0\s*\|\s*%0|\bfork\s*(?:\(\))?\s*while\s*fork\b|while\s*(?:\(?\s*(?:true|1)\s*\)?)\s*[:;{]?\s*(?:do\s*)?(?:os\.)?fork\(\)|\bwhile\s*:\s*;?\s*do\s+\$0\s*&\s*done|\$0\s*&\s*\$0`, "%0", "fork", "$0")
 )
 
 func forkBomb(n string) bool {

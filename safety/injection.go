@@ -38,14 +38,14 @@ func Instruction(text string) (string, bool) {
 	if hiddenMarkup(n) {
 		return KindHiddenMarkup, true
 	}
-	if roleMarkerRe.MatchString(n) {
+	if anyMatch(roleMarkers, n) {
 		return KindRoleMarker, true
 	}
 	d := n
 	if strings.ContainsAny(n, "013457@$") {
 		d = deleetText(n)
 	}
-	if roleRe.MatchString(d) {
+	if anyMatch(roles, d) {
 		return KindRole, true
 	}
 	if exfilRe.MatchString(d) {
@@ -226,24 +226,34 @@ func dismissAt(ws []string, i int) int {
 var (
 	// Chat-template role markers, anywhere; a role name with a colon at
 	// the start of a line or sentence.
-	roleMarkerRe = regexp.MustCompile(`<\|[a-z_ ]{2,30}\|>|\[/?inst\]|<</?sys>>|</?(?:system|assistant|im_start|im_end|developer|sys)>|` +
-		`(?:^|[\n.!?;>]\s*)(?:#{1,4}\s*)?(?:system|assistant|developer|human|chatgpt|claude|gpt|system prompt|system message)(?:\s*[(\[][a-z ]{0,20}[)\]])?\s*:|` +
-		`(?:^|[\n.!?;>]\s*)#{1,4}\s*(?:instruction|instructions|response|input|user|prompt)\s*:|` +
-		`(?:^|[\n.!?;>\[(]\s*)(?:system|admin|administrator|developer|priority|security|root|urgent|important)\s+(?:override|instructions?|directive|command|prompt)s?\s*[:\])]`)
+	roleMarkers = []*gated{
+		gate(`<\|[a-z_ ]{2,30}\|>`, "<|"),
+		gate(`\[/?inst\]|<</?sys>>`, "inst]", "sys>>"),
+		gate(`</?(?:system|assistant|im_start|im_end|developer|sys)>`, "system>", "assistant>", "im_start>", "im_end>", "developer>", "sys>"),
+		gate(`(?:^|[\n.!?;>]\s*)(?:#{1,4}\s*)?(?:system|assistant|developer|human|chatgpt|claude|gpt|system prompt|system message)(?:\s*[(\[][a-z ]{0,20}[)\]])?\s*:`,
+			"system", "assistant", "developer", "human", "chatgpt", "claude", "gpt"),
+		gate(`(?:^|[\n.!?;>]\s*)#{1,4}\s*(?:instruction|instructions|response|input|user|prompt)\s*:`, "#"),
+		gate(`(?:^|[\n.!?;>\[(]\s*)(?:system|admin|administrator|developer|priority|security|root|urgent|important)\s+(?:override|instructions?|directive|command|prompt)s?\s*[:\])]`,
+			"override", "instruction", "directive", "command", "prompt"),
+	}
 	// A new identity or mode for the reader.
-	roleRe = regexp.MustCompile(`\byou(?: are|'re| r) now (?:an? |the |my |dan\b|free\b|unrestricted|jailbroken|called|named|known as|acting|going to|allowed|permitted|in (?:developer|dan|god|unrestricted)|no longer)|` +
-		`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:ai|assistant|language model)|required to follow|subject to)|` +
-		`\bfrom (?:now|this point|here) on,? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b|\bhenceforth,? you (?:are|will|must)\b|` +
-		`\byour (?:new|real|true|actual|only|updated) (?:role|task|instructions?|goal|objective|purpose|identity|persona|directive|orders?|prompt)\b|` +
-		`\b(?:new|updated|revised|real|actual|secret|hidden|override) (?:system )?(?:instructions?|prompt|directives?|orders)\s*:|` +
-		`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )|` +
-		`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b|\brole-?play as\b|\bplay the role of\b|` +
-		`\b(?:developer|dan|god|jailbreak|unrestricted|unfiltered) mode\b|\bdo anything now\b|` +
-		`\bi am your (?:developer|creator|admin|administrator|owner|operator|master)\b|` +
-		`\byour (?:instructions|rules|prompt|directives|guidelines|orders|task) (?:have|has) (?:changed|been (?:changed|updated|replaced|revoked|overridden|lifted))`)
+	roles = []*gated{
+		gate(`\byou(?: are|'re| r) now (?:an? |the |my |dan\b|free\b|unrestricted|jailbroken|called|named|known as|acting|going to|allowed|permitted|in (?:developer|dan|god|unrestricted)|no longer)`, " now "),
+		gate(`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:ai|assistant|language model)|required to follow|subject to)`, "no longer"),
+		gate(`\bfrom (?:now|this point|here) on,? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b`, " on"),
+		gate(`\bhenceforth,? you (?:are|will|must)\b`, "henceforth"),
+		gate(`\byour (?:new|real|true|actual|only|updated) (?:role|task|instructions?|goal|objective|purpose|identity|persona|directive|orders?|prompt)\b`, "your "),
+		gate(`\b(?:new|updated|revised|real|actual|secret|hidden|override) (?:system )?(?:instructions?|prompt|directives?|orders)\s*:`, "instruction", "prompt", "directive", "orders"),
+		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )`, " as ", " like "),
+		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b`, "pretend", "imagine"),
+		gate(`\brole-?play as\b|\bplay the role of\b`, "play"),
+		gate(`\b(?:developer|dan|god|jailbreak|unrestricted|unfiltered) mode\b|\bdo anything now\b`, " mode", "anything now"),
+		gate(`\bi am your (?:developer|creator|admin|administrator|owner|operator|master)\b`, "i am your"),
+		gate(`\byour (?:instructions|rules|prompt|directives|guidelines|orders|task) (?:have|has) (?:changed|been (?:changed|updated|replaced|revoked|overridden|lifted))`, "your "),
+	}
 	// A request for the reader's own prompt or instructions.
-	exfilRe = regexp.MustCompile(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b|` +
-		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,2} your (?:prompt|instructions|rules|guidelines|configuration)\b`)
+	exfilRe = gate(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b|`+
+		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,2} your (?:prompt|instructions|rules|guidelines|configuration)\b`, "prompt", "instructions", "message", "rules", "guidelines", "configuration")
 )
 
 var (

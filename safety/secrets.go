@@ -76,6 +76,12 @@ type tomlAllow struct {
 	Paths       []string `toml:"paths"`
 }
 
+// skippedRules are gitleaks rules lore replaces with its own: the generic
+// API key rule, tuned for code files, costs a hundred times any other rule
+// on prose (lazy quantifiers under (?i)); lore's password-assignment and
+// secret-assignment rules cover its shapes.
+var skippedRules = map[string]bool{"generic-api-key": true}
+
 var loaded struct {
 	once   sync.Once
 	err    error
@@ -164,8 +170,8 @@ func loadRules() {
 	loaded.global = g
 	loaded.rules = append(loaded.rules, loreRules()...)
 	for _, r := range cfg.Rules {
-		if r.Regex == "" {
-			continue // a path-only rule
+		if r.Regex == "" || skippedRules[r.ID] {
+			continue // a path-only rule, or one lore replaces
 		}
 		re, err := regexp.Compile(r.Regex)
 		if err != nil {

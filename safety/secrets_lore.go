@@ -99,6 +99,10 @@ func isPlaceholderURL(v string) bool {
 	return strings.Count(v, v[:1]) == len(v) && (v[0] == 'x' || v[0] == 'X' || v[0] == '*' || v[0] == '.')
 }
 
+// assignSep is what joins a credential's name to its value: =, :=, =>, :
+// (quotes allowed), "is", "set to", or a space before a quoted value.
+const assignSep = `(?:\s*(?:=|:=|=>|:)\s*["']?|\s+(?:is|was|is set to|set to|of)\s+["']?|\s+["'])`
+
 func loreRules() []secretRule {
 	rule := func(id, pat string, check func(string) bool, keywords ...string) secretRule {
 		return secretRule{id: id, re: regexp.MustCompile(pat), keywords: keywords, check: check}
@@ -138,10 +142,15 @@ func loreRules() []secretRule {
 		// Credentials inside a URL: scheme://user:password@host. The
 		// password is redacted; the user and host stay.
 		rule("url-credentials", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@"'<>]{1,100}:([^\s/@"'<>]{1,200})@[^\s/@"'<>]`, urlPassword, "://"),
-		// password=…, secret: "…", API_KEY=…, --password …: a
-		// secret-looking value after a credential name.
-		rule("credential-assignment", `(?i)(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer)["']?(?:\s*(?:=|:=|=>|:)\s*["']?|\s+(?:is|was|is set to|set to|of)\s+["']?|\s+["'])([^\s"'<>,;]{4,200})`,
-			assignmentValue, "pass", "pwd", "secret", "token", "key", "auth", "credential", "bearer"),
+		// password=…, passphrase: "…", DB_PASS is …: any value but a
+		// placeholder (a weak password is still a password).
+		rule("password-assignment", `(?i)(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd)["']?`+assignSep+`([^\s"'<>,;]{4,200})`,
+			assignmentValue, "pass", "pwd"),
+		// secret: "…", API_KEY=…, client_secret=…, signing-key: …: a
+		// random-looking value (more than 3 bits of entropy per character).
+		rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer|[a-z0-9]+[_-]?(?:key|token|secret))["']?`+assignSep+`([^\s"'<>,;]{4,200})`,
+			func(v string) bool { return len(v) >= 8 && ShannonEntropy(v) > 3 && assignmentValue(v) },
+			"secret", "token", "key", "auth", "credential", "bearer"),
 		// HTTP authorization headers.
 		rule("authorization-header", `(?i)\bauthorization\s*:\s*(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{8,})`, keyBody, "authorization"),
 	}

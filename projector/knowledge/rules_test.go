@@ -20,7 +20,7 @@ func TestValidateLoreRules(t *testing.T) {
 		{"chmod 0777 is dangerous (K1)", "Run chmod 0777 on the deploy directory", nil, 2, knowledge.ReasonDangerous, false},
 		{"aws key is a secret", "Use the key AKIAABCDEFGHIJKLMNOP for the deploy bucket", nil, 2, knowledge.ReasonSecret + ": aws-access-token", false},
 		{"private key block is a secret", "Use -----BEGIN RSA PRIVATE KEY----- blocks in the config file", nil, 2, knowledge.ReasonSecret + ": private-key", false},
-		{"password assignment is a secret", "Set password=hunter2hunter in the test config file", nil, 2, knowledge.ReasonSecret + ": credential-assignment", false},
+		{"password assignment is a secret", "Set password=hunter2hunter in the test config file", nil, 2, knowledge.ReasonSecret + ": password-assignment", false},
 		{"the word password alone is fine", "Rotate the database password after every release of the api", nil, 0, "", true},
 		{"emoji count two UTF-16 units", strings.Repeat("📚", 7), nil, 1, knowledge.ReasonTooShort, false},
 		{"emoji at the upper bound", "Use " + strings.Repeat("📚", 138), nil, 0, "", true},
