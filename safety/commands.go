@@ -58,28 +58,28 @@ func Command(text string) (string, bool) {
 var (
 	downloaders = `(?:curl|wget|fetch|http|https|httpie|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-request|gh api|nc|ncat)`
 	shells      = `(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/usr)?(?:/local)?/bin/)?(?:env\s+)?(?:(?:ba|z|k|da|fi|c|tc|a)?sh|python[0-9.]*|perl|ruby|node|php|lua|pwsh|powershell|iex|invoke-expression|source|\.)`
-	pipeShellRe = gate(`\b`+downloaders+`\b[^;&\n]{0,300}?\|\s*`+shells+`(?:\s|$|[;&)'"])|`+
+	pipeShellRe = gate(`\b`+downloaders+`\b[^;&\n]*?\|\s*`+shells+`(?:\s|$|[;&)'"])|`+
 		`\b(?:(?:ba|z|k)?sh|source|\.|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*<\(\s*`+downloaders+`\b|`+
 		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-[ce]\s*["']?\s*"?\$\(\s*`+downloaders+`\b|`+
 		`\beval\s+["']?\$\(\s*`+downloaders+`\b|\biex\s*\(?\s*(?:\(\s*)?(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod)\b|`+
-		downloaders+`\b[^|;&\n]{0,300}\|\s*(?:iex|invoke-expression)\b`, "|", "<(", "$(", "iex")
+		downloaders+`\b[^|;&\n]*\|\s*(?:iex|invoke-expression)\b`, "|", "<(", "$(", "iex")
 
 	// python -m json.tool reads JSON, it runs nothing.
 	jsonToolRe = regexp.MustCompile(`\|\s*python[0-9.]*\s+-m\s*json\.tool\b`)
 
 	// dd, mkfs, wipefs, shred, redirection or cp onto a block device.
 	disk     = `/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper/|md\d|dm-\d|root\b|sr\d|loop\d|zram\d)`
-	deviceRe = gate(`\bdd\b[^;&|\n]{0,200}\bof=\s*`+disk+`|\bmkfs(?:\.[a-z0-9]+)?\b[^;&|\n]{0,100}\s`+disk+
-		`|\bmke2fs\b[^;&|\n]{0,100}\s`+disk+`|\bwipefs\b[^;&|\n]{0,100}\s`+disk+`|\bshred\b[^;&|\n]{0,100}\s`+disk+
-		`|(?:^|[^<>2])>\s*`+disk+`|\bcat\b[^;&|\n]{0,100}>\s*`+disk+`|\bfdisk\b[^;&|\n]{0,40}\s`+disk+`[^;&|\n]{0,40}<<|`+
-		`\bformat\s+[a-z]:\s*/(?:q|y|fs)|\bdiskpart\b.{0,60}\bclean\b`, "/dev/", "format", "diskpart")
+	deviceRe = gate(`\bdd\b[^;&|\n]*\bof=\s*`+disk+`|\bmkfs(?:\.[a-z0-9]+)?\b[^;&|\n]*\s`+disk+
+		`|\bmke2fs\b[^;&|\n]*\s`+disk+`|\bwipefs\b[^;&|\n]*\s`+disk+`|\bshred\b[^;&|\n]*\s`+disk+
+		`|(?:^|[^<>2])>\s*`+disk+`|\bcat\b[^;&|\n]*>\s*`+disk+`|\bfdisk\b[^;&|\n]{0,40}\s`+disk+`[^;&|\n]{0,40}<<|`+
+		`\bformat\s+[a-z]:\s*/(?:q|y|fs)|\bdiskpart\b.*\bclean\b`, "/dev/", "format", "diskpart")
 
 	worldWritableRe = gate(`\bchmod\s+(?:-{1,2}[a-z-]+\s+)*(?:[0-7]?777|[ugoa]*a[ugoa]*[+=]rwx|(?:ugo|uog|gou|guo|oug|ogu)[+=]rwx|o[+=]rwx|u[+=]rwx,g[+=]rwx,o[+=]rwx)\b|`+
-		`\b(?:mkdir|install)\s+(?:-\S+\s+)*-m\s*0?777\b|\bchmod\s*\([^)]{0,100},\s*0o?777\s*\)|\bos\.chmod\([^)]{0,100}0o?777|\bumask\s+0{3,4}\b|\bicacls\b.{0,100}\beveryone:\(?f\)?`, "777", "rwx", "umask", "icacls")
+		`\b(?:mkdir|install)\s+(?:-\S+\s+)*-m\s*0?777\b|\bchmod\s*\([^)]*,\s*0o?777\s*\)|\bos\.chmod\([^)]*0o?777|\bumask\s+0{3,4}\b|\bicacls\b.*\beveryone:\(?f\)?`, "777", "rwx", "umask", "icacls")
 
 	rmRe = gate(`\b(?:rm|/bin/rm)\s+((?:-{1,2}[a-z-]+\s*)+)\s*([^\s;&|]+)?`, "rm")
 	// The other recursive deletes: their target is not parsed.
-	winDeleteRe = gate(`\bdeltree\b|\b(?:rmdir|rd)\s+(?:/[a-z]\s+)*/s\b|\bremove-item\b[^;|\n]{0,100}-recurse\b[^;|\n]{0,100}-force\b[^;|\n]{0,30}\s(?:[a-z]:\\?\s*$|[a-z]:\\\s|\$env:userprofile|~|\\)|\bfind\s+/\s+(?:-\S+\s+\S+\s+)*-delete\b`, "deltree", "rmdir", "rd", "remove-item", "find")
+	winDeleteRe = gate(`\bdeltree\b|\b(?:rmdir|rd)\s+(?:/[a-z]\s+)*/s\b|\bremove-item\b[^;|\n]*-recurse\b[^;|\n]*-force\b[^;|\n]{0,30}\s(?:[a-z]:\\?\s*$|[a-z]:\\\s|\$env:userprofile|~|\\)|\bfind\s+/\s+(?:-\S+\s+\S+\s+)*-delete\b`, "deltree", "rmdir", "rd", "remove-item", "find")
 )
 
 // dangerousTargets are delete targets that destroy a system or a home.
@@ -148,7 +148,7 @@ func recursiveFlags(flags string) bool {
 // make it a scoped use.
 var (
 	negatorRe  = regexp.MustCompile(`\b(?:never|don'?t|do not|does not|doesn'?t|avoid|avoiding|not|no|without|instead of|rather than|stop|refuse|forbid|forbidden|prohibit|prohibited|disallow|ban|banned|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|beware of|warn against|warns against|against)\b`)
-	afterNegRe = regexp.MustCompile(`^[^.;!?]{0,80}\b(?:is|are)\s+(?:never|not|rarely|almost never)\b|^[^.;!?]{0,80}\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b`)
+	afterNegRe = regexp.MustCompile(`^[^.;!?]*\b(?:is|are)\s+(?:never|not|rarely|almost never)\b|^[^.;!?]*\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b`)
 	scoperRe   = regexp.MustCompile(`\b(?:only (?:inside|in|on|within|for|under)|inside (?:the|a|your)|within (?:the|a|your)|scoped to|limited to|restricted to|confined to)\b`)
 )
 

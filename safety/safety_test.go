@@ -107,6 +107,23 @@ var benchTexts = []string{
 	"connection refused: dial tcp 127.0.0.1:5432: connect: connection refused while running migrations",
 }
 
+// keywordTexts hold credential words (token, auth, password, key), so the
+// rules those words gate run their regexes.
+var keywordTexts = []string{
+	"401 Unauthorized: auth token expired for the deploy key, refresh it and retry",
+	"password authentication failed for user app while connecting to the test database",
+}
+
+// BenchmarkRedactKeywords is the cost on text that names credentials
+// without holding one (rules run, nothing is found).
+func BenchmarkRedactKeywords(b *testing.B) {
+	b.ReportAllocs()
+	safety.Redact("")
+	for i := 0; b.Loop(); i++ {
+		safety.Redact(keywordTexts[i%len(keywordTexts)])
+	}
+}
+
 // BenchmarkRedactClean is the cost of the redaction hook on clean text
 // (what nearly every append pays).
 func BenchmarkRedactClean(b *testing.B) {

@@ -110,7 +110,7 @@ func loreRules() []secretRule {
 	return []secretRule{
 		// PEM private keys, with or without their END line (a lesson may
 		// be cut): the header and the base64 body that follows.
-		rule("private-key", `-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\\nA-Za-z0-9+/=:,-]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|[\s\\nA-Za-z0-9+/=]*)`,
+		rule("private-key", `-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\\nA-Za-z0-9+/=:,-]*?-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|[\s\\nA-Za-z0-9+/=]*)`,
 			nil, "private key"),
 		rule("putty-private-key", `PuTTY-User-Key-File-\d+:[^\n]*(?:\n[^\n]*){0,20}`, nil, "putty-user-key-file"),
 		// Anthropic before OpenAI: both start with sk-.
@@ -141,14 +141,14 @@ func loreRules() []secretRule {
 		rule("jwt", `\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`, nil, "eyj"),
 		// Credentials inside a URL: scheme://user:password@host. The
 		// password is redacted; the user and host stay.
-		rule("url-credentials", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@"'<>]{1,100}:([^\s/@"'<>]{1,200})@[^\s/@"'<>]`, urlPassword, "://"),
+		rule("url-credentials", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@"'<>]+:([^\s/@"'<>]+)@[^\s/@"'<>]`, urlPassword, "://"),
 		// password=…, passphrase: "…", DB_PASS is …: any value but a
 		// placeholder (a weak password is still a password).
-		rule("password-assignment", `(?i)(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd)["']?`+assignSep+`([^\s"'<>,;]{4,200})`,
+		rule("password-assignment", `(?i)(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd)["']?`+assignSep+`([^\s"'<>,;]{4,})`,
 			assignmentValue, "pass", "pwd"),
 		// secret: "…", API_KEY=…, client_secret=…, signing-key: …: a
 		// random-looking value (more than 3 bits of entropy per character).
-		rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer|[a-z0-9]+[_-]?(?:key|token|secret))["']?`+assignSep+`([^\s"'<>,;]{4,200})`,
+		rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer|[a-z0-9]+[_-]?(?:key|token|secret))["']?`+assignSep+`([^\s"'<>,;]{4,})`,
 			func(v string) bool { return len(v) >= 8 && ShannonEntropy(v) > 3 && assignmentValue(v) },
 			"secret", "token", "key", "auth", "credential", "bearer"),
 		// HTTP authorization headers.
