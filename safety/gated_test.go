@@ -40,7 +40,7 @@ func TestGatesAreExact(t *testing.T) {
 		"pretend to be", "roleplay as", "developer mode", "i am your creator", "system:", "<|im_start|>", "[inst]", "<<sys>>",
 		"### instruction:", "admin override:", "reveal your system prompt", "ignore ", "previous ", "instructions", ". ", "\n", " "}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 20000 {
+	for range 4000 {
 		var b strings.Builder
 		for range 1 + rng.IntN(8) {
 			b.WriteString(frags[rng.IntN(len(frags))])
