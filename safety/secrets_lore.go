@@ -131,6 +131,8 @@ func loreRules() []secretRule {
 		rule("google-api-key", `\b(AIza[0-9A-Za-z_-]{30,})`, keyBody, "aiza"),
 		rule("google-oauth-token", `\b(ya29\.[0-9A-Za-z_-]{20,})`, keyBody, "ya29."),
 		rule("stripe-key", `\b((?:sk|rk|pk)_(?:live|prod)_[A-Za-z0-9]{10,})`, keyBody, "_live_", "_prod_"),
+		rule("stripe-webhook-secret", `\b(whsec_[A-Za-z0-9]{24,})`, keyBody, "whsec_"),
+		rule("mailgun-api-key", `\b(key-[0-9a-z]{32})\b`, keyBody, "key-"),
 		rule("npm-token", `\b(npm_[A-Za-z0-9]{30,})`, keyBody, "npm_"),
 		rule("pypi-token", `\b(pypi-[A-Za-z0-9_-]{40,})`, keyBody, "pypi-"),
 		rule("huggingface-token", `\b(hf_[A-Za-z0-9]{30,})`, keyBody, "hf_"),
@@ -142,6 +144,9 @@ func loreRules() []secretRule {
 		// Credentials inside a URL: scheme://user:password@host. The
 		// password is redacted; the user and host stay.
 		rule("url-credentials", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@"'<>]+:([^\s/@"'<>]+)@[^\s/@"'<>]`, urlPassword, "://"),
+		// A token as the user part of a URL (https://<token>@host,
+		// Sentry DSNs, https://ghp_…@github.com).
+		rule("url-token", `(?i)\b[a-z][a-z0-9+.-]{1,20}://([A-Za-z0-9_-]{20,})@[^\s/@"'<>]`, keyBody, "://"),
 		// password=…, passphrase: "…", DB_PASS is …: any value but a
 		// placeholder (a weak password is still a password).
 		rule("password-assignment", `(?i)(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd)["']?`+assignSep+`([^\s"'<>,;]{4,})`,
@@ -151,6 +156,11 @@ func loreRules() []secretRule {
 		rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer|[a-z0-9]+[_-]?(?:key|token|secret))["']?`+assignSep+`([^\s"'<>,;]{4,})`,
 			func(v string) bool { return len(v) >= 8 && ShannonEntropy(v) > 3 && assignmentValue(v) },
 			"secret", "token", "key", "auth", "credential", "bearer"),
+		// A credential name, a space and a long random value ("heroku
+		// token 3f9a1c2e-…"): 16 characters or more, digits, entropy.
+		rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|[a-z0-9]+[_-]?(?:key|token|secret))\s+([A-Za-z0-9_.+/=-]{16,})`,
+			func(v string) bool { return hasDigit(v) && ShannonEntropy(v) > 3.3 && assignmentValue(v) },
+			"secret", "token", "key", "credential"),
 		// HTTP authorization headers.
 		rule("authorization-header", `(?i)\bauthorization\s*:\s*(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{8,})`, keyBody, "authorization"),
 	}
