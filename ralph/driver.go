@@ -80,7 +80,7 @@ func Run(ctx context.Context, c Config, lore Lore) (Result, error) {
 		c.MaxIterations = 10
 	}
 	if c.Redact == nil {
-		c.Redact = func(s string) string { return s }
+		c.Redact = Redact
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
