@@ -112,10 +112,10 @@ func parseGoTest(out string) (Verdict, bool) {
 		f := fails[0]
 		name := out[f[2]:f[3]]
 		v.ErrorType, v.Message = "TestFailure", name
-		m := firstGoTestMsg(out[f[1]:])
+		m := firstGoTestMsg(out[f[1]:], true)
 		if m == nil {
 			if i := strings.Index(out, "=== RUN   "+name); i >= 0 && i < f[0] {
-				m = firstGoTestMsg(out[i:f[0]])
+				m = firstGoTestMsg(out[i:f[0]], false)
 			}
 		}
 		if m != nil {
@@ -125,11 +125,11 @@ func parseGoTest(out string) (Verdict, bool) {
 	return v, true
 }
 
-// firstGoTestMsg is the first "file.go:N: text" line of s before the next
-// top-level line (a new test, a package result).
-func firstGoTestMsg(s string) []string {
+// firstGoTestMsg is the first "file.go:N: text" line of s (with stop,
+// before the next top-level line: a new test, a package result).
+func firstGoTestMsg(s string, stop bool) []string {
 	for i, ln := range strings.Split(s, "\n") {
-		if i > 0 && (strings.HasPrefix(ln, "--- ") || strings.HasPrefix(ln, "FAIL") || strings.HasPrefix(ln, "ok ") ||
+		if stop && i > 0 && (strings.HasPrefix(ln, "--- ") || strings.HasPrefix(ln, "FAIL") || strings.HasPrefix(ln, "ok ") ||
 			strings.HasPrefix(ln, "=== ")) {
 			return nil
 		}
@@ -201,7 +201,7 @@ var (
 	jestBullet  = regexp.MustCompile(`(?m)^\s*● (.+)$`)
 	jsErr       = regexp.MustCompile(`(?m)^\s*([A-Z]\w*(?:Error|Exception)): (.+)$`)
 	jsExpect    = regexp.MustCompile(`(?m)^\s*(expect\(.+)$`)
-	jsFrame     = regexp.MustCompile(`(?m)^\s*(?:at |❯ )(?:.*?\()?([^\s()]+\.(?:[cm]?[jt]sx?)):(\d+):\d+\)?`)
+	jsFrame     = regexp.MustCompile(`(?m)^\s*(?:at |❯ )(?:[^\n(]*?[ (])?([^\s()]+\.(?:[cm]?[jt]sx?)):(\d+):\d+\)?`)
 	countPart   = regexp.MustCompile(`(\d+) (failed|passed)`)
 	vitestTests = regexp.MustCompile(`(?m)^\s+Tests\s+(.*)$`)
 	vitestMark  = regexp.MustCompile(`(?m)^\s*(Test Files|RUN\s+v\d)`)
