@@ -175,10 +175,11 @@ Secrets are redacted from everything recorded. Exit codes: lore help exit-codes.
 	fl.DurationVar(&c.IterationTimeout, "iteration-timeout", 30*time.Minute, "time limit of one agent run (0: none); past it the agent is killed")
 	fl.StringVar(&c.OnUnreachable, "on-unreachable", ralph.UnreachableFail, "when lore does not answer: fail (refuse to start) or continue (loop, say so, send later)")
 	fl.BoolVar(&noInject, "no-inject", false, "do not add lore's patterns and knowledge to the prompt")
+	fl.StringVar(&c.Dir, "dir", "", "working tree the agent and verify run in (default: the current folder)")
 	fl.StringVar(&c.Agent0, "agent", "", "agent name recorded (default: the command's name)")
 	declare(fl, rules{"max-iterations": atLeast(1), "budget": between(0, 1), "top-k": between(0, 10),
 		"iteration-timeout": atLeast(0), "on-unreachable": oneOf(ralph.UnreachableFail, ralph.UnreachableContinue)})
-	freeText(fl, "task", "prompt", "verify", "category", "agent")
+	freeText(fl, "task", "prompt", "verify", "category", "agent", "dir")
 	return cmd
 }
 

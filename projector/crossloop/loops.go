@@ -19,7 +19,7 @@ type LoopSummary struct {
 	Iterations int       `json:"iterations"`
 	Outcome    string    `json:"outcome,omitempty"` // empty while running
 	Completed  time.Time `json:"completed_at,omitempty"`
-	Injected   int       `json:"injected_patterns"`
+	Injected   []string  `json:"injected_patterns,omitempty"` // pattern ids injected into the loop
 }
 
 // Running reports whether the loop has not completed.
@@ -44,7 +44,7 @@ func ListLoops(r Reader, f LoopFilter) ([]LoopSummary, error) {
 			return nil
 		}
 		out = append(out, LoopSummary{ID: h.ID, Task: h.Task, Category: h.Category, Agent: h.Agent, Started: h.Started,
-			Iterations: h.count(), Outcome: h.Outcome, Completed: h.Completed, Injected: len(h.Injected)})
+			Iterations: h.count(), Outcome: h.Outcome, Completed: h.Completed, Injected: h.Injected})
 		return nil
 	})
 	if err != nil {
