@@ -117,10 +117,11 @@ func Run(ctx context.Context, c Config, lore Lore) (Result, error) {
 	for n := 1; n <= c.MaxIterations; n++ {
 		v, passed, err := r.iteration(ctx, n)
 		if err != nil {
+			// A loop stopped by anything but its verify is partial: it says
+			// nothing of the approach (no failure anti-pattern from it).
+			outcome, runErr = "partial", err
 			if ctx.Err() != nil {
-				outcome, runErr = "partial", fmt.Errorf("%w after %d iteration(s)", ErrInterrupted, r.res.Iterations)
-			} else {
-				runErr = err
+				runErr = fmt.Errorf("%w after %d iteration(s)", ErrInterrupted, r.res.Iterations)
 			}
 			break
 		}
@@ -147,9 +148,8 @@ func Run(ctx context.Context, c Config, lore Lore) (Result, error) {
 	}
 	if r.res.Unsent = len(r.pending); r.res.Unsent > 0 {
 		fmt.Fprintf(c.Log, "lore: unreachable: %d record(s) of loop %s were not sent\n", r.res.Unsent, id)
-		if runErr == nil {
-			runErr = fmt.Errorf("%w: %d record(s) of loop %s not sent", ErrUnreachable, r.res.Unsent, id)
-		}
+		// Records lost outrank the loop's own result: nothing is silently unrecorded.
+		runErr = errors.Join(fmt.Errorf("%w: %d record(s) of loop %s not sent", ErrUnreachable, r.res.Unsent, id), runErr)
 	}
 	fmt.Fprintf(c.Log, "lore: loop %s %s after %d iteration(s)\n", id, outcome, r.res.Iterations)
 	return r.res, runErr

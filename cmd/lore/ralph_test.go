@@ -331,3 +331,84 @@ func TestRalphLoopLearns(t *testing.T) {
 		t.Errorf("metrics without injection: %+v, want no loop with injection and no improvement", b)
 	}
 }
+
+// TestRalphBadInput: each way a loop cannot run gets its message and exit
+// code, and what did run is recorded.
+func TestRalphBadInput(t *testing.T) {
+	bg := context.Background()
+	repo := fixtureRepo(t)
+	prompt := filepath.Join(t.TempDir(), "PROMPT.md")
+	if err := os.WriteFile(prompt, []byte("Fix it.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := func(d []string, extra ...string) []string {
+		return append(append(slices.Clone(d), "ralph", "run", "--task", "Fix the flaky retry", "--prompt", prompt,
+			"--verify", "sh verify.sh", "--dir", repo), extra...)
+	}
+	// Checked before lore is dialled: no server runs yet.
+	none := []string{"--nats", "nats://127.0.0.1:1"}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"missing prompt file", append(slices.Clone(none), "ralph", "run", "--task", "t", "--prompt", filepath.Join(repo, "nope.md"),
+			"--verify", "true", "--", "true"), exitBadInput, "--prompt"},
+		{"verify cannot start", append(slices.Clone(none), "ralph", "run", "--task", "t", "--prompt", prompt,
+			"--verify", "no-such-verify-tool --all", "--", "true"), exitBadInput, `"no-such-verify-tool" cannot start`},
+		{"agent cannot start", base(none, "--", "no-such-agent-cli"), exitBadInput, `agent command "no-such-agent-cli" cannot start`},
+		{"no agent", base(none), exitBadInput, "give the agent command after --"},
+		{"bad policy", base(none, "--on-unreachable", "maybe", "--", "true"), exitBadInput, "--on-unreachable"},
+		{"lore unreachable, fail", base(none, "--", "true"), exitUnreachable, "refusing to start"},
+	} {
+		code, _, errs := cli(t, bg, "", c.args...)
+		if code != c.code || !strings.Contains(errs, c.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want %d naming %q", c.name, code, errs, c.code, c.msg)
+		}
+	}
+	// continue: the loop runs, says lore is unreachable, and exits 4 because nothing was recorded.
+	code, _, errs := cli(t, bg, "", base(none, "--on-unreachable", "continue", "--max-iterations", "1", "--", "true")...)
+	if code != exitUnreachable || !strings.Contains(errs, "unreachable") || !strings.Contains(errs, "not sent") ||
+		!strings.Contains(errs, "verify failed: TestFailure") {
+		t.Errorf("lore unreachable, continue: exit %d, stderr %q", code, errs)
+	}
+
+	d := serveLore(t)
+	// A hanging agent is killed at the iteration timeout; the tree is verified as it stands.
+	code, _, errs = cli(t, bg, "", base(d, "--iteration-timeout", "1s", "--max-iterations", "1", "--", "sleep", "600")...)
+	if code != exitNotPassed || !strings.Contains(errs, "did not finish within --iteration-timeout 1s") ||
+		!strings.Contains(errs, "within 1 iteration(s)") {
+		t.Errorf("hanging agent: exit %d, stderr %q", code, errs)
+	}
+	// Ctrl-C while the agent runs: exit 130, the loop recorded as partial.
+	ctx, interrupt := context.WithCancel(bg)
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := cli(t, ctx, "", base(d, "--task", "Interrupted retry fix", "--", "sleep", "600")...)
+		done <- code
+	}()
+	natstest.WaitFor(t, 2*time.Minute, func() error {
+		_, out, _ := cli(t, bg, "", append(slices.Clone(d), "ralph", "status", "--running")...)
+		if !strings.Contains(out, "interrupted-retry-fix") || !strings.Contains(out, "running") {
+			return fmt.Errorf("status: %q", out)
+		}
+		return nil
+	})
+	interrupt()
+	if code := <-done; code != exitInterrupted {
+		t.Errorf("Ctrl-C: exit %d, want %d", code, exitInterrupted)
+	}
+	code, out, errs := cli(t, bg, "", append(slices.Clone(d), "ralph", "status", "--json")...)
+	var loops []crossloop.LoopSummary
+	if code != 0 || json.Unmarshal([]byte(out), &loops) != nil || len(loops) != 2 {
+		t.Fatalf("status: exit %d, %q, %s", code, out, errs)
+	}
+	states := map[string]string{}
+	for _, l := range loops {
+		states[l.Task] = fmt.Sprintf("%s/%d", l.Outcome, l.Iterations)
+	}
+	if states["Interrupted retry fix"] != "partial/0" || states["Fix the flaky retry"] != "failure/1" {
+		t.Errorf("recorded loops: %v", states)
+	}
+}
