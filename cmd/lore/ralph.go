@@ -147,6 +147,11 @@ Secrets are redacted from everything recorded. Exit codes: lore help exit-codes.
 			if err := checkVerify(c.Verify); err != nil {
 				return err
 			}
+			if c.Dir != "" {
+				if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
+					return fmt.Errorf("%w: --dir %q is not a folder", errBadInput, c.Dir)
+				}
+			}
 			if _, err := exec.LookPath(args[0]); err != nil {
 				return fmt.Errorf("%w: agent command %q cannot start: %v", errBadInput, args[0], err)
 			}

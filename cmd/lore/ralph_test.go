@@ -359,6 +359,7 @@ func TestRalphBadInput(t *testing.T) {
 			"--verify", "no-such-verify-tool --all", "--", "true"), exitBadInput, `"no-such-verify-tool" cannot start`},
 		{"agent cannot start", base(none, "--", "no-such-agent-cli"), exitBadInput, `agent command "no-such-agent-cli" cannot start`},
 		{"no agent", base(none), exitBadInput, "give the agent command after --"},
+		{"missing dir", append(base(none, "--dir", filepath.Join(repo, "nope")), "--", "true"), exitBadInput, "--dir"},
 		{"bad policy", base(none, "--on-unreachable", "maybe", "--", "true"), exitBadInput, "--on-unreachable"},
 		{"lore unreachable, fail", base(none, "--", "true"), exitUnreachable, "refusing to start"},
 	} {
