@@ -296,6 +296,7 @@ func newCmdKnowledgeRescan(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "note kept on the quarantined entries")
+	freeText(cmd.Flags(), "reason")
 	return cmd
 }
 
