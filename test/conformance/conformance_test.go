@@ -14,6 +14,7 @@
 package conformance_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -115,4 +116,41 @@ func TestConformance(t *testing.T) {
 		}
 		t.Logf("%s: %d cases: %s", filepath.Base(f), len(cases), strings.Join(parts, " "))
 	}
+}
+
+// decodeInput decodes c.Input into v strictly: a field v does not declare
+// (at any depth) fails the case, naming the field and the case, so that no
+// part of a case's input can be silently ignored. The only exception is a
+// top-level "note", the case author's comment, which is logged, not decoded.
+func decodeInput(t *testing.T, c Case, v any) {
+	t.Helper()
+	raw := c.Input
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil && obj != nil {
+		if note, ok := obj["note"]; ok {
+			t.Logf("note: %s", note)
+			delete(obj, "note")
+			var err error
+			if raw, err = json.Marshal(obj); err != nil {
+				t.Fatalf("case %s#%d (%s): input: %v", c.File, c.Index, c.Fn, err)
+			}
+		}
+	}
+	if err := strictUnmarshal(raw, v); err != nil {
+		t.Fatalf("case %s#%d (%s): input: %v", c.File, c.Index, c.Fn, err)
+	}
+}
+
+// strictUnmarshal is json.Unmarshal that refuses unknown fields and
+// trailing data.
+func strictUnmarshal(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode %s: %w", raw, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("decode %s: trailing data", raw)
+	}
+	return nil
 }

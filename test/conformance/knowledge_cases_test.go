@@ -17,7 +17,7 @@ func init() {
 	register(skFile, "validateLesson", skValidate)
 	register(skFile, "normalize", func(t *testing.T, c Case) {
 		var in struct{ Text string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want string
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.Normalize(in.Text); got != want {
@@ -26,7 +26,7 @@ func init() {
 	})
 	register(skFile, "wordBigrams", func(t *testing.T, c Case) {
 		var in struct{ Text string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want []string
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.WordBigrams(in.Text); !reflect.DeepEqual(got, want) {
@@ -35,7 +35,7 @@ func init() {
 	})
 	register(skFile, "jaccardBigram(wordBigrams(a), wordBigrams(b))", func(t *testing.T, c Case) {
 		var in struct{ A, B string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want struct {
 			Similarity float64 `json:"similarity"`
 			Near       bool    `json:"near_duplicate_at_0_6"`
@@ -51,7 +51,7 @@ func init() {
 	})
 	register(skFile, "jaccardBigram", func(t *testing.T, c Case) {
 		var in struct{ A, B []string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want float64
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.Jaccard(in.A, in.B); got != want {
@@ -63,7 +63,7 @@ func init() {
 			N    int  `json:"confirmed_by_count"`
 			Auto bool `json:"auto_generated"`
 		}
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want float64
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.ComputeConfidence(in.N, in.Auto); got != want {
@@ -72,7 +72,7 @@ func init() {
 	})
 	register(skFile, "inferTags", func(t *testing.T, c Case) {
 		var in struct{ Lesson string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want []string
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.InferTags(in.Lesson); !reflect.DeepEqual(got, want) {
@@ -103,7 +103,7 @@ func init() {
 	})
 	register(skFile, "KnowledgeConfigSchema.safeParse", func(t *testing.T, c Case) {
 		var in struct{ Input json.RawMessage }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want struct{ Success bool }
 		mustJSON(t, c.Expected, &want)
 		_, err := knowledge.ParseConfig(in.Input)

@@ -72,7 +72,7 @@ func skValidate(t *testing.T, c Case) {
 			Confidence any    `json:"confidence"`
 		} `json:"meta"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	conf := math.NaN()
 	if f, ok := in.Meta.Confidence.(float64); ok {
 		conf = f
@@ -146,7 +146,7 @@ func skSweep(t *testing.T, c Case, todos bool) {
 		Times     int         `json:"times"`
 		Entries   []skEntryIn `json:"entries"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want struct {
 		Results []map[string]int `json:"results"`
 		After   []skAfter        `json:"after"`
@@ -181,7 +181,7 @@ func skSweep(t *testing.T, c Case, todos bool) {
 
 func skPhaseSweep(t *testing.T, c Case) {
 	var in struct{ Entries []skEntryIn }
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want []struct {
 		AfterPhase int       `json:"after_phase"`
 		Entries    []skAfter `json:"entries"`
@@ -210,7 +210,7 @@ func skCap(t *testing.T, c Case) {
 		Cap     int         `json:"cap"`
 		Entries []skEntryIn `json:"entries"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want []string
 	mustJSON(t, c.Expected, &want)
 	if w, ok := skCapLore[c.Index]; ok {
@@ -347,7 +347,7 @@ func skRoute(t *testing.T, c Case) {
 		Days  int       `json:"auto_promote_days"`
 		Entry skSwarmIn `json:"entry"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want struct {
 		NewPromotions int         `json:"new_promotions"`
 		Encounters    int         `json:"encounters_incremented"`
@@ -390,7 +390,7 @@ func skEncounter(t *testing.T, c Case) {
 		Swarm    []skSwarmIn     `json:"swarm"`
 		Override json.RawMessage `json:"config_override"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	cfg, err := knowledge.ParseConfig(in.Override)
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +448,7 @@ func skAutoPromotion(t *testing.T, c Case) {
 		Runs  int       `json:"runs"`
 		Entry skSwarmIn `json:"entry"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want []struct {
 		Status       string `json:"status"`
 		HiveEligible *bool  `json:"hive_eligible"`
@@ -500,7 +500,7 @@ func skMigrate(t *testing.T, c Case) {
 		MD      string `json:"context_md"`
 		Package string `json:"package_json_name"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want struct {
 		FirstRun struct {
 			Migrated int `json:"entriesMigrated"`
@@ -587,7 +587,7 @@ func skQuarantine(t *testing.T, c Case) {
 		} `json:"quarantine"`
 		Restore string `json:"then_restore"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want struct {
 		AfterQ struct {
 			IDs         []string `json:"knowledge_ids"`
@@ -669,7 +669,7 @@ func skRestoreRevalidation(t *testing.T, c Case) {
 			Original   string `json:"original_status"`
 		} `json:"quarantined_entry"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	e := &knowledge.Entry{ID: in.Q.ID, Lesson: in.Q.Lesson, Status: knowledge.StatusQuarantined, OriginalStatus: in.Q.Original,
 		Category: "other", Scope: "global", Confidence: 0.5}
 	res, ok := knowledge.Restore(e, nil, knowledge.DefaultConfig(), time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))

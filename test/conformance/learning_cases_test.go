@@ -28,7 +28,7 @@ func init() {
 		var want struct {
 			Value json.RawMessage `json:"value"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		ts, terr := learning.ParseTime("timestamp", in.Timestamp)
 		hl := num(t, in.HalfLife)
@@ -72,7 +72,7 @@ func init() {
 			LastValidated *string `json:"last_validated"`
 			HalfLifeDays  float64 `json:"half_life_days"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		evs := make([]learning.FeedbackEvent, len(in.Events))
 		for i, e := range in.Events {
@@ -102,7 +102,7 @@ func init() {
 		var want struct {
 			Result bool `json:"result"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		if got := learning.ShouldDeprecateCriterion(in.Weight.HelpfulCount, in.Weight.HarmfulCount, learningConfig(t, in.Config)); got != want.Result {
 			t.Errorf("got %v, want %v", got, want.Result)
@@ -116,7 +116,7 @@ func init() {
 			Config  json.RawMessage `json:"config"`
 		}
 		var want map[string]json.RawMessage
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		var wantType, wantReason string
 		decode(t, want["type"], &wantType)
@@ -174,7 +174,7 @@ func init() {
 				Raw        float64 `json:"raw"`
 			} `json:"rows"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		if len(want.Rows) != 54 {
 			t.Fatalf("grid has %d rows, want 54", len(want.Rows))
@@ -204,7 +204,7 @@ func init() {
 			Helpful float64 `json:"decayedHelpful"`
 			Harmful float64 `json:"decayedHarmful"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		h, x, err := learning.CalculateDecayedCounts(maturityEvents(t, in.Events), mustTime(t, in.Now), maturityConfig(t, in.Config))
 		if err != nil {
@@ -231,7 +231,7 @@ func init() {
 			Helpful float64 `json:"decayedHelpful"`
 			Harmful float64 `json:"decayedHarmful"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		s, h, x, err := learning.CalculateMaturityState(maturityEvents(t, in.Events), mustTime(t, in.Now), maturityConfig(t, in.Config))
 		if err != nil {
@@ -250,7 +250,7 @@ func init() {
 			Now       string `json:"now"`
 		}
 		var want refMaturity
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		checkMaturity(t, learning.NewMaturity(in.PatternID, mustTime(t, in.Now)), want)
 	})
@@ -262,7 +262,7 @@ func init() {
 			Now      string                `json:"now"`
 		}
 		var want refMaturity
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		m := in.Maturity.toMaturity(t)
 		now := mustTime(t, in.Now)
@@ -296,7 +296,7 @@ func init() {
 			Throws string `json:"throws"`
 			refMaturity
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		if in.Now != "" {
@@ -322,7 +322,7 @@ func init() {
 			Now      string      `json:"now"`
 		}
 		var want refMaturity
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		if in.Now != "" {
@@ -345,7 +345,7 @@ func init() {
 		var want struct {
 			Result *float64 `json:"result"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		m, ok := learning.Multiplier(learning.MaturityState(in.State))
 		if ok != (want.Result != nil) || (ok && m != *want.Result) {
@@ -360,7 +360,7 @@ func init() {
 		var want struct {
 			Text string `json:"text"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		if got := learning.FormatMaturityForPrompt(in.Maturity.toMaturity(t)); got != want.Text {
 			t.Errorf("got %q, want %q", got, want.Text)
@@ -377,7 +377,7 @@ func init() {
 		var want struct {
 			Text string `json:"text"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		var list []learning.ContentMaturity
 		for _, p := range in.Patterns {
@@ -398,7 +398,7 @@ func init() {
 		var want struct {
 			Result bool `json:"result"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		p := learning.Pattern{Kind: in.Kind, SuccessCount: in.SuccessCount, FailureCount: in.FailureCount}
 		if got := learning.ShouldInvert(p, antiConfig(t, in.Config)); got != want.Result {
@@ -417,7 +417,7 @@ func init() {
 			Inverted refPattern `json:"inverted"`
 			Reason   string     `json:"reason"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		inv := learning.InvertToAntiPattern(in.Pattern.toPattern(t), in.Reason, mustTime(t, in.Now), antiConfig(t, in.Config))
 		checkPattern(t, "inverted", inv.Inverted, want.Inverted)
@@ -442,7 +442,7 @@ func init() {
 				Reason   string     `json:"reason"`
 			} `json:"inversion"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		p, inv := learning.RecordObservation(in.Pattern.toPattern(t), in.Success, in.BeadID, mustTime(t, in.Now), antiConfig(t, in.Config))
 		checkPattern(t, "pattern", p, want.Pattern)
@@ -465,7 +465,7 @@ func init() {
 		var want struct {
 			Patterns []string `json:"patterns"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		if got := learning.ExtractPatternsFromDescription(in.Description); !reflect.DeepEqual(got, nonNil(want.Patterns)) {
 			t.Errorf("got %q, want %q", got, want.Patterns)
@@ -479,7 +479,7 @@ func init() {
 		var want struct {
 			Text string `json:"text"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		if got := learning.FormatAntiPatternsForPrompt(patterns(t, in.Patterns)); got != want.Text {
 			t.Errorf("got %q, want %q", got, want.Text)
@@ -494,7 +494,7 @@ func init() {
 		var want struct {
 			Text string `json:"text"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		rate := learning.DefaultConfig().MinSuccessRate
 		var f float64
@@ -532,7 +532,7 @@ func init() {
 		var want struct {
 			Text string `json:"text"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		var entries []learning.ErrorEntry
 		for i, r := range in.Recorded {
@@ -591,7 +591,7 @@ func init() {
 		var want struct {
 			FailureMode string `json:"failure_mode"`
 		}
-		decode(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
 		if got := learning.ClassifyFailure(in.Message); got != want.FailureMode {
 			t.Errorf("got %s, want %s", got, want.FailureMode)

@@ -79,28 +79,39 @@ func wantBadInput(t *testing.T, err error, field string) {
 	}
 }
 
-func learningConfig(t *testing.T, raw json.RawMessage) learning.LearningConfig {
-	cfg := learning.DefaultLearningConfig()
-	if len(raw) > 0 && raw[0] == '{' {
-		decode(t, raw, &cfg)
+// configOf decodes a case's config: the reference's name of its defaults
+// (e.g. "DEFAULT_LEARNING_CONFIG") or missing gives def; an object is
+// decoded strictly over def (an unknown key fails the case); anything else
+// fails the case.
+func configOf[T any](t *testing.T, raw json.RawMessage, def T, defaultsName string) T {
+	t.Helper()
+	cfg := def
+	if len(raw) == 0 || string(raw) == "null" {
+		return cfg
+	}
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		if name != defaultsName {
+			t.Fatalf("config %q: want an object or %q", name, defaultsName)
+		}
+		return cfg
+	}
+	if err := strictUnmarshal(raw, &cfg); err != nil {
+		t.Fatalf("config: %v", err)
 	}
 	return cfg
+}
+
+func learningConfig(t *testing.T, raw json.RawMessage) learning.LearningConfig {
+	return configOf(t, raw, learning.DefaultLearningConfig(), "DEFAULT_LEARNING_CONFIG")
 }
 
 func antiConfig(t *testing.T, raw json.RawMessage) learning.AntiPatternConfig {
-	cfg := learning.DefaultAntiPatternConfig()
-	if len(raw) > 0 && raw[0] == '{' {
-		decode(t, raw, &cfg)
-	}
-	return cfg
+	return configOf(t, raw, learning.DefaultAntiPatternConfig(), "DEFAULT_ANTI_PATTERN_CONFIG")
 }
 
 func maturityConfig(t *testing.T, raw json.RawMessage) learning.MaturityConfig {
-	cfg := learning.DefaultMaturityConfig()
-	if len(raw) > 0 && raw[0] == '{' {
-		decode(t, raw, &cfg)
-	}
-	return cfg
+	return configOf(t, raw, learning.DefaultMaturityConfig(), "DEFAULT_MATURITY_CONFIG")
 }
 
 type refSignals struct {
