@@ -2,13 +2,14 @@ package conformance_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector/learning"
 )
 
@@ -36,8 +37,13 @@ func init() {
 			if terr != nil {
 				wantBadInput(t, terr, "timestamp")
 			} else {
+				// refused by the rule, and by the configuration a
+				// half-life is set through
 				_, err := learning.DecayFactor(ts, mustTime(t, in.Now), hl)
 				wantBadInput(t, err, "half_life_days")
+				cfg := learning.DefaultLearningConfig()
+				cfg.HalfLifeDays = hl
+				wantBadInput(t, cfg.Validate(), "halfLifeDays")
 			}
 			t.Logf("departs L1: refused (reference: %s)", want.Value)
 			return
@@ -93,10 +99,7 @@ func init() {
 
 	register(learningFile, "shouldDeprecateCriterion", func(t *testing.T, c Case) {
 		var in struct {
-			Weight struct {
-				HelpfulCount int `json:"helpful_count"`
-				HarmfulCount int `json:"harmful_count"`
-			} `json:"weight"`
+			Weight learning.Weight `json:"weight"`
 			Config json.RawMessage `json:"config"`
 		}
 		var want struct {
@@ -104,8 +107,14 @@ func init() {
 		}
 		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
-		if got := learning.ShouldDeprecateCriterion(in.Weight.HelpfulCount, in.Weight.HarmfulCount, learningConfig(t, in.Config)); got != want.Result {
-			t.Errorf("got %v, want %v", got, want.Result)
+		// The decision reads the record's counts; the rest of the record
+		// must be one lore could hold.
+		w := in.Weight
+		if w.Criterion == "" || !(w.Weight >= 0 && w.Weight <= 1) || !(w.HalfLifeDays > 0) {
+			t.Fatalf("input: weight record %+v: want a criterion, a weight in [0,1] and a half-life > 0", w)
+		}
+		if got := learning.ShouldDeprecateCriterion(w.HelpfulCount, w.HarmfulCount, learningConfig(t, in.Config)); got != want.Result {
+			t.Errorf("%s (%d helpful, %d harmful): got %v, want %v", w.Criterion, w.HelpfulCount, w.HarmfulCount, got, want.Result)
 		}
 	})
 
@@ -123,18 +132,34 @@ func init() {
 		decode(t, want["reasoning"], &wantReason)
 		cfg := learningConfig(t, in.Config)
 		s, terr := in.Signals.toSignals(t)
-		if c.Lore == "departs" { // L1: negative and NaN signals are refused
-			err := terr
-			if err == nil {
-				_, err = learning.ScoreImplicitFeedback(s, mustTime(t, in.Now), cfg)
-			}
-			field := "duration_ms"
-			if d := num(t, in.Signals.DurationMs); d >= 0 {
-				field = "error_count"
+		data := in.Signals.outcomeData(t)
+		serr := events.ValidateData(outcomeType, data)
+		if c.Lore == "departs" { // L1: negative, NaN and missing signals are refused
+			// The rule names the first bad field; the event schema, the
+			// layer that parses signals at every door, refuses a bad field
+			// it carries, naming it.
+			field := badSignal(t, in.Signals)
+			err := s.Validate()
+			switch field {
+			case "":
+				t.Fatalf("departs L1: no bad signal in the input")
+			case "timestamp":
+				err = terr
 			}
 			wantBadInput(t, err, field)
-			t.Logf("departs L1: refused (reference: %s %s)", wantType, wantReason)
+			if _, err := learning.ScoreImplicitFeedback(s, mustTime(t, in.Now), cfg); !errors.Is(err, learning.ErrBadInput) {
+				t.Errorf("ScoreImplicitFeedback of bad signals: err = %v, want bad input", err)
+			}
+			if f := field; f != "timestamp" && len(rawOf(in.Signals, f)) > 0 {
+				if serr == nil || !strings.Contains(serr.Error(), `"data.`+f+`"`) {
+					t.Errorf("%s data %s: schema error %v, want one naming data.%s", outcomeType, data, serr, f)
+				}
+			}
+			t.Logf("departs L1: %s refused by the rule and the event schema (reference: %s %s)", field, wantType, wantReason)
 			return
+		}
+		if serr != nil {
+			t.Errorf("%s data %s refused: %v", outcomeType, data, serr)
 		}
 		if terr != nil {
 			// The reference scores an unparseable timestamp (type from the
@@ -508,62 +533,27 @@ func init() {
 
 	register(learningFile, "ErrorAccumulator.getErrorContext", func(t *testing.T, c Case) {
 		var in struct {
-			Recorded []struct {
-				BeadID    string `json:"bead_id"`
-				ErrorType string `json:"error_type"`
-				Message   string `json:"message"`
-				Options   struct {
-					StackTrace string `json:"stack_trace"`
-					ToolName   string `json:"tool_name"`
-					Context    string `json:"context"`
-				} `json:"options"`
-				At string `json:"at"`
-			} `json:"recorded_in_order"`
-			BeadID          string `json:"bead_id"`
-			IncludeResolved bool   `json:"include_resolved"`
-			ResolveFirst    bool   `json:"resolve_first_error"`
-			Error           *struct {
-				ErrorType  string `json:"error_type"`
-				Message    string `json:"message"`
-				StackTrace string `json:"stack_trace"`
-			} `json:"error"`
-			Now string `json:"now"`
+			refErrorLog
+			IncludeResolved bool `json:"include_resolved"`
+			// TZ and Locale are how the reference printed its Time lines.
+			TZ     string `json:"TZ"`
+			Locale string `json:"locale"`
 		}
 		var want struct {
 			Text string `json:"text"`
 		}
 		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
-		var entries []learning.ErrorEntry
-		for i, r := range in.Recorded {
-			if r.BeadID != in.BeadID {
-				continue
-			}
-			entries = append(entries, learning.ErrorEntry{ID: fmt.Sprint(i), BeadID: r.BeadID, ErrorType: r.ErrorType,
-				Message: r.Message, StackTrace: r.Options.StackTrace, ToolName: r.Options.ToolName,
-				Context: r.Options.Context, Time: mustTime(t, r.At)})
-		}
-		if in.ResolveFirst && len(entries) > 0 {
-			entries[0].Resolved = true
-		}
-		if in.Error != nil {
-			stack := in.Error.StackTrace
-			if m := regexp.MustCompile(`^(\d+) x '(.)'$`).FindStringSubmatch(stack); m != nil {
-				var n int
-				fmt.Sscan(m[1], &n)
-				stack = strings.Repeat(m[2], n)
-			}
-			entries = append(entries, learning.ErrorEntry{BeadID: in.BeadID, ErrorType: in.Error.ErrorType,
-				Message: in.Error.Message, StackTrace: stack, Time: mustTime(t, in.Now)})
-		}
-		got := learning.ErrorContext(entries, in.IncludeResolved)
+		got := learning.ErrorContext(in.entries(t), in.IncludeResolved)
 		wantText := want.Text
 		if c.Lore == "departs" { // L4: Time lines in RFC 3339 UTC
-			wantText = rfc3339Lines(t, want.Text)
+			wantText = rfc3339Lines(t, want.Text, in.TZ, in.Locale)
 			if wantText == want.Text {
 				t.Fatalf("no locale Time line to rewrite in %q", want.Text)
 			}
 			t.Logf("departs L4: Time lines RFC 3339 UTC")
+		} else if localeTime.MatchString(want.Text) {
+			t.Fatalf("a conforming case with locale Time lines: %q", want.Text)
 		}
 		if got != wantText {
 			t.Errorf("got\n%s\nwant\n%s", got, wantText)
@@ -571,16 +561,17 @@ func init() {
 	})
 
 	register(learningFile, "ErrorAccumulator.getErrorStats", func(t *testing.T, c Case) {
-		var want json.RawMessage = c.Expected
-		got, err := json.Marshal(learning.CalculateErrorStats(nil))
+		var in refErrorLog
+		decodeInput(t, c, &in)
+		got, err := json.Marshal(learning.CalculateErrorStats(in.entries(t)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var a, b any
 		decode(t, got, &a)
-		decode(t, want, &b)
+		decode(t, c.Expected, &b)
 		if !reflect.DeepEqual(a, b) {
-			t.Errorf("got %s, want %s", got, want)
+			t.Errorf("got %s, want %s", got, c.Expected)
 		}
 	})
 

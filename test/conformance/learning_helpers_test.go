@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"regexp"
@@ -120,7 +121,30 @@ type refSignals struct {
 	ErrorCount json.RawMessage `json:"error_count"`
 	RetryCount json.RawMessage `json:"retry_count"`
 	Success    bool            `json:"success"`
-	Timestamp  string          `json:"timestamp"`
+	// FilesTouched is carried by the outcome event, not scored.
+	FilesTouched []string `json:"files_touched"`
+	Timestamp    string   `json:"timestamp"`
+}
+
+// outcomeData is the outcome.recorded/v1 data the signals become at lore's
+// doors (the timestamp is the event's time, not its data); the event
+// schema is the first layer to parse them. A missing count is left out.
+func (r refSignals) outcomeData(t *testing.T) []byte {
+	t.Helper()
+	m := map[string]any{"bead_id": r.BeadID, "success": r.Success}
+	if r.FilesTouched != nil {
+		m["files_touched"] = r.FilesTouched
+	}
+	for k, v := range map[string]json.RawMessage{"duration_ms": r.DurationMs, "error_count": r.ErrorCount, "retry_count": r.RetryCount} {
+		if len(v) > 0 && string(v) != "null" {
+			m[k] = v
+		}
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 func (r refSignals) toSignals(t *testing.T) (learning.Signals, error) {
@@ -243,17 +267,119 @@ func patterns(t *testing.T, in []refPattern) []learning.Pattern {
 	return out
 }
 
+// refErrorLog is an ErrorAccumulator's history as the cases write it:
+// errors recorded in order (of any bead), the bead asked about, whether its
+// first error was resolved, and one more error recorded at now.
+type refErrorLog struct {
+	Recorded []struct {
+		BeadID    string `json:"bead_id"`
+		ErrorType string `json:"error_type"`
+		Message   string `json:"message"`
+		Options   struct {
+			StackTrace string `json:"stack_trace"`
+			ToolName   string `json:"tool_name"`
+			Context    string `json:"context"`
+		} `json:"options"`
+		At string `json:"at"`
+	} `json:"recorded_in_order"`
+	BeadID       string `json:"bead_id"`
+	ResolveFirst bool   `json:"resolve_first_error"`
+	Error        *struct {
+		ErrorType string `json:"error_type"`
+		Message   string `json:"message"`
+		// StackTrace may be written "N x 'C'": C repeated N times.
+		StackTrace string `json:"stack_trace"`
+	} `json:"error"`
+	Now string `json:"now"`
+}
+
+var repeatSpec = regexp.MustCompile(`^(\d+) x '(.)'$`)
+
+// entries are the bead's error entries, in recording order.
+func (in refErrorLog) entries(t *testing.T) []learning.ErrorEntry {
+	t.Helper()
+	var entries []learning.ErrorEntry
+	for i, r := range in.Recorded {
+		if r.BeadID != in.BeadID {
+			continue
+		}
+		entries = append(entries, learning.ErrorEntry{ID: fmt.Sprint(i), BeadID: r.BeadID, ErrorType: r.ErrorType,
+			Message: r.Message, StackTrace: r.Options.StackTrace, ToolName: r.Options.ToolName,
+			Context: r.Options.Context, Time: mustTime(t, r.At)})
+	}
+	if in.ResolveFirst {
+		if len(entries) == 0 {
+			t.Fatal("input: resolve_first_error with no error recorded for the bead")
+		}
+		entries[0].Resolved = true
+	}
+	if in.Error != nil {
+		stack := in.Error.StackTrace
+		if m := repeatSpec.FindStringSubmatch(stack); m != nil {
+			var n int
+			fmt.Sscan(m[1], &n)
+			stack = strings.Repeat(m[2], n)
+		}
+		entries = append(entries, learning.ErrorEntry{ID: fmt.Sprint(len(in.Recorded)), BeadID: in.BeadID, ErrorType: in.Error.ErrorType,
+			Message: in.Error.Message, StackTrace: stack, Time: mustTime(t, in.Now)})
+	} else if in.Now != "" {
+		t.Fatal("input: now without an error recorded at it")
+	}
+	return entries
+}
+
 // localeTime matches the reference's en-US toLocaleString() Time lines.
 var localeTime = regexp.MustCompile(`Time: (\d{1,2}/\d{1,2}/\d{4}, \d{1,2}:\d{2}:\d{2} [AP]M)`)
 
-// rfc3339Lines rewrites the reference's locale Time lines to lore's
-// RFC 3339 UTC form (departure L4); every other byte stays.
-func rfc3339Lines(t *testing.T, text string) string {
+// rfc3339Lines rewrites the reference's locale Time lines, printed in time
+// zone tz ("" is UTC) and an en-US locale, to lore's RFC 3339 UTC form
+// (departure L4); every other byte stays.
+func rfc3339Lines(t *testing.T, text, tz, locale string) string {
+	t.Helper()
+	if !strings.HasPrefix(locale, "en-US") && locale != "" {
+		t.Fatalf("input: locale %q: only en-US Time lines are read", locale)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		t.Fatalf("input: TZ %q: %v", tz, err)
+	}
 	return localeTime.ReplaceAllStringFunc(text, func(m string) string {
-		tm, err := time.Parse("1/2/2006, 3:04:05 PM", localeTime.FindStringSubmatch(m)[1])
+		tm, err := time.ParseInLocation("1/2/2006, 3:04:05 PM", localeTime.FindStringSubmatch(m)[1], loc)
 		if err != nil {
 			t.Fatalf("locale time %q: %v", m, err)
 		}
 		return "Time: " + tm.UTC().Format(time.RFC3339)
 	})
+}
+
+// outcomeType is the event a subtask's signals become.
+const outcomeType = "outcome.recorded/v1"
+
+// rawOf is a signal field as the case wrote it.
+func rawOf(r refSignals, field string) json.RawMessage {
+	switch field {
+	case "duration_ms":
+		return r.DurationMs
+	case "error_count":
+		return r.ErrorCount
+	case "retry_count":
+		return r.RetryCount
+	}
+	return nil
+}
+
+// badSignal is the first field of the signals SPEC §1 refuses (negative,
+// NaN, infinite or missing counts and durations, then an unparseable
+// timestamp), in the order lore checks them; "" when none.
+func badSignal(t *testing.T, r refSignals) string {
+	for _, f := range []string{"duration_ms", "error_count", "retry_count"} {
+		v := num(t, rawOf(r, f))
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return f
+		}
+	}
+	if _, err := learning.ParseTime("timestamp", r.Timestamp); err != nil {
+		return "timestamp"
+	}
+	return ""
 }
