@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,10 +151,18 @@ func init() {
 			if _, err := learning.ScoreImplicitFeedback(s, mustTime(t, in.Now), cfg); !errors.Is(err, learning.ErrBadInput) {
 				t.Errorf("ScoreImplicitFeedback of bad signals: err = %v, want bad input", err)
 			}
-			if f := field; f != "timestamp" && len(rawOf(in.Signals, f)) > 0 {
-				if serr == nil || !strings.Contains(serr.Error(), `"data.`+f+`"`) {
-					t.Errorf("%s data %s: schema error %v, want one naming data.%s", outcomeType, data, serr, f)
+			// The schema reports one bad field it carries, not necessarily
+			// the rule's first.
+			var carried []string
+			for _, f := range badSignals(t, in.Signals) {
+				if f != "timestamp" && len(rawOf(in.Signals, f)) > 0 {
+					carried = append(carried, f)
 				}
+			}
+			if len(carried) > 0 && (serr == nil || !slices.ContainsFunc(carried, func(f string) bool {
+				return strings.Contains(serr.Error(), `"data.`+f+`"`)
+			})) {
+				t.Errorf("%s data %s: schema error %v, want one naming data. and one of %v", outcomeType, data, serr, carried)
 			}
 			t.Logf("departs L1: %s refused by the rule and the event schema (reference: %s %s)", field, wantType, wantReason)
 			return

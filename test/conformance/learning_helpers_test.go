@@ -368,18 +368,28 @@ func rawOf(r refSignals, field string) json.RawMessage {
 	return nil
 }
 
-// badSignal is the first field of the signals SPEC §1 refuses (negative,
+// badSignals are the fields of the signals SPEC §1 refuses (negative,
 // NaN, infinite or missing counts and durations, then an unparseable
-// timestamp), in the order lore checks them; "" when none.
-func badSignal(t *testing.T, r refSignals) string {
+// timestamp), in the order lore checks them.
+func badSignals(t *testing.T, r refSignals) []string {
+	var out []string
 	for _, f := range []string{"duration_ms", "error_count", "retry_count"} {
 		v := num(t, rawOf(r, f))
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return f
+			out = append(out, f)
 		}
 	}
 	if _, err := learning.ParseTime("timestamp", r.Timestamp); err != nil {
-		return "timestamp"
+		out = append(out, "timestamp")
+	}
+	return out
+}
+
+// badSignal is the first of badSignals, the one the rule names; "" when
+// none.
+func badSignal(t *testing.T, r refSignals) string {
+	if bad := badSignals(t, r); len(bad) > 0 {
+		return bad[0]
 	}
 	return ""
 }
