@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -40,14 +41,34 @@ func skResultOf(r knowledge.Result) skResult {
 	return out
 }
 
-// skValidateDeparts holds lore's verdict where it departs from v7.103.2.
-var skValidateDeparts = map[string]struct {
-	rule   string
-	result knowledge.Result
-}{
-	"Run chmod 777 on the upload dir to fix permissions":      {"K1", knowledge.Result{Layer: 2, Reason: knowledge.ReasonDangerous, Severity: "error"}},
-	"Run `make test` and disable the firewall for local runs": {"K2", knowledge.Result{Layer: 2, Reason: knowledge.ReasonSecurity, Severity: "error"}},
-	"Never call eval(input) from a `node -e` one-liner":       {"K2", knowledge.Result{Layer: 2, Reason: knowledge.ReasonInjection, Severity: "error"}},
+// chmod777 is K1: chmod 777 in any form (flags before the mode).
+var chmod777 = regexp.MustCompile(`(?i)\bchmod\s+(-\S+\s+)*0?777\b`)
+
+// warningTokens are the reference's warning patterns (backticks, $(),
+// format, kill -9, pkill, killall).
+var warningTokens = regexp.MustCompile("`|\\$\\(|(?i)\\b(format|kill\\s+-9|pkill|killall)\\b")
+
+// skDeparts is lore's verdict on a validateLesson departs case: K1 makes
+// chmod 777 dangerous; K2 runs the later checks after a warning pattern,
+// so the verdict is the error lore finds in the lesson once the warning
+// patterns are taken out, or else the reference's warning.
+func skDeparts(t *testing.T, candidate string, ex []knowledge.Existing, meta knowledge.Meta, ref skResult) (skResult, string) {
+	t.Helper()
+	if chmod777.MatchString(candidate) {
+		return skResultOf(knowledge.Result{Layer: knowledge.LayerSafety, Reason: knowledge.ReasonDangerous, Severity: "error"}), "K1"
+	}
+	if ref.Severity != nil && *ref.Severity == knowledge.SeverityWarning && ref.Reason != nil && *ref.Reason == knowledge.ReasonDangerousWarn {
+		if !warningTokens.MatchString(candidate) {
+			t.Fatalf("departs K2: the reference warns about %q but no warning pattern is in it", candidate)
+		}
+		rest := knowledge.Validate(warningTokens.ReplaceAllString(candidate, ""), ex, meta)
+		if !rest.Valid {
+			return skResultOf(rest), "K2"
+		}
+		return ref, "K2"
+	}
+	t.Fatalf("departs: %q is neither K1 (chmod 777) nor K2 (a warning pattern)", candidate)
+	return skResult{}, ""
 }
 
 // skValidateSafetyDeparts holds lore's verdict where its content-safety
@@ -82,19 +103,18 @@ func skValidate(t *testing.T, c Case) {
 	for _, s := range in.Existing {
 		ex = append(ex, knowledge.Existing{Text: s})
 	}
-	got := skResultOf(knowledge.Validate(in.Candidate, ex, knowledge.Meta{Category: in.Meta.Category, Scope: in.Meta.Scope, Confidence: conf}))
+	meta := knowledge.Meta{Category: in.Meta.Category, Scope: in.Meta.Scope, Confidence: conf}
+	got := skResultOf(knowledge.Validate(in.Candidate, ex, meta))
 	var want skResult
 	mustJSON(t, c.Expected, &want)
 	if d, ok := skValidateSafetyDeparts[in.Candidate]; ok {
 		want = skResultOf(d.result)
 		t.Logf("departs (%s): lore gives valid=%v where v7.103.2 gives %s", d.rule, d.result.Valid, c.Expected)
 	} else if c.Lore == "departs" {
-		if d, ok := skValidateDeparts[in.Candidate]; ok {
-			want = skResultOf(d.result)
-			t.Logf("departs (%s): lore gives layer %d %q (%s) where v7.103.2 gives %s", d.rule, d.result.Layer, d.result.Reason, d.result.Severity, c.Expected)
-		} else {
-			t.Logf("departs (K1/K2): lore's value equals v7.103.2's here: %s", c.Expected)
-		}
+		var rule string
+		want, rule = skDeparts(t, in.Candidate, ex, meta, want)
+		w, _ := json.Marshal(want)
+		t.Logf("departs (%s): lore gives %s where v7.103.2 gives %s", rule, w, c.Expected)
 	}
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.Marshal(got)
