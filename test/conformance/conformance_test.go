@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -34,6 +35,42 @@ type Case struct {
 	Lore     string          `json:"lore"`
 	Note     string          `json:"note"`
 	Source   string          `json:"source"`
+	// Refs names the reference versions the case was obtained from.
+	Refs []string `json:"refs"`
+}
+
+// RefersTo reports whether the case was obtained from reference version v
+// (e.g. "v7.103.2").
+func (c Case) RefersTo(v string) bool {
+	for _, r := range c.Refs {
+		if r == v || strings.HasPrefix(r, v+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// allCases holds every loaded case by file base, for handlers that settle
+// a case by another one (the same input run on another reference version).
+var allCases = map[string][]Case{}
+
+// sameInputCase finds a case of c's file and function with c's input
+// (compared as JSON values) obtained from reference version v.
+func sameInputCase(c Case, v string) (Case, bool) {
+	var in any
+	if json.Unmarshal(c.Input, &in) != nil {
+		return Case{}, false
+	}
+	for _, o := range allCases[c.File] {
+		var oin any
+		if o.Index == c.Index || o.Fn != c.Fn || !o.RefersTo(v) || json.Unmarshal(o.Input, &oin) != nil {
+			continue
+		}
+		if reflect.DeepEqual(in, oin) {
+			return o, true
+		}
+	}
+	return Case{}, false
 }
 
 // Handler runs one case and reports mismatches through t.
@@ -73,6 +110,7 @@ func loadCases(t *testing.T, path string) []Case {
 	for i := range cases {
 		cases[i].File, cases[i].Index = base, i
 	}
+	allCases[base] = cases
 	return cases
 }
 
