@@ -245,9 +245,29 @@ func init() {
 			t.Fatal(err)
 		}
 		if c.Lore == "departs" { // L2: neutral counts in neither sum
-			sameFloat(t, "decayedHelpful", h, 0)
-			sameFloat(t, "decayedHarmful", x, 0)
-			t.Logf("departs L2: neutral counts in neither sum (reference: harmful %v)", want.Harmful)
+			// lore's sums are those of the events without the neutral ones;
+			// the reference's helpful sum agrees, its harmful sum counts
+			// neutral feedback and is not lore's.
+			var kept []refMaturityFeedback
+			for _, e := range in.Events {
+				if e.Type != string(learning.Neutral) {
+					kept = append(kept, e)
+				}
+			}
+			if len(kept) == len(in.Events) {
+				t.Fatal("departs L2: no neutral feedback in the input")
+			}
+			kh, kx, err := learning.CalculateDecayedCounts(maturityEvents(t, kept), mustTime(t, in.Now), maturityConfig(t, in.Config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFloat(t, "decayedHelpful", h, kh)
+			sameFloat(t, "decayedHarmful", x, kx)
+			sameFloat(t, "decayedHelpful (reference)", h, want.Helpful)
+			if want.Harmful <= x {
+				t.Errorf("reference harmful %v does not count the neutral feedback (lore %v)", want.Harmful, x)
+			}
+			t.Logf("departs L2: neutral counts in neither sum (reference: harmful %v, lore %v)", want.Harmful, x)
 			return
 		}
 		sameFloat(t, "decayedHelpful", h, want.Helpful)
@@ -301,12 +321,18 @@ func init() {
 		m := in.Maturity.toMaturity(t)
 		now := mustTime(t, in.Now)
 		if c.Lore == "departs" { // L3: a manual promotion holds at the next update
-			m.Manual = &learning.Manual{State: m.State, Reason: "validated by hand", At: *m.PromotedAt}
+			at := m.LastValidated
+			for _, p := range []*time.Time{m.PromotedAt, m.DeprecatedAt} {
+				if p != nil {
+					at = *p
+				}
+			}
+			m.Manual = &learning.Manual{State: m.State, Reason: "validated by hand", At: at}
 			got, err := learning.UpdateMaturity(m, maturityEvents(t, in.Events), now, learning.DefaultMaturityConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
-			want.State = string(learning.Proven)
+			want.State = string(m.State)
 			checkMaturity(t, got, want)
 			if got.Manual == nil || got.Manual.Reason != "validated by hand" {
 				t.Errorf("manual state lost: %+v", got.Manual)
@@ -530,10 +556,18 @@ func init() {
 		}
 		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
-		rate := learning.DefaultConfig().MinSuccessRate
-		var f float64
-		if json.Unmarshal(in.MinRate, &f) == nil {
-			rate = f
+		// A number, or "default X": the reference's default, which must be
+		// lore's.
+		var rate float64
+		if json.Unmarshal(in.MinRate, &rate) != nil {
+			var s string
+			decode(t, in.MinRate, &s)
+			if _, err := fmt.Sscanf(s, "default %g", &rate); err != nil {
+				t.Fatalf("input: min_success_rate %q: want a number or \"default X\"", s)
+			}
+			if d := learning.DefaultConfig().MinSuccessRate; d != rate {
+				t.Errorf("default min success rate %v, the reference's %v", d, rate)
+			}
 		}
 		if got := learning.FormatSuccessfulPatternsForPrompt(patterns(t, in.Patterns), rate); got != want.Text {
 			t.Errorf("got %q, want %q", got, want.Text)
