@@ -90,7 +90,13 @@ func init() {
 	register(skFile, "quarantineEntry+restoreEntry", skQuarantine)
 	register(skFile, "restoreEntry(re-validation)", skRestoreRevalidation)
 	register(skFile, "KnowledgeConfigSchema.parse({})", func(t *testing.T, c Case) {
-		got, err := json.Marshal(knowledge.DefaultConfig())
+		// The case's input is the configuration parsed: {} gives the
+		// defaults.
+		cfg, err := knowledge.ParseConfig(c.Input)
+		if err != nil {
+			t.Fatalf("ParseConfig(%s): %v", c.Input, err)
+		}
+		got, err := json.Marshal(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
