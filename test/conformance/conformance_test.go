@@ -74,7 +74,7 @@ func sameInputCase(c Case, v string) (Case, bool) {
 }
 
 // Handler runs one case and reports mismatches through t.
-type Handler func(t *testing.T, c Case)
+type Handler func(t T, c Case)
 
 // handlers maps "<file base>:<fn>" (e.g. "swarm_learning:scoreOutcome") to
 // its handler. Files register in init.
@@ -91,7 +91,7 @@ func register(file, fn string, h Handler) {
 var runStatuses = map[string]bool{"conform": true, "departs": true, "open": true}
 var skipStatuses = map[string]bool{"superseded": true, "informational": true, "n/a": true}
 
-func loadCases(t *testing.T, path string) []Case {
+func loadCases(t T, path string) []Case {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read %s: %v", path, err)
@@ -160,7 +160,7 @@ func TestConformance(t *testing.T) {
 // (at any depth) fails the case, naming the field and the case, so that no
 // part of a case's input can be silently ignored. The only exception is a
 // top-level "note", the case author's comment, which is logged, not decoded.
-func decodeInput(t *testing.T, c Case, v any) {
+func decodeInput(t T, c Case, v any) {
 	t.Helper()
 	raw := c.Input
 	var obj map[string]json.RawMessage
@@ -191,4 +191,17 @@ func strictUnmarshal(raw []byte, v any) error {
 		return fmt.Errorf("decode %s: trailing data", raw)
 	}
 	return nil
+}
+
+// T is what a handler needs of a test: *testing.T, or the recorder the
+// mutation test runs handlers with.
+type T interface {
+	Helper()
+	Error(args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Log(args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
 }

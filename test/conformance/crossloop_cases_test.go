@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/loredev/lore/projector/crossloop"
@@ -24,9 +23,9 @@ func init() {
 			fn = "schema.validate(shared-patterns#/$defs/" + def + ")"
 		}
 		def := def
-		register(file, fn, func(t *testing.T, c Case) { crossSchemaCase(t, c, def) })
+		register(file, fn, func(t T, c Case) { crossSchemaCase(t, c, def) })
 	}
-	register(file, "loop_id.matches_schema", func(t *testing.T, c Case) {
+	register(file, "loop_id.matches_schema", func(t T, c Case) {
 		var id string
 		var want bool
 		decodeInput(t, c, &id)
@@ -35,7 +34,7 @@ func init() {
 			t.Errorf("ValidLoopID(%q) = %v, want %v", id, got, want)
 		}
 	})
-	register(file, "generateLoopId.slug", func(t *testing.T, c Case) {
+	register(file, "generateLoopId.slug", func(t T, c Case) {
 		var task string
 		var want struct {
 			Slug    string `json:"slug"`
@@ -54,7 +53,7 @@ func init() {
 			t.Errorf("NewLoopID(%q) = %q: want prefix ralph-%s- and valid=%v", task, id, want.Slug, want.Matches)
 		}
 	})
-	register(file, "LearningExtractor.categorizeError", func(t *testing.T, c Case) {
+	register(file, "LearningExtractor.categorizeError", func(t T, c Case) {
 		// open: lore has no error categories of its own; an error's
 		// signature is its type plus its generalised message, so a short
 		// message is its own pattern.
@@ -65,7 +64,7 @@ func init() {
 		}
 		t.Logf("open, settled: the signature of %q is the message itself", in)
 	})
-	register(file, "LearningExtractor.normalizeApproach", func(t *testing.T, c Case) {
+	register(file, "LearningExtractor.normalizeApproach", func(t T, c Case) {
 		// open: lore keeps a success loop's fix descriptions verbatim as the
 		// approach steps, however short.
 		var in string
@@ -79,7 +78,7 @@ func init() {
 		t.Logf("open, settled: %q stays a step as written", in)
 	})
 	register(file, "pattern.apply_sequence", crossApplySequence)
-	register(file, "pattern.success_rate", func(t *testing.T, c Case) {
+	register(file, "pattern.success_rate", func(t T, c Case) {
 		var in struct{ Successful, Failed int }
 		var want struct {
 			Rate      float64 `json:"success_rate"`
@@ -92,7 +91,7 @@ func init() {
 			t.Errorf("SuccessRate(%d,%d) = %v, want %v (%s)", in.Successful, in.Failed, got, want.Rate, want.Displayed)
 		}
 	})
-	register(file, "pattern.effectiveness_trend.append", func(t *testing.T, c Case) {
+	register(file, "pattern.effectiveness_trend.append", func(t T, c Case) {
 		var in struct {
 			AfterEach bool `json:"after_each_application"`
 		}
@@ -123,7 +122,7 @@ func init() {
 			}
 		}
 	})
-	register(file, "pattern.source_loops.add", func(t *testing.T, c Case) {
+	register(file, "pattern.source_loops.add", func(t T, c Case) {
 		var in struct {
 			LoopID  string `json:"loop_id"`
 			Present bool   `json:"already_present"`
@@ -155,7 +154,7 @@ func init() {
 			t.Errorf("appended = %+v", last)
 		}
 	})
-	register(file, "metrics.overall_success_rate", func(t *testing.T, c Case) {
+	register(file, "metrics.overall_success_rate", func(t T, c Case) {
 		var in struct {
 			S int `json:"successful_applications"`
 			F int `json:"failed_applications"`
@@ -180,7 +179,7 @@ func init() {
 			t.Errorf("metrics usage = %+v", m.Usage)
 		}
 	})
-	register(file, "metrics.improvement_percentage", func(t *testing.T, c Case) {
+	register(file, "metrics.improvement_percentage", func(t T, c Case) {
 		var in struct {
 			With    float64 `json:"average_iterations_with"`
 			Without float64 `json:"average_iterations_without"`
@@ -196,7 +195,7 @@ func init() {
 			t.Errorf("Improvement = %v (%v), want %v (%v)", got, crossloop.Round1(got), want.Imp, want.Displayed)
 		}
 	})
-	register(file, "metrics.per_loop_improvement", func(t *testing.T, c Case) {
+	register(file, "metrics.per_loop_improvement", func(t T, c Case) {
 		var in struct {
 			B float64 `json:"baseline_iterations"`
 			A float64 `json:"actual_iterations"`
@@ -218,7 +217,7 @@ func init() {
 			t.Errorf("displayed %s, want %s", r, want.Displayed)
 		}
 	})
-	register(file, "metrics.loops_counted", func(t *testing.T, c Case) {
+	register(file, "metrics.loops_counted", func(t T, c Case) {
 		var in struct {
 			With    int `json:"loops_with_pattern_injection"`
 			Without int `json:"loops_without_pattern_injection"`
@@ -234,7 +233,7 @@ func init() {
 			t.Errorf("baseline = %v %v, want the mean of loops without injection (5)", b, ok)
 		}
 	})
-	register(file, "inject.filter_min_success_rate", func(t *testing.T, c Case) {
+	register(file, "inject.filter_min_success_rate", func(t T, c Case) {
 		// A case names the pattern's type, or none: then the filter must
 		// give the same answer for every type judged on its success rate.
 		// An anti-pattern is judged on its failure rate (KeepRate).
@@ -274,7 +273,7 @@ func init() {
 			}
 		}
 	})
-	register(file, "inject.rank_score", func(t *testing.T, c Case) {
+	register(file, "inject.rank_score", func(t T, c Case) {
 		// open, settled by SPEC §6: score = relevance × effectiveness
 		// (success rate × maturity multiplier); at equal maturity 0.88×0.94
 		// beats 0.92×0.87.
@@ -294,7 +293,7 @@ func init() {
 		}
 		t.Logf("open, settled: relevance × effectiveness: %.4f > %.4f", a, b)
 	})
-	register(file, "inject.limits", func(t *testing.T, c Case) {
+	register(file, "inject.limits", func(t T, c Case) {
 		// open, settled by SPEC §6: top-k is global across types (5); an
 		// explicit top-k is capped at max_patterns_injected (10).
 		var in struct {
@@ -311,7 +310,7 @@ func init() {
 			t.Errorf("limits: %d %d %d, want %d %d %d", cfg.Limit(0), cfg.Limit(between), cfg.Limit(in.Max+15), in.TopK, between, in.Max)
 		}
 	})
-	register(file, "extract.dedup_merge", func(t *testing.T, c Case) {
+	register(file, "extract.dedup_merge", func(t T, c Case) {
 		var in struct {
 			Sim float64 `json:"similarity"`
 			Th  float64 `json:"similarity_threshold"`
@@ -334,7 +333,7 @@ func init() {
 			t.Errorf("ShouldMerge(%v, %v) = %v, want %v", in.Sim, in.Th, got, want.Merged)
 		}
 	})
-	register(file, "extract.which_loops", func(t *testing.T, c Case) {
+	register(file, "extract.which_loops", func(t T, c Case) {
 		// open, settled by SPEC §6: every completion extracts; a failed loop
 		// gives error→fix pairs it resolved and anti-patterns, never a
 		// success approach.
@@ -362,7 +361,7 @@ func init() {
 		}
 		t.Logf("open, settled: a %s loop yields %v", in.Outcome, types)
 	})
-	register(file, "prune.decide", func(t *testing.T, c Case) {
+	register(file, "prune.decide", func(t T, c Case) {
 		// A case's policy (lore patterns prune --min-success-rate,
 		// --min-usage-count, --max-age-days) overrides the defaults.
 		var in struct {
@@ -445,7 +444,7 @@ func init() {
 			t.Errorf("%d uses judged as too few (min %d)", *in.Usage, pol.MinUsageCount)
 		}
 	})
-	register(file, "prune.archive_file", func(t *testing.T, c Case) {
+	register(file, "prune.archive_file", func(t T, c Case) {
 		var in struct {
 			Month string `json:"pruned_in_month"`
 		}
@@ -466,14 +465,14 @@ func init() {
 	})
 }
 
-func clMustJSON(t *testing.T, raw json.RawMessage, v any) {
+func clMustJSON(t T, raw json.RawMessage, v any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
 }
 
-func crossSchemaCase(t *testing.T, c Case, def string) {
+func crossSchemaCase(t T, c Case, def string) {
 	var want struct {
 		Valid  bool     `json:"valid"`
 		Errors []string `json:"errors"`
@@ -491,7 +490,7 @@ func crossSchemaCase(t *testing.T, c Case, def string) {
 
 // clCounts gives success and failure counts out of 1000 whose failure rate
 // is rate.
-func clCounts(t *testing.T, rate float64) (successful, failed int) {
+func clCounts(t T, rate float64) (successful, failed int) {
 	t.Helper()
 	if rate < 0 || rate > 1 {
 		t.Fatalf("input: failure_rate %v outside [0,1]", rate)
@@ -507,7 +506,7 @@ func clNonNil(s []string) []string {
 	return s
 }
 
-func crossApplySequence(t *testing.T, c Case) {
+func crossApplySequence(t T, c Case) {
 	var in struct {
 		Start        json.RawMessage `json:"start"`
 		Applications []string        `json:"applications"`

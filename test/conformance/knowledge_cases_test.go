@@ -3,7 +3,6 @@ package conformance_test
 import (
 	"encoding/json"
 	"reflect"
-	"testing"
 
 	"github.com/loredev/lore/projector/knowledge"
 )
@@ -15,7 +14,7 @@ const skFile = "swarm_knowledge"
 
 func init() {
 	register(skFile, "validateLesson", skValidate)
-	register(skFile, "normalize", func(t *testing.T, c Case) {
+	register(skFile, "normalize", func(t T, c Case) {
 		var in struct{ Text string }
 		decodeInput(t, c, &in)
 		var want string
@@ -24,7 +23,7 @@ func init() {
 			t.Errorf("Normalize(%q) = %q, want %q", in.Text, got, want)
 		}
 	})
-	register(skFile, "wordBigrams", func(t *testing.T, c Case) {
+	register(skFile, "wordBigrams", func(t T, c Case) {
 		var in struct{ Text string }
 		decodeInput(t, c, &in)
 		var want []string
@@ -33,7 +32,7 @@ func init() {
 			t.Errorf("WordBigrams(%q) = %q, want %q", in.Text, got, want)
 		}
 	})
-	register(skFile, "jaccardBigram(wordBigrams(a), wordBigrams(b))", func(t *testing.T, c Case) {
+	register(skFile, "jaccardBigram(wordBigrams(a), wordBigrams(b))", func(t T, c Case) {
 		var in struct{ A, B string }
 		decodeInput(t, c, &in)
 		var want struct {
@@ -49,7 +48,7 @@ func init() {
 			t.Errorf("NearDuplicate = %v, want %v", n, want.Near)
 		}
 	})
-	register(skFile, "jaccardBigram", func(t *testing.T, c Case) {
+	register(skFile, "jaccardBigram", func(t T, c Case) {
 		var in struct{ A, B []string }
 		decodeInput(t, c, &in)
 		var want float64
@@ -58,7 +57,7 @@ func init() {
 			t.Errorf("Jaccard = %v, want %v", got, want)
 		}
 	})
-	register(skFile, "computeConfidence", func(t *testing.T, c Case) {
+	register(skFile, "computeConfidence", func(t T, c Case) {
 		var in struct {
 			N    int  `json:"confirmed_by_count"`
 			Auto bool `json:"auto_generated"`
@@ -70,7 +69,7 @@ func init() {
 			t.Errorf("ComputeConfidence(%d, %v) = %v, want %v", in.N, in.Auto, got, want)
 		}
 	})
-	register(skFile, "inferTags", func(t *testing.T, c Case) {
+	register(skFile, "inferTags", func(t T, c Case) {
 		var in struct{ Lesson string }
 		decodeInput(t, c, &in)
 		var want []string
@@ -79,8 +78,8 @@ func init() {
 			t.Errorf("InferTags(%q) = %q, want %q", in.Lesson, got, want)
 		}
 	})
-	register(skFile, "sweepAgedEntries", func(t *testing.T, c Case) { skSweep(t, c, false) })
-	register(skFile, "sweepStaleTodos", func(t *testing.T, c Case) { skSweep(t, c, true) })
+	register(skFile, "sweepAgedEntries", func(t T, c Case) { skSweep(t, c, false) })
+	register(skFile, "sweepStaleTodos", func(t T, c Case) { skSweep(t, c, true) })
 	register(skFile, "phaseCompleteSweep(sweepAgedEntries(10) then sweepStaleTodos(3)) x4", skPhaseSweep)
 	register(skFile, "enforceKnowledgeCap", skCap)
 	register(skFile, "checkHivePromotions(route eligibility)", skRoute)
@@ -89,7 +88,7 @@ func init() {
 	register(skFile, "migrateContextToKnowledge", skMigrate)
 	register(skFile, "quarantineEntry+restoreEntry", skQuarantine)
 	register(skFile, "restoreEntry(re-validation)", skRestoreRevalidation)
-	register(skFile, "KnowledgeConfigSchema.parse({})", func(t *testing.T, c Case) {
+	register(skFile, "KnowledgeConfigSchema.parse({})", func(t T, c Case) {
 		// The case's input is the configuration parsed: {} gives the
 		// defaults.
 		cfg, err := knowledge.ParseConfig(c.Input)
@@ -107,7 +106,7 @@ func init() {
 			t.Errorf("DefaultConfig() =\n%s\nwant\n%s", got, c.Expected)
 		}
 	})
-	register(skFile, "KnowledgeConfigSchema.safeParse", func(t *testing.T, c Case) {
+	register(skFile, "KnowledgeConfigSchema.safeParse", func(t T, c Case) {
 		var in struct{ Input json.RawMessage }
 		decodeInput(t, c, &in)
 		var want struct{ Success bool }

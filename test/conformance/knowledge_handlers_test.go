@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/loredev/lore/events"
@@ -18,7 +17,7 @@ import (
 // The swarm_knowledge.json handlers registered in knowledge_cases_test.go:
 // validation, sweeps, caps, promotion, migration and injection against lore.
 
-func mustJSON(t *testing.T, raw []byte, v any) {
+func mustJSON(t T, raw []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
@@ -55,7 +54,7 @@ var warningTokens = regexp.MustCompile("`|\\$\\(|(?i)\\b(format|kill\\s+-9|pkill
 // chmod 777 dangerous; K2 runs the later checks after a warning pattern,
 // so the verdict is the error lore finds in the lesson once the warning
 // patterns are taken out, or else the reference's warning.
-func skDeparts(t *testing.T, candidate string, ex []knowledge.Existing, meta knowledge.Meta, ref skResult) (skResult, string) {
+func skDeparts(t T, candidate string, ex []knowledge.Existing, meta knowledge.Meta, ref skResult) (skResult, string) {
 	t.Helper()
 	if chmod777.MatchString(candidate) {
 		return skResultOf(knowledge.Result{Layer: knowledge.LayerSafety, Reason: knowledge.ReasonDangerous, Severity: "error"}), "K1"
@@ -87,7 +86,7 @@ var skValidateSafetyDeparts = map[string]struct {
 	"Never chain rm  -rf in a cleanup script": {"negated command", knowledge.Result{Valid: true}},
 }
 
-func skValidate(t *testing.T, c Case) {
+func skValidate(t T, c Case) {
 	var in struct {
 		Candidate string   `json:"candidate"`
 		Existing  []string `json:"existing_lessons"`
@@ -171,7 +170,7 @@ func skView(es []*knowledge.Entry) []skAfter {
 	return out
 }
 
-func skSweep(t *testing.T, c Case, todos bool) {
+func skSweep(t T, c Case, todos bool) {
 	var in struct {
 		MaxPhases int         `json:"max_phases_arg"`
 		Times     int         `json:"times"`
@@ -210,7 +209,7 @@ func skSweep(t *testing.T, c Case, todos bool) {
 	}
 }
 
-func skPhaseSweep(t *testing.T, c Case) {
+func skPhaseSweep(t T, c Case) {
 	var in struct{ Entries []skEntryIn }
 	decodeInput(t, c, &in)
 	var want []struct {
@@ -233,7 +232,7 @@ func skPhaseSweep(t *testing.T, c Case) {
 	}
 }
 
-func skCap(t *testing.T, c Case) {
+func skCap(t T, c Case) {
 	var in struct {
 		Cap     int         `json:"cap"`
 		Entries []skEntryIn `json:"entries"`
@@ -391,7 +390,7 @@ func skHive(in []skHiveBeforeIn) []*knowledge.Entry {
 // skConfig is a case's knowledge configuration: missing or "defaults" is
 // the default, an object is parsed as lore parses one (unknown keys and
 // bad values refused).
-func skConfig(t *testing.T, raw json.RawMessage) knowledge.Config {
+func skConfig(t T, raw json.RawMessage) knowledge.Config {
 	t.Helper()
 	var name string
 	if len(raw) == 0 || string(raw) == "null" || (json.Unmarshal(raw, &name) == nil && name == "defaults") {
@@ -423,7 +422,7 @@ func skHiveView(hive []*knowledge.Entry, withConfidence, withID bool) []skHiveOu
 	return out
 }
 
-func skRoute(t *testing.T, c Case) {
+func skRoute(t T, c Case) {
 	var in struct {
 		Now    time.Time        `json:"now"`
 		Days   int              `json:"auto_promote_days"`
@@ -460,7 +459,7 @@ func skRoute(t *testing.T, c Case) {
 	}
 }
 
-func skEncounter(t *testing.T, c Case) {
+func skEncounter(t T, c Case) {
 	var in struct {
 		Now      time.Time        `json:"now"`
 		Hive     []skHiveBeforeIn `json:"hive_before"`
@@ -507,7 +506,7 @@ func skEncounter(t *testing.T, c Case) {
 	}
 }
 
-func skAutoPromotion(t *testing.T, c Case) {
+func skAutoPromotion(t T, c Case) {
 	var in struct {
 		Now   time.Time `json:"now"`
 		Days  int       `json:"auto_promote_days"`
@@ -535,13 +534,13 @@ func skAutoPromotion(t *testing.T, c Case) {
 
 // skFold folds payloads as events of one project into a fresh store.
 type skFold struct {
-	t   *testing.T
+	t   T
 	st  *projector.Store
 	m   *knowledge.Model
 	seq uint64
 }
 
-func newSKFold(t *testing.T) *skFold {
+func newSKFold(t T) *skFold {
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
@@ -561,7 +560,7 @@ func (f *skFold) fold(evs ...*events.Event) {
 	}
 }
 
-func skMigrate(t *testing.T, c Case) {
+func skMigrate(t T, c Case) {
 	var in struct {
 		MD      string `json:"context_md"`
 		Package string `json:"package_json_name"`
@@ -671,7 +670,7 @@ func skMigrate(t *testing.T, c Case) {
 	check("second run")
 }
 
-func skQuarantine(t *testing.T, c Case) {
+func skQuarantine(t T, c Case) {
 	var in struct {
 		Entries    []skEntryIn `json:"entries"`
 		Quarantine struct {
@@ -755,7 +754,7 @@ func skQuarantine(t *testing.T, c Case) {
 	}
 }
 
-func skRestoreRevalidation(t *testing.T, c Case) {
+func skRestoreRevalidation(t T, c Case) {
 	var in struct {
 		Q struct {
 			ID, Lesson string

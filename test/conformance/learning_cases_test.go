@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/loredev/lore/events"
@@ -21,7 +20,7 @@ const learningFile = "swarm_learning"
 
 // num reads a JSON number or the strings "NaN", "Infinity", "-Infinity".
 func init() {
-	register(learningFile, "calculateDecayedValue", func(t *testing.T, c Case) {
+	register(learningFile, "calculateDecayedValue", func(t T, c Case) {
 		var in struct {
 			Timestamp string          `json:"timestamp"`
 			Now       string          `json:"now"`
@@ -59,7 +58,7 @@ func init() {
 		sameFloat(t, "value", got, num(t, want.Value))
 	})
 
-	register(learningFile, "calculateCriterionWeight", func(t *testing.T, c Case) {
+	register(learningFile, "calculateCriterionWeight", func(t T, c Case) {
 		var in struct {
 			Events []struct {
 				ID        string          `json:"id"`
@@ -98,7 +97,7 @@ func init() {
 		sameTimePtr(t, "last_validated", got.LastValidated, want.LastValidated)
 	})
 
-	register(learningFile, "shouldDeprecateCriterion", func(t *testing.T, c Case) {
+	register(learningFile, "shouldDeprecateCriterion", func(t T, c Case) {
 		var in struct {
 			Weight learning.Weight `json:"weight"`
 			Config json.RawMessage `json:"config"`
@@ -119,7 +118,7 @@ func init() {
 		}
 	})
 
-	scoreCase := func(t *testing.T, c Case, scoreKey string) {
+	scoreCase := func(t T, c Case, scoreKey string) {
 		var in struct {
 			Signals refSignals      `json:"signals"`
 			Now     string          `json:"now"`
@@ -191,10 +190,10 @@ func init() {
 		}
 		sameFloat(t, scoreKey, got.DecayedValue, num(t, want[scoreKey]))
 	}
-	register(learningFile, "scoreImplicitFeedback", func(t *testing.T, c Case) { scoreCase(t, c, "decayed_value") })
-	register(learningFile, "scoreOutcome", func(t *testing.T, c Case) { scoreCase(t, c, "score") })
+	register(learningFile, "scoreImplicitFeedback", func(t T, c Case) { scoreCase(t, c, "decayed_value") })
+	register(learningFile, "scoreOutcome", func(t T, c Case) { scoreCase(t, c, "score") })
 
-	register(learningFile, "scoreImplicitFeedback.grid", func(t *testing.T, c Case) {
+	register(learningFile, "scoreImplicitFeedback.grid", func(t T, c Case) {
 		var in struct {
 			Now string `json:"now"`
 		}
@@ -228,7 +227,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "calculateDecayedCounts", func(t *testing.T, c Case) {
+	register(learningFile, "calculateDecayedCounts", func(t T, c Case) {
 		var in struct {
 			Events []refMaturityFeedback `json:"events"`
 			Now    string                `json:"now"`
@@ -274,7 +273,7 @@ func init() {
 		sameFloat(t, "decayedHarmful", x, want.Harmful)
 	})
 
-	register(learningFile, "calculateMaturityState", func(t *testing.T, c Case) {
+	register(learningFile, "calculateMaturityState", func(t T, c Case) {
 		var in struct {
 			Events []refMaturityFeedback `json:"events"`
 			Now    string                `json:"now"`
@@ -298,7 +297,7 @@ func init() {
 		sameFloat(t, "decayedHarmful", x, want.Harmful)
 	})
 
-	register(learningFile, "createPatternMaturity", func(t *testing.T, c Case) {
+	register(learningFile, "createPatternMaturity", func(t T, c Case) {
 		var in struct {
 			PatternID string `json:"pattern_id"`
 			Now       string `json:"now"`
@@ -309,7 +308,7 @@ func init() {
 		checkMaturity(t, learning.NewMaturity(in.PatternID, mustTime(t, in.Now)), want)
 	})
 
-	register(learningFile, "updatePatternMaturity", func(t *testing.T, c Case) {
+	register(learningFile, "updatePatternMaturity", func(t T, c Case) {
 		var in struct {
 			Maturity refMaturity           `json:"maturity"`
 			Events   []refMaturityFeedback `json:"events"`
@@ -347,7 +346,7 @@ func init() {
 		checkMaturity(t, got, want)
 	})
 
-	register(learningFile, "promotePattern", func(t *testing.T, c Case) {
+	register(learningFile, "promotePattern", func(t T, c Case) {
 		var in struct {
 			Maturity refMaturity `json:"maturity"`
 			Now      string      `json:"now"`
@@ -375,7 +374,7 @@ func init() {
 		checkMaturity(t, got, want.refMaturity)
 	})
 
-	register(learningFile, "deprecatePattern", func(t *testing.T, c Case) {
+	register(learningFile, "deprecatePattern", func(t T, c Case) {
 		var in struct {
 			Maturity refMaturity `json:"maturity"`
 			Reason   string      `json:"reason"`
@@ -398,7 +397,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "getMaturityMultiplier", func(t *testing.T, c Case) {
+	register(learningFile, "getMaturityMultiplier", func(t T, c Case) {
 		var in struct {
 			State string `json:"state"`
 		}
@@ -413,7 +412,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "formatMaturityForPrompt", func(t *testing.T, c Case) {
+	register(learningFile, "formatMaturityForPrompt", func(t T, c Case) {
 		var in struct {
 			Maturity refMaturity `json:"maturity"`
 		}
@@ -427,7 +426,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "formatPatternsWithMaturityForPrompt", func(t *testing.T, c Case) {
+	register(learningFile, "formatPatternsWithMaturityForPrompt", func(t T, c Case) {
 		var in struct {
 			Patterns []struct {
 				Content  string      `json:"content"`
@@ -448,7 +447,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "shouldInvertPattern", func(t *testing.T, c Case) {
+	register(learningFile, "shouldInvertPattern", func(t T, c Case) {
 		var in struct {
 			SuccessCount int             `json:"success_count"`
 			FailureCount int             `json:"failure_count"`
@@ -466,7 +465,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "invertToAntiPattern", func(t *testing.T, c Case) {
+	register(learningFile, "invertToAntiPattern", func(t T, c Case) {
 		var in struct {
 			Pattern refPattern      `json:"pattern"`
 			Reason  string          `json:"reason"`
@@ -486,7 +485,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "recordPatternObservation", func(t *testing.T, c Case) {
+	register(learningFile, "recordPatternObservation", func(t T, c Case) {
 		var in struct {
 			Pattern refPattern      `json:"pattern"`
 			Success bool            `json:"success"`
@@ -518,7 +517,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "extractPatternsFromDescription", func(t *testing.T, c Case) {
+	register(learningFile, "extractPatternsFromDescription", func(t T, c Case) {
 		var in struct {
 			Description string `json:"description"`
 		}
@@ -532,7 +531,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "formatAntiPatternsForPrompt", func(t *testing.T, c Case) {
+	register(learningFile, "formatAntiPatternsForPrompt", func(t T, c Case) {
 		var in struct {
 			Patterns []refPattern `json:"patterns"`
 		}
@@ -546,7 +545,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "formatSuccessfulPatternsForPrompt", func(t *testing.T, c Case) {
+	register(learningFile, "formatSuccessfulPatternsForPrompt", func(t T, c Case) {
 		var in struct {
 			Patterns []refPattern    `json:"patterns"`
 			MinRate  json.RawMessage `json:"min_success_rate"`
@@ -574,7 +573,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "ErrorAccumulator.getErrorContext", func(t *testing.T, c Case) {
+	register(learningFile, "ErrorAccumulator.getErrorContext", func(t T, c Case) {
 		var in struct {
 			refErrorLog
 			IncludeResolved bool `json:"include_resolved"`
@@ -603,7 +602,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "ErrorAccumulator.getErrorStats", func(t *testing.T, c Case) {
+	register(learningFile, "ErrorAccumulator.getErrorStats", func(t T, c Case) {
 		var in refErrorLog
 		decodeInput(t, c, &in)
 		got, err := json.Marshal(learning.CalculateErrorStats(in.entries(t)))
@@ -618,7 +617,7 @@ func init() {
 		}
 	})
 
-	register(learningFile, "classifyFailure", func(t *testing.T, c Case) {
+	register(learningFile, "classifyFailure", func(t T, c Case) {
 		var in struct {
 			Message string `json:"message"`
 		}

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/loredev/lore/projector/learning"
@@ -17,7 +16,7 @@ import (
 // Decoding of swarm_learning.json inputs (JavaScript numbers and dates, the
 // reference's records) and comparisons used by learning_cases_test.go.
 
-func num(t *testing.T, raw json.RawMessage) float64 {
+func num(t T, raw json.RawMessage) float64 {
 	t.Helper()
 	if len(raw) == 0 || string(raw) == "null" {
 		return math.NaN() // missing, as JavaScript's undefined in arithmetic
@@ -42,14 +41,14 @@ func num(t *testing.T, raw json.RawMessage) float64 {
 	return 0
 }
 
-func decode(t *testing.T, raw json.RawMessage, v any) {
+func decode(t T, raw json.RawMessage, v any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
 }
 
-func mustTime(t *testing.T, s string) time.Time {
+func mustTime(t T, s string) time.Time {
 	t.Helper()
 	tm, err := learning.ParseTime("timestamp", s)
 	if err != nil {
@@ -59,7 +58,7 @@ func mustTime(t *testing.T, s string) time.Time {
 }
 
 // sameFloat compares bit for bit (NaN equals NaN).
-func sameFloat(t *testing.T, what string, got, want float64) {
+func sameFloat(t T, what string, got, want float64) {
 	t.Helper()
 	if math.IsNaN(got) && math.IsNaN(want) {
 		return
@@ -70,7 +69,7 @@ func sameFloat(t *testing.T, what string, got, want float64) {
 }
 
 // wantBadInput asserts lore refuses the input with an error naming field.
-func wantBadInput(t *testing.T, err error, field string) {
+func wantBadInput(t T, err error, field string) {
 	t.Helper()
 	if !errors.Is(err, learning.ErrBadInput) {
 		t.Fatalf("want a bad-input error naming %q, got %v", field, err)
@@ -84,7 +83,7 @@ func wantBadInput(t *testing.T, err error, field string) {
 // (e.g. "DEFAULT_LEARNING_CONFIG") or missing gives def; an object is
 // decoded strictly over def (an unknown key fails the case); anything else
 // fails the case.
-func configOf[T any](t *testing.T, raw json.RawMessage, def T, defaultsName string) T {
+func configOf[C any](t T, raw json.RawMessage, def C, defaultsName string) C {
 	t.Helper()
 	cfg := def
 	if len(raw) == 0 || string(raw) == "null" {
@@ -103,15 +102,15 @@ func configOf[T any](t *testing.T, raw json.RawMessage, def T, defaultsName stri
 	return cfg
 }
 
-func learningConfig(t *testing.T, raw json.RawMessage) learning.LearningConfig {
+func learningConfig(t T, raw json.RawMessage) learning.LearningConfig {
 	return configOf(t, raw, learning.DefaultLearningConfig(), "DEFAULT_LEARNING_CONFIG")
 }
 
-func antiConfig(t *testing.T, raw json.RawMessage) learning.AntiPatternConfig {
+func antiConfig(t T, raw json.RawMessage) learning.AntiPatternConfig {
 	return configOf(t, raw, learning.DefaultAntiPatternConfig(), "DEFAULT_ANTI_PATTERN_CONFIG")
 }
 
-func maturityConfig(t *testing.T, raw json.RawMessage) learning.MaturityConfig {
+func maturityConfig(t T, raw json.RawMessage) learning.MaturityConfig {
 	return configOf(t, raw, learning.DefaultMaturityConfig(), "DEFAULT_MATURITY_CONFIG")
 }
 
@@ -129,7 +128,7 @@ type refSignals struct {
 // outcomeData is the outcome.recorded/v1 data the signals become at lore's
 // doors (the timestamp is the event's time, not its data); the event
 // schema is the first layer to parse them. A missing count is left out.
-func (r refSignals) outcomeData(t *testing.T) []byte {
+func (r refSignals) outcomeData(t T) []byte {
 	t.Helper()
 	m := map[string]any{"bead_id": r.BeadID, "success": r.Success}
 	if r.FilesTouched != nil {
@@ -147,7 +146,7 @@ func (r refSignals) outcomeData(t *testing.T) []byte {
 	return raw
 }
 
-func (r refSignals) toSignals(t *testing.T) (learning.Signals, error) {
+func (r refSignals) toSignals(t T) (learning.Signals, error) {
 	s := learning.Signals{BeadID: r.BeadID, DurationMs: num(t, r.DurationMs), ErrorCount: num(t, r.ErrorCount),
 		RetryCount: num(t, r.RetryCount), Success: r.Success}
 	tm, err := learning.ParseTime("timestamp", r.Timestamp)
@@ -165,7 +164,7 @@ type refMaturity struct {
 	DeprecatedAt  *string `json:"deprecated_at"`
 }
 
-func (r refMaturity) toMaturity(t *testing.T) learning.Maturity {
+func (r refMaturity) toMaturity(t T) learning.Maturity {
 	m := learning.Maturity{PatternID: r.PatternID, State: learning.MaturityState(r.State),
 		HelpfulCount: r.HelpfulCount, HarmfulCount: r.HarmfulCount, LastValidated: mustTime(t, r.LastValidated)}
 	if r.PromotedAt != nil {
@@ -179,7 +178,7 @@ func (r refMaturity) toMaturity(t *testing.T) learning.Maturity {
 	return m
 }
 
-func sameTimePtr(t *testing.T, what string, got *time.Time, want *string) {
+func sameTimePtr(t T, what string, got *time.Time, want *string) {
 	t.Helper()
 	switch {
 	case got == nil && want == nil:
@@ -190,7 +189,7 @@ func sameTimePtr(t *testing.T, what string, got *time.Time, want *string) {
 	}
 }
 
-func checkMaturity(t *testing.T, got learning.Maturity, want refMaturity) {
+func checkMaturity(t T, got learning.Maturity, want refMaturity) {
 	t.Helper()
 	if got.PatternID != want.PatternID || string(got.State) != want.State ||
 		got.HelpfulCount != want.HelpfulCount || got.HarmfulCount != want.HarmfulCount {
@@ -210,7 +209,7 @@ type refMaturityFeedback struct {
 	Weight    json.RawMessage `json:"weight"`
 }
 
-func maturityEvents(t *testing.T, in []refMaturityFeedback) []learning.MaturityFeedback {
+func maturityEvents(t T, in []refMaturityFeedback) []learning.MaturityFeedback {
 	out := make([]learning.MaturityFeedback, len(in))
 	for i, e := range in {
 		out[i] = learning.MaturityFeedback{PatternID: e.PatternID, Type: learning.FeedbackType(e.Type),
@@ -233,7 +232,7 @@ type refPattern struct {
 	ExampleBeads []string `json:"example_beads"`
 }
 
-func (r refPattern) toPattern(t *testing.T) learning.Pattern {
+func (r refPattern) toPattern(t T) learning.Pattern {
 	return learning.Pattern{ID: r.ID, Content: r.Content, Kind: r.Kind, IsNegative: r.IsNegative,
 		SuccessCount: r.SuccessCount, FailureCount: r.FailureCount, CreatedAt: mustTime(t, r.CreatedAt),
 		UpdatedAt: mustTime(t, r.UpdatedAt), Reason: r.Reason, Tags: nonNil(r.Tags), ExampleBeads: nonNil(r.ExampleBeads)}
@@ -246,7 +245,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func checkPattern(t *testing.T, what string, got learning.Pattern, want refPattern) {
+func checkPattern(t T, what string, got learning.Pattern, want refPattern) {
 	t.Helper()
 	w := want.toPattern(t)
 	if !got.CreatedAt.Equal(w.CreatedAt) || !got.UpdatedAt.Equal(w.UpdatedAt) {
@@ -259,7 +258,7 @@ func checkPattern(t *testing.T, what string, got learning.Pattern, want refPatte
 	}
 }
 
-func patterns(t *testing.T, in []refPattern) []learning.Pattern {
+func patterns(t T, in []refPattern) []learning.Pattern {
 	out := make([]learning.Pattern, len(in))
 	for i, p := range in {
 		out[i] = p.toPattern(t)
@@ -296,7 +295,7 @@ type refErrorLog struct {
 var repeatSpec = regexp.MustCompile(`^(\d+) x '(.)'$`)
 
 // entries are the bead's error entries, in recording order.
-func (in refErrorLog) entries(t *testing.T) []learning.ErrorEntry {
+func (in refErrorLog) entries(t T) []learning.ErrorEntry {
 	t.Helper()
 	var entries []learning.ErrorEntry
 	for i, r := range in.Recorded {
@@ -334,7 +333,7 @@ var localeTime = regexp.MustCompile(`Time: (\d{1,2}/\d{1,2}/\d{4}, \d{1,2}:\d{2}
 // rfc3339Lines rewrites the reference's locale Time lines, printed in time
 // zone tz ("" is UTC) and an en-US locale, to lore's RFC 3339 UTC form
 // (departure L4); every other byte stays.
-func rfc3339Lines(t *testing.T, text, tz, locale string) string {
+func rfc3339Lines(t T, text, tz, locale string) string {
 	t.Helper()
 	if !strings.HasPrefix(locale, "en-US") && locale != "" {
 		t.Fatalf("input: locale %q: only en-US Time lines are read", locale)
@@ -371,7 +370,7 @@ func rawOf(r refSignals, field string) json.RawMessage {
 // badSignals are the fields of the signals SPEC §1 refuses (negative,
 // NaN, infinite or missing counts and durations, then an unparseable
 // timestamp), in the order lore checks them.
-func badSignals(t *testing.T, r refSignals) []string {
+func badSignals(t T, r refSignals) []string {
 	var out []string
 	for _, f := range []string{"duration_ms", "error_count", "retry_count"} {
 		v := num(t, rawOf(r, f))
@@ -387,7 +386,7 @@ func badSignals(t *testing.T, r refSignals) []string {
 
 // badSignal is the first of badSignals, the one the rule names; "" when
 // none.
-func badSignal(t *testing.T, r refSignals) string {
+func badSignal(t T, r refSignals) string {
 	if bad := badSignals(t, r); len(bad) > 0 {
 		return bad[0]
 	}
