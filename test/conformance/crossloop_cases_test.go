@@ -24,6 +24,7 @@ func init() {
 		}
 		def := def
 		register(file, fn, func(t T, c Case) { crossSchemaCase(t, c, def) })
+		wholeInput[file+":"+fn] = true
 	}
 	register(file, "loop_id.matches_schema", func(t T, c Case) {
 		var id string
@@ -143,11 +144,24 @@ func init() {
 		if p.UsageCount != 2 {
 			t.Errorf("usage_count = %d, want 2", p.UsageCount)
 		}
-		if in.Present {
+		var want struct {
+			Appended *struct {
+				LoopID string `json:"loop_id"`
+			} `json:"appended"`
+			StillIncremented *bool `json:"usage_count_still_incremented"`
+		}
+		clMustJSON(t, c.Expected, &want)
+		if (want.Appended == nil) != in.Present || (want.StillIncremented != nil && !*want.StillIncremented) {
+			t.Fatalf("expected %s disagrees with already_present=%v", c.Expected, in.Present)
+		}
+		if want.Appended == nil {
 			if len(p.SourceLoops) != before {
 				t.Errorf("source loops grew for a loop already present: %+v", p.SourceLoops)
 			}
 			return
+		}
+		if want.Appended.LoopID != in.LoopID {
+			t.Fatalf("expected appends %s, input loop %s", want.Appended.LoopID, in.LoopID)
 		}
 		last := p.SourceLoops[len(p.SourceLoops)-1]
 		if len(p.SourceLoops) != before+1 || last.LoopID != in.LoopID || !last.Timestamp.Equal(t1) || last.ContributedBy != "debugger" {
