@@ -73,18 +73,13 @@ func skDeparts(t T, candidate string, ex []knowledge.Existing, meta knowledge.Me
 	return skResult{}, ""
 }
 
-// skValidateSafetyDeparts holds lore's verdict where its content-safety
-// rules depart from a case the reference calls conforming. A dangerous
-// command in a clause that negates it ("never", "avoid", "don't", "is
-// unsafe") is a warning to the reader, not an instruction: it passes, so
-// that lessons about safe practice are not false alarms (docs/knowledge.md,
-// "Content safety").
-var skValidateSafetyDeparts = map[string]struct {
-	rule   string
-	result knowledge.Result
-}{
-	"Never chain rm  -rf in a cleanup script": {"negated command", knowledge.Result{Valid: true}},
-}
+// negatedCommand finds a clause that negates what follows ("never",
+// "avoid", "don't", "do not"). lore's content-safety rules depart from a
+// conforming case here: a dangerous command in a negated clause is a
+// warning to the reader, not an instruction, and passes, so that lessons
+// about safe practice are not false alarms (docs/knowledge.md, "Content
+// safety").
+var negatedCommand = regexp.MustCompile(`(?i)\b(never|avoid|don't|do not|must not)\b`)
 
 func skValidate(t T, c Case) {
 	var in struct {
@@ -109,9 +104,14 @@ func skValidate(t T, c Case) {
 	got := skResultOf(knowledge.Validate(in.Candidate, ex, meta))
 	var want skResult
 	mustJSON(t, c.Expected, &want)
-	if d, ok := skValidateSafetyDeparts[in.Candidate]; ok {
-		want = skResultOf(d.result)
-		t.Logf("departs (%s): lore gives valid=%v where v7.103.2 gives %s", d.rule, d.result.Valid, c.Expected)
+	if want.Reason != nil && *want.Reason == knowledge.ReasonDangerous && negatedCommand.MatchString(in.Candidate) && c.Lore == "conform" {
+		// the negated command: no dangerous-command error, lore's verdict
+		// otherwise
+		if got.Reason != nil && *got.Reason == knowledge.ReasonDangerous {
+			t.Errorf("Validate(%q): a negated dangerous command refused as %s", in.Candidate, *got.Reason)
+		}
+		t.Logf("departs (negated command): lore gives valid=%v where v7.103.2 gives %s", got.Valid, c.Expected)
+		return
 	} else if c.Lore == "departs" {
 		var rule string
 		want, rule = skDeparts(t, in.Candidate, ex, meta, want)
