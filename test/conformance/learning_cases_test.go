@@ -209,8 +209,8 @@ func init() {
 		}
 		decodeInput(t, c, &in)
 		decode(t, c.Expected, &want)
-		if len(want.Rows) != 54 {
-			t.Fatalf("grid has %d rows, want 54", len(want.Rows))
+		if len(want.Rows) == 0 {
+			t.Fatal("grid has no rows")
 		}
 		now := mustTime(t, in.Now)
 		for _, r := range want.Rows {
