@@ -14,10 +14,12 @@
 package conformance_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -33,10 +35,46 @@ type Case struct {
 	Lore     string          `json:"lore"`
 	Note     string          `json:"note"`
 	Source   string          `json:"source"`
+	// Refs names the reference versions the case was obtained from.
+	Refs []string `json:"refs"`
+}
+
+// RefersTo reports whether the case was obtained from reference version v
+// (e.g. "v7.103.2").
+func (c Case) RefersTo(v string) bool {
+	for _, r := range c.Refs {
+		if r == v || strings.HasPrefix(r, v+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// allCases holds every loaded case by file base, for handlers that settle
+// a case by another one (the same input run on another reference version).
+var allCases = map[string][]Case{}
+
+// sameInputCase finds a case of c's file and function with c's input
+// (compared as JSON values) obtained from reference version v.
+func sameInputCase(c Case, v string) (Case, bool) {
+	var in any
+	if json.Unmarshal(c.Input, &in) != nil {
+		return Case{}, false
+	}
+	for _, o := range allCases[c.File] {
+		var oin any
+		if o.Index == c.Index || o.Fn != c.Fn || !o.RefersTo(v) || json.Unmarshal(o.Input, &oin) != nil {
+			continue
+		}
+		if reflect.DeepEqual(in, oin) {
+			return o, true
+		}
+	}
+	return Case{}, false
 }
 
 // Handler runs one case and reports mismatches through t.
-type Handler func(t *testing.T, c Case)
+type Handler func(t T, c Case)
 
 // handlers maps "<file base>:<fn>" (e.g. "swarm_learning:scoreOutcome") to
 // its handler. Files register in init.
@@ -53,7 +91,7 @@ func register(file, fn string, h Handler) {
 var runStatuses = map[string]bool{"conform": true, "departs": true, "open": true}
 var skipStatuses = map[string]bool{"superseded": true, "informational": true, "n/a": true}
 
-func loadCases(t *testing.T, path string) []Case {
+func loadCases(t T, path string) []Case {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read %s: %v", path, err)
@@ -72,6 +110,7 @@ func loadCases(t *testing.T, path string) []Case {
 	for i := range cases {
 		cases[i].File, cases[i].Index = base, i
 	}
+	allCases[base] = cases
 	return cases
 }
 
@@ -115,4 +154,54 @@ func TestConformance(t *testing.T) {
 		}
 		t.Logf("%s: %d cases: %s", filepath.Base(f), len(cases), strings.Join(parts, " "))
 	}
+}
+
+// decodeInput decodes c.Input into v strictly: a field v does not declare
+// (at any depth) fails the case, naming the field and the case, so that no
+// part of a case's input can be silently ignored. The only exception is a
+// top-level "note", the case author's comment, which is logged, not decoded.
+func decodeInput(t T, c Case, v any) {
+	t.Helper()
+	raw := c.Input
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil && obj != nil {
+		if note, ok := obj["note"]; ok {
+			t.Logf("note: %s", note)
+			delete(obj, "note")
+			var err error
+			if raw, err = json.Marshal(obj); err != nil {
+				t.Fatalf("case %s#%d (%s): input: %v", c.File, c.Index, c.Fn, err)
+			}
+		}
+	}
+	if err := strictUnmarshal(raw, v); err != nil {
+		t.Fatalf("case %s#%d (%s): input: %v", c.File, c.Index, c.Fn, err)
+	}
+}
+
+// strictUnmarshal is json.Unmarshal that refuses unknown fields and
+// trailing data.
+func strictUnmarshal(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode %s: %w", raw, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("decode %s: trailing data", raw)
+	}
+	return nil
+}
+
+// T is what a handler needs of a test: *testing.T, or the recorder the
+// mutation test runs handlers with.
+type T interface {
+	Helper()
+	Error(args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Log(args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
 }

@@ -3,7 +3,6 @@ package conformance_test
 import (
 	"encoding/json"
 	"reflect"
-	"testing"
 
 	"github.com/loredev/lore/projector/knowledge"
 )
@@ -15,27 +14,27 @@ const skFile = "swarm_knowledge"
 
 func init() {
 	register(skFile, "validateLesson", skValidate)
-	register(skFile, "normalize", func(t *testing.T, c Case) {
+	register(skFile, "normalize", func(t T, c Case) {
 		var in struct{ Text string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want string
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.Normalize(in.Text); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in.Text, got, want)
 		}
 	})
-	register(skFile, "wordBigrams", func(t *testing.T, c Case) {
+	register(skFile, "wordBigrams", func(t T, c Case) {
 		var in struct{ Text string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want []string
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.WordBigrams(in.Text); !reflect.DeepEqual(got, want) {
 			t.Errorf("WordBigrams(%q) = %q, want %q", in.Text, got, want)
 		}
 	})
-	register(skFile, "jaccardBigram(wordBigrams(a), wordBigrams(b))", func(t *testing.T, c Case) {
+	register(skFile, "jaccardBigram(wordBigrams(a), wordBigrams(b))", func(t T, c Case) {
 		var in struct{ A, B string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want struct {
 			Similarity float64 `json:"similarity"`
 			Near       bool    `json:"near_duplicate_at_0_6"`
@@ -49,38 +48,38 @@ func init() {
 			t.Errorf("NearDuplicate = %v, want %v", n, want.Near)
 		}
 	})
-	register(skFile, "jaccardBigram", func(t *testing.T, c Case) {
+	register(skFile, "jaccardBigram", func(t T, c Case) {
 		var in struct{ A, B []string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want float64
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.Jaccard(in.A, in.B); got != want {
 			t.Errorf("Jaccard = %v, want %v", got, want)
 		}
 	})
-	register(skFile, "computeConfidence", func(t *testing.T, c Case) {
+	register(skFile, "computeConfidence", func(t T, c Case) {
 		var in struct {
 			N    int  `json:"confirmed_by_count"`
 			Auto bool `json:"auto_generated"`
 		}
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want float64
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.ComputeConfidence(in.N, in.Auto); got != want {
 			t.Errorf("ComputeConfidence(%d, %v) = %v, want %v", in.N, in.Auto, got, want)
 		}
 	})
-	register(skFile, "inferTags", func(t *testing.T, c Case) {
+	register(skFile, "inferTags", func(t T, c Case) {
 		var in struct{ Lesson string }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want []string
 		mustJSON(t, c.Expected, &want)
 		if got := knowledge.InferTags(in.Lesson); !reflect.DeepEqual(got, want) {
 			t.Errorf("InferTags(%q) = %q, want %q", in.Lesson, got, want)
 		}
 	})
-	register(skFile, "sweepAgedEntries", func(t *testing.T, c Case) { skSweep(t, c, false) })
-	register(skFile, "sweepStaleTodos", func(t *testing.T, c Case) { skSweep(t, c, true) })
+	register(skFile, "sweepAgedEntries", func(t T, c Case) { skSweep(t, c, false) })
+	register(skFile, "sweepStaleTodos", func(t T, c Case) { skSweep(t, c, true) })
 	register(skFile, "phaseCompleteSweep(sweepAgedEntries(10) then sweepStaleTodos(3)) x4", skPhaseSweep)
 	register(skFile, "enforceKnowledgeCap", skCap)
 	register(skFile, "checkHivePromotions(route eligibility)", skRoute)
@@ -89,8 +88,14 @@ func init() {
 	register(skFile, "migrateContextToKnowledge", skMigrate)
 	register(skFile, "quarantineEntry+restoreEntry", skQuarantine)
 	register(skFile, "restoreEntry(re-validation)", skRestoreRevalidation)
-	register(skFile, "KnowledgeConfigSchema.parse({})", func(t *testing.T, c Case) {
-		got, err := json.Marshal(knowledge.DefaultConfig())
+	register(skFile, "KnowledgeConfigSchema.parse({})", func(t T, c Case) {
+		// The case's input is the configuration parsed: {} gives the
+		// defaults.
+		cfg, err := knowledge.ParseConfig(c.Input)
+		if err != nil {
+			t.Fatalf("ParseConfig(%s): %v", c.Input, err)
+		}
+		got, err := json.Marshal(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,9 +106,9 @@ func init() {
 			t.Errorf("DefaultConfig() =\n%s\nwant\n%s", got, c.Expected)
 		}
 	})
-	register(skFile, "KnowledgeConfigSchema.safeParse", func(t *testing.T, c Case) {
+	register(skFile, "KnowledgeConfigSchema.safeParse", func(t T, c Case) {
 		var in struct{ Input json.RawMessage }
-		mustJSON(t, c.Input, &in)
+		decodeInput(t, c, &in)
 		var want struct{ Success bool }
 		mustJSON(t, c.Expected, &want)
 		_, err := knowledge.ParseConfig(in.Input)

@@ -2,10 +2,9 @@ package conformance_test
 
 import (
 	"encoding/json"
-	"math"
 	"reflect"
+	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/loredev/lore/events"
@@ -16,100 +15,28 @@ import (
 // The swarm_knowledge.json handlers registered in knowledge_cases_test.go:
 // validation, sweeps, caps, promotion, migration and injection against lore.
 
-func mustJSON(t *testing.T, raw []byte, v any) {
+func mustJSON(t T, raw []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
 }
 
-type skResult struct {
-	Valid    bool    `json:"valid"`
-	Layer    *int    `json:"layer"`
-	Reason   *string `json:"reason"`
-	Severity *string `json:"severity"`
-}
-
-func skResultOf(r knowledge.Result) skResult {
-	out := skResult{Valid: r.Valid}
-	if r.Layer != 0 {
-		l, rs, sv := r.Layer, r.Reason, r.Severity
-		out.Layer, out.Reason, out.Severity = &l, &rs, &sv
-	}
-	return out
-}
-
-// skValidateDeparts holds lore's verdict where it departs from v7.103.2.
-var skValidateDeparts = map[string]struct {
-	rule   string
-	result knowledge.Result
-}{
-	"Run chmod 777 on the upload dir to fix permissions":      {"K1", knowledge.Result{Layer: 2, Reason: knowledge.ReasonDangerous, Severity: "error"}},
-	"Run `make test` and disable the firewall for local runs": {"K2", knowledge.Result{Layer: 2, Reason: knowledge.ReasonSecurity, Severity: "error"}},
-	"Never call eval(input) from a `node -e` one-liner":       {"K2", knowledge.Result{Layer: 2, Reason: knowledge.ReasonInjection, Severity: "error"}},
-}
-
-// skValidateSafetyDeparts holds lore's verdict where its content-safety
-// rules depart from a case the reference calls conforming. A dangerous
-// command in a clause that negates it ("never", "avoid", "don't", "is
-// unsafe") is a warning to the reader, not an instruction: it passes, so
-// that lessons about safe practice are not false alarms (docs/knowledge.md,
-// "Content safety").
-var skValidateSafetyDeparts = map[string]struct {
-	rule   string
-	result knowledge.Result
-}{
-	"Never chain rm  -rf in a cleanup script": {"negated command", knowledge.Result{Valid: true}},
-}
-
-func skValidate(t *testing.T, c Case) {
-	var in struct {
-		Candidate string   `json:"candidate"`
-		Existing  []string `json:"existing_lessons"`
-		Meta      struct {
-			Category   string `json:"category"`
-			Scope      string `json:"scope"`
-			Confidence any    `json:"confidence"`
-		} `json:"meta"`
-	}
-	mustJSON(t, c.Input, &in)
-	conf := math.NaN()
-	if f, ok := in.Meta.Confidence.(float64); ok {
-		conf = f
-	}
-	var ex []knowledge.Existing
-	for _, s := range in.Existing {
-		ex = append(ex, knowledge.Existing{Text: s})
-	}
-	got := skResultOf(knowledge.Validate(in.Candidate, ex, knowledge.Meta{Category: in.Meta.Category, Scope: in.Meta.Scope, Confidence: conf}))
-	var want skResult
-	mustJSON(t, c.Expected, &want)
-	if d, ok := skValidateSafetyDeparts[in.Candidate]; ok {
-		want = skResultOf(d.result)
-		t.Logf("departs (%s): lore gives valid=%v where v7.103.2 gives %s", d.rule, d.result.Valid, c.Expected)
-	} else if c.Lore == "departs" {
-		if d, ok := skValidateDeparts[in.Candidate]; ok {
-			want = skResultOf(d.result)
-			t.Logf("departs (%s): lore gives layer %d %q (%s) where v7.103.2 gives %s", d.rule, d.result.Layer, d.result.Reason, d.result.Severity, c.Expected)
-		} else {
-			t.Logf("departs (K1/K2): lore's value equals v7.103.2's here: %s", c.Expected)
-		}
-	}
-	if !reflect.DeepEqual(got, want) {
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(want)
-		t.Errorf("Validate(%q) = %s, want %s", in.Candidate, g, w)
-	}
-}
-
 type skEntryIn struct {
-	ID                string         `json:"id"`
-	Status            string         `json:"status"`
-	Category          string         `json:"category"`
-	PhasesAlive       int            `json:"phases_alive"`
-	MaxPhases         int            `json:"max_phases"`
-	Lesson            string         `json:"lesson"`
-	RetrievalOutcomes map[string]int `json:"retrieval_outcomes"`
+	ID                string `json:"id"`
+	Status            string `json:"status"`
+	Category          string `json:"category"`
+	PhasesAlive       int    `json:"phases_alive"`
+	MaxPhases         int    `json:"max_phases"`
+	Lesson            string `json:"lesson"`
+	RetrievalOutcomes struct {
+		AppliedExplicit  int `json:"applied_explicit_count"`
+		SucceededAfter   int `json:"succeeded_after_shown_count"`
+		Ignored          int `json:"ignored_count"`
+		Violated         int `json:"violated_count"`
+		Contradicted     int `json:"contradicted_count"`
+		FailedAfterShown int `json:"failed_after_shown_count"`
+	} `json:"retrieval_outcomes"`
 }
 
 func (s skEntryIn) entry(i int) *knowledge.Entry {
@@ -120,8 +47,8 @@ func (s skEntryIn) entry(i int) *knowledge.Entry {
 	ro := s.RetrievalOutcomes
 	return &knowledge.Entry{ID: s.ID, Status: st, Category: s.Category, PhasesAlive: s.PhasesAlive,
 		MaxPhases: s.MaxPhases, Lesson: s.Lesson, CreatedSeq: uint64(i + 1), Tier: knowledge.TierSwarm,
-		Outcomes: knowledge.Outcomes{Helpful: ro["applied_explicit_count"] + ro["succeeded_after_shown_count"],
-			Harmful: ro["ignored_count"] + ro["violated_count"] + ro["contradicted_count"] + ro["failed_after_shown_count"]}}
+		Outcomes: knowledge.Outcomes{Applied: ro.AppliedExplicit, Helpful: ro.AppliedExplicit + ro.SucceededAfter,
+			Harmful: ro.Ignored + ro.Violated + ro.Contradicted + ro.FailedAfterShown}}
 }
 
 type skAfter struct {
@@ -140,13 +67,13 @@ func skView(es []*knowledge.Entry) []skAfter {
 	return out
 }
 
-func skSweep(t *testing.T, c Case, todos bool) {
+func skSweep(t T, c Case, todos bool) {
 	var in struct {
 		MaxPhases int         `json:"max_phases_arg"`
 		Times     int         `json:"times"`
 		Entries   []skEntryIn `json:"entries"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want struct {
 		Results []map[string]int `json:"results"`
 		After   []skAfter        `json:"after"`
@@ -179,9 +106,9 @@ func skSweep(t *testing.T, c Case, todos bool) {
 	}
 }
 
-func skPhaseSweep(t *testing.T, c Case) {
+func skPhaseSweep(t T, c Case) {
 	var in struct{ Entries []skEntryIn }
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want []struct {
 		AfterPhase int       `json:"after_phase"`
 		Entries    []skAfter `json:"entries"`
@@ -202,19 +129,22 @@ func skPhaseSweep(t *testing.T, c Case) {
 	}
 }
 
-// skCapLore is lore's expectation where the case is v6.81's FIFO (K4).
-var skCapLore = map[int][]string{92: {"promoted-old", "positive"}}
-
-func skCap(t *testing.T, c Case) {
+func skCap(t T, c Case) {
 	var in struct {
 		Cap     int         `json:"cap"`
 		Entries []skEntryIn `json:"entries"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want []string
 	mustJSON(t, c.Expected, &want)
-	if w, ok := skCapLore[c.Index]; ok {
-		want = w
+	if !c.RefersTo(skFollowed) {
+		// K4: which entry goes follows v7.103.2: its case for this input.
+		o, ok := sameInputCase(c, skFollowed)
+		if !ok {
+			t.Fatalf("departs (K4): no %s case with this input to settle it (refs %v)", skFollowed, c.Refs)
+		}
+		mustJSON(t, o.Expected, &want)
+		t.Logf("departs (K4): case of %v settled by %s's (case %d)", c.Refs, skFollowed, o.Index)
 	}
 	t.Logf("departs (K4): over the cap lore archives (never deletes) in v7.103.2's order; active entries: %v", want)
 	var es []*knowledge.Entry
@@ -254,12 +184,21 @@ type skSwarmIn struct {
 	HiveEligible bool     `json:"hive_eligible"`
 	Phases       []int    `json:"phases"`
 	CreatedAt    string   `json:"created_at"`
+	// RetrievalOutcomes (the reference's v6 counters) become the entry's
+	// outcomes.
+	RetrievalOutcomes struct {
+		Applied        int `json:"applied_count"`
+		SucceededAfter int `json:"succeeded_after_count"`
+		FailedAfter    int `json:"failed_after_count"`
+	} `json:"retrieval_outcomes"`
 }
 
 func (s skSwarmIn) entry(id string) *knowledge.Entry {
 	created, _ := time.Parse(time.RFC3339Nano, s.CreatedAt) // unparseable: zero, age 0
 	e := &knowledge.Entry{ID: id, Tier: knowledge.TierSwarm, Lesson: s.Lesson, Project: s.Project, Category: s.Category,
-		Scope: s.Scope, Confidence: s.Confidence, Status: s.Status, Tags: s.Tags, HiveEligible: s.HiveEligible, CreatedAt: created}
+		Scope: s.Scope, Confidence: s.Confidence, Status: s.Status, Tags: s.Tags, HiveEligible: s.HiveEligible, CreatedAt: created,
+		Outcomes: knowledge.Outcomes{Applied: s.RetrievalOutcomes.Applied, Helpful: s.RetrievalOutcomes.SucceededAfter,
+			Harmful: s.RetrievalOutcomes.FailedAfter}}
 	if e.Category == "" {
 		e.Category = "process"
 	}
@@ -322,6 +261,45 @@ func skCheckHive(now time.Time, cfg knowledge.Config, swarm []*knowledge.Entry, 
 	return sum, hive
 }
 
+// skHiveBeforeIn is a hive entry present before the check.
+type skHiveBeforeIn struct {
+	ID             string   `json:"id"`
+	Lesson         string   `json:"lesson"`
+	Status         string   `json:"status"`
+	SourceProject  string   `json:"source_project"`
+	EncounterScore float64  `json:"encounter_score"`
+	Confirmed      []string `json:"confirmed_by_projects"`
+}
+
+func skHive(in []skHiveBeforeIn) []*knowledge.Entry {
+	var hive []*knowledge.Entry
+	for _, h := range in {
+		e := &knowledge.Entry{ID: h.ID, Tier: knowledge.TierHive, Lesson: h.Lesson, Status: h.Status,
+			SourceProject: h.SourceProject, EncounterScore: h.EncounterScore, Scope: "global", Category: "process"}
+		for _, p := range h.Confirmed {
+			e.ConfirmedBy = append(e.ConfirmedBy, knowledge.Confirmation{Project: p})
+		}
+		hive = append(hive, e)
+	}
+	return hive
+}
+
+// skConfig is a case's knowledge configuration: missing or "defaults" is
+// the default, an object is parsed as lore parses one (unknown keys and
+// bad values refused).
+func skConfig(t T, raw json.RawMessage) knowledge.Config {
+	t.Helper()
+	var name string
+	if len(raw) == 0 || string(raw) == "null" || (json.Unmarshal(raw, &name) == nil && name == "defaults") {
+		return knowledge.DefaultConfig()
+	}
+	cfg, err := knowledge.ParseConfig(raw)
+	if err != nil {
+		t.Fatalf("input: config %s: %v", raw, err)
+	}
+	return cfg
+}
+
 func skHiveView(hive []*knowledge.Entry, withConfidence, withID bool) []skHiveOut {
 	out := []skHiveOut{}
 	for _, h := range hive {
@@ -341,27 +319,29 @@ func skHiveView(hive []*knowledge.Entry, withConfidence, withID bool) []skHiveOu
 	return out
 }
 
-func skRoute(t *testing.T, c Case) {
+func skRoute(t T, c Case) {
 	var in struct {
-		Now   time.Time `json:"now"`
-		Days  int       `json:"auto_promote_days"`
-		Entry skSwarmIn `json:"entry"`
+		Now    time.Time        `json:"now"`
+		Days   int              `json:"auto_promote_days"`
+		Entry  skSwarmIn        `json:"entry"`
+		Hive   []skHiveBeforeIn `json:"hive_before"`
+		Config json.RawMessage  `json:"config"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want struct {
 		NewPromotions int         `json:"new_promotions"`
 		Encounters    int         `json:"encounters_incremented"`
 		Hive          []skHiveOut `json:"hive"`
 	}
 	mustJSON(t, c.Expected, &want)
-	cfg := knowledge.DefaultConfig()
+	cfg := skConfig(t, in.Config)
 	cfg.AutoPromoteDays = in.Days
-	sum, hive := skCheckHive(in.Now, cfg, []*knowledge.Entry{in.Entry.entry("e1")}, nil)
+	sum, hive := skCheckHive(in.Now, cfg, []*knowledge.Entry{in.Entry.entry("e1")}, skHive(in.Hive))
 	if want.NewPromotions > 0 {
 		// K3: the promotion is not an encounter; the source project is the
 		// first confirming project and the score starts at 1.0.
-		want.Encounters = 0
-		for i := range want.Hive {
+		want.Encounters -= want.NewPromotions
+		for i := len(in.Hive); i < len(want.Hive); i++ {
 			want.Hive[i].EncounterScore = cfg.InitialEncounterScore
 		}
 		t.Logf("K3 (SPEC §5): a new hive entry starts at encounter_score 1.0 with no encounter counted (v7.103.2: 1.1, one encounter)")
@@ -376,34 +356,16 @@ func skRoute(t *testing.T, c Case) {
 	}
 }
 
-func skEncounter(t *testing.T, c Case) {
+func skEncounter(t T, c Case) {
 	var in struct {
-		Now  time.Time `json:"now"`
-		Hive []struct {
-			ID             string   `json:"id"`
-			Lesson         string   `json:"lesson"`
-			Status         string   `json:"status"`
-			SourceProject  string   `json:"source_project"`
-			EncounterScore float64  `json:"encounter_score"`
-			Confirmed      []string `json:"confirmed_by_projects"`
-		} `json:"hive_before"`
-		Swarm    []skSwarmIn     `json:"swarm"`
-		Override json.RawMessage `json:"config_override"`
+		Now      time.Time        `json:"now"`
+		Hive     []skHiveBeforeIn `json:"hive_before"`
+		Swarm    []skSwarmIn      `json:"swarm"`
+		Override json.RawMessage  `json:"config_override"`
 	}
-	mustJSON(t, c.Input, &in)
-	cfg, err := knowledge.ParseConfig(in.Override)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hive []*knowledge.Entry
-	for _, h := range in.Hive {
-		e := &knowledge.Entry{ID: h.ID, Tier: knowledge.TierHive, Lesson: h.Lesson, Status: h.Status,
-			SourceProject: h.SourceProject, EncounterScore: h.EncounterScore, Scope: "global", Category: "process"}
-		for _, p := range h.Confirmed {
-			e.ConfirmedBy = append(e.ConfirmedBy, knowledge.Confirmation{Project: p})
-		}
-		hive = append(hive, e)
-	}
+	decodeInput(t, c, &in)
+	cfg := skConfig(t, in.Override)
+	hive := skHive(in.Hive)
 	var swarm []*knowledge.Entry
 	for i, s := range in.Swarm {
 		swarm = append(swarm, s.entry("s"+string(rune('1'+i))))
@@ -441,14 +403,14 @@ func skEncounter(t *testing.T, c Case) {
 	}
 }
 
-func skAutoPromotion(t *testing.T, c Case) {
+func skAutoPromotion(t T, c Case) {
 	var in struct {
 		Now   time.Time `json:"now"`
 		Days  int       `json:"auto_promote_days"`
 		Runs  int       `json:"runs"`
 		Entry skSwarmIn `json:"entry"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want []struct {
 		Status       string `json:"status"`
 		HiveEligible *bool  `json:"hive_eligible"`
@@ -469,13 +431,13 @@ func skAutoPromotion(t *testing.T, c Case) {
 
 // skFold folds payloads as events of one project into a fresh store.
 type skFold struct {
-	t   *testing.T
+	t   T
 	st  *projector.Store
 	m   *knowledge.Model
 	seq uint64
 }
 
-func newSKFold(t *testing.T) *skFold {
+func newSKFold(t T) *skFold {
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
@@ -495,12 +457,12 @@ func (f *skFold) fold(evs ...*events.Event) {
 	}
 }
 
-func skMigrate(t *testing.T, c Case) {
+func skMigrate(t T, c Case) {
 	var in struct {
 		MD      string `json:"context_md"`
 		Package string `json:"package_json_name"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want struct {
 		FirstRun struct {
 			Migrated int `json:"entriesMigrated"`
@@ -519,7 +481,20 @@ func skMigrate(t *testing.T, c Case) {
 	}
 	mustJSON(t, c.Expected, &want)
 	t.Logf("departs (K5): the section picks the category (lesson, pattern, domain, decision); the refused bullet is kept in the rejected read model")
-	wantCategories := []string{"lesson", "lesson", "pattern", "domain", "decision", "lesson"}
+	// K5: the section picks the category.
+	sectionCategory := map[string]string{"migration:lessons-learned": "lesson", "migration:patterns": "pattern",
+		"migration:sme-cache": "domain", "migration:decisions": "decision"}
+	wantCategories := make([]string, len(want.Entries))
+	for i, w := range want.Entries {
+		for _, tag := range w.Tags {
+			if cat, ok := sectionCategory[tag]; ok {
+				wantCategories[i] = cat
+			}
+		}
+		if wantCategories[i] == "" {
+			t.Fatalf("expected entry %d has no section tag: %v", i, w.Tags)
+		}
+	}
 
 	items := knowledge.ParseContextMD(in.MD)
 	if len(items) != want.FirstRun.Total {
@@ -555,8 +530,22 @@ func skMigrate(t *testing.T, c Case) {
 		if len(es) != want.FirstRun.Migrated || len(rj) != want.FirstRun.Dropped {
 			t.Fatalf("%s: %d entries, %d rejected; want %d, %d", label, len(es), len(rj), want.FirstRun.Migrated, want.FirstRun.Dropped)
 		}
-		if !strings.Contains(rj[0].Lesson, "rm -rf") || rj[0].Reason != knowledge.ReasonDangerous {
-			t.Errorf("%s: rejected %+v", label, rj[0])
+		for _, r := range rj {
+			parsed := slices.ContainsFunc(items, func(it knowledge.MigrationItem) bool { return it.Lesson == r.Lesson })
+			kept := slices.ContainsFunc(want.Entries, func(w struct {
+				Lesson     string   `json:"lesson"`
+				Tags       []string `json:"tags"`
+				Confidence float64  `json:"confidence"`
+				Status     string   `json:"status"`
+				Scope      string   `json:"scope"`
+				Project    string   `json:"project_name"`
+				Auto       bool     `json:"auto_generated"`
+			}) bool {
+				return w.Lesson == r.Lesson
+			})
+			if !parsed || kept || r.Reason == "" {
+				t.Errorf("%s: rejected %+v: want a parsed bullet the reference dropped, with a reason", label, r)
+			}
 		}
 		for i, w := range want.Entries {
 			e := es[i]
@@ -578,7 +567,7 @@ func skMigrate(t *testing.T, c Case) {
 	check("second run")
 }
 
-func skQuarantine(t *testing.T, c Case) {
+func skQuarantine(t T, c Case) {
 	var in struct {
 		Entries    []skEntryIn `json:"entries"`
 		Quarantine struct {
@@ -587,7 +576,7 @@ func skQuarantine(t *testing.T, c Case) {
 		} `json:"quarantine"`
 		Restore string `json:"then_restore"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	var want struct {
 		AfterQ struct {
 			IDs         []string `json:"knowledge_ids"`
@@ -662,14 +651,14 @@ func skQuarantine(t *testing.T, c Case) {
 	}
 }
 
-func skRestoreRevalidation(t *testing.T, c Case) {
+func skRestoreRevalidation(t T, c Case) {
 	var in struct {
 		Q struct {
 			ID, Lesson string
 			Original   string `json:"original_status"`
 		} `json:"quarantined_entry"`
 	}
-	mustJSON(t, c.Input, &in)
+	decodeInput(t, c, &in)
 	e := &knowledge.Entry{ID: in.Q.ID, Lesson: in.Q.Lesson, Status: knowledge.StatusQuarantined, OriginalStatus: in.Q.Original,
 		Category: "other", Scope: "global", Confidence: 0.5}
 	res, ok := knowledge.Restore(e, nil, knowledge.DefaultConfig(), time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))

@@ -3,11 +3,11 @@ package conformance_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"regexp"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/loredev/lore/projector/learning"
@@ -16,7 +16,7 @@ import (
 // Decoding of swarm_learning.json inputs (JavaScript numbers and dates, the
 // reference's records) and comparisons used by learning_cases_test.go.
 
-func num(t *testing.T, raw json.RawMessage) float64 {
+func num(t T, raw json.RawMessage) float64 {
 	t.Helper()
 	if len(raw) == 0 || string(raw) == "null" {
 		return math.NaN() // missing, as JavaScript's undefined in arithmetic
@@ -41,14 +41,14 @@ func num(t *testing.T, raw json.RawMessage) float64 {
 	return 0
 }
 
-func decode(t *testing.T, raw json.RawMessage, v any) {
+func decode(t T, raw json.RawMessage, v any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
 }
 
-func mustTime(t *testing.T, s string) time.Time {
+func mustTime(t T, s string) time.Time {
 	t.Helper()
 	tm, err := learning.ParseTime("timestamp", s)
 	if err != nil {
@@ -58,7 +58,7 @@ func mustTime(t *testing.T, s string) time.Time {
 }
 
 // sameFloat compares bit for bit (NaN equals NaN).
-func sameFloat(t *testing.T, what string, got, want float64) {
+func sameFloat(t T, what string, got, want float64) {
 	t.Helper()
 	if math.IsNaN(got) && math.IsNaN(want) {
 		return
@@ -69,7 +69,7 @@ func sameFloat(t *testing.T, what string, got, want float64) {
 }
 
 // wantBadInput asserts lore refuses the input with an error naming field.
-func wantBadInput(t *testing.T, err error, field string) {
+func wantBadInput(t T, err error, field string) {
 	t.Helper()
 	if !errors.Is(err, learning.ErrBadInput) {
 		t.Fatalf("want a bad-input error naming %q, got %v", field, err)
@@ -79,28 +79,39 @@ func wantBadInput(t *testing.T, err error, field string) {
 	}
 }
 
-func learningConfig(t *testing.T, raw json.RawMessage) learning.LearningConfig {
-	cfg := learning.DefaultLearningConfig()
-	if len(raw) > 0 && raw[0] == '{' {
-		decode(t, raw, &cfg)
+// configOf decodes a case's config: the reference's name of its defaults
+// (e.g. "DEFAULT_LEARNING_CONFIG") or missing gives def; an object is
+// decoded strictly over def (an unknown key fails the case); anything else
+// fails the case.
+func configOf[C any](t T, raw json.RawMessage, def C, defaultsName string) C {
+	t.Helper()
+	cfg := def
+	if len(raw) == 0 || string(raw) == "null" {
+		return cfg
+	}
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		if name != defaultsName {
+			t.Fatalf("config %q: want an object or %q", name, defaultsName)
+		}
+		return cfg
+	}
+	if err := strictUnmarshal(raw, &cfg); err != nil {
+		t.Fatalf("config: %v", err)
 	}
 	return cfg
 }
 
-func antiConfig(t *testing.T, raw json.RawMessage) learning.AntiPatternConfig {
-	cfg := learning.DefaultAntiPatternConfig()
-	if len(raw) > 0 && raw[0] == '{' {
-		decode(t, raw, &cfg)
-	}
-	return cfg
+func learningConfig(t T, raw json.RawMessage) learning.LearningConfig {
+	return configOf(t, raw, learning.DefaultLearningConfig(), "DEFAULT_LEARNING_CONFIG")
 }
 
-func maturityConfig(t *testing.T, raw json.RawMessage) learning.MaturityConfig {
-	cfg := learning.DefaultMaturityConfig()
-	if len(raw) > 0 && raw[0] == '{' {
-		decode(t, raw, &cfg)
-	}
-	return cfg
+func antiConfig(t T, raw json.RawMessage) learning.AntiPatternConfig {
+	return configOf(t, raw, learning.DefaultAntiPatternConfig(), "DEFAULT_ANTI_PATTERN_CONFIG")
+}
+
+func maturityConfig(t T, raw json.RawMessage) learning.MaturityConfig {
+	return configOf(t, raw, learning.DefaultMaturityConfig(), "DEFAULT_MATURITY_CONFIG")
 }
 
 type refSignals struct {
@@ -109,10 +120,33 @@ type refSignals struct {
 	ErrorCount json.RawMessage `json:"error_count"`
 	RetryCount json.RawMessage `json:"retry_count"`
 	Success    bool            `json:"success"`
-	Timestamp  string          `json:"timestamp"`
+	// FilesTouched is carried by the outcome event, not scored.
+	FilesTouched []string `json:"files_touched"`
+	Timestamp    string   `json:"timestamp"`
 }
 
-func (r refSignals) toSignals(t *testing.T) (learning.Signals, error) {
+// outcomeData is the outcome.recorded/v1 data the signals become at lore's
+// doors (the timestamp is the event's time, not its data); the event
+// schema is the first layer to parse them. A missing count is left out.
+func (r refSignals) outcomeData(t T) []byte {
+	t.Helper()
+	m := map[string]any{"bead_id": r.BeadID, "success": r.Success}
+	if r.FilesTouched != nil {
+		m["files_touched"] = r.FilesTouched
+	}
+	for k, v := range map[string]json.RawMessage{"duration_ms": r.DurationMs, "error_count": r.ErrorCount, "retry_count": r.RetryCount} {
+		if len(v) > 0 && string(v) != "null" {
+			m[k] = v
+		}
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func (r refSignals) toSignals(t T) (learning.Signals, error) {
 	s := learning.Signals{BeadID: r.BeadID, DurationMs: num(t, r.DurationMs), ErrorCount: num(t, r.ErrorCount),
 		RetryCount: num(t, r.RetryCount), Success: r.Success}
 	tm, err := learning.ParseTime("timestamp", r.Timestamp)
@@ -130,7 +164,7 @@ type refMaturity struct {
 	DeprecatedAt  *string `json:"deprecated_at"`
 }
 
-func (r refMaturity) toMaturity(t *testing.T) learning.Maturity {
+func (r refMaturity) toMaturity(t T) learning.Maturity {
 	m := learning.Maturity{PatternID: r.PatternID, State: learning.MaturityState(r.State),
 		HelpfulCount: r.HelpfulCount, HarmfulCount: r.HarmfulCount, LastValidated: mustTime(t, r.LastValidated)}
 	if r.PromotedAt != nil {
@@ -144,7 +178,7 @@ func (r refMaturity) toMaturity(t *testing.T) learning.Maturity {
 	return m
 }
 
-func sameTimePtr(t *testing.T, what string, got *time.Time, want *string) {
+func sameTimePtr(t T, what string, got *time.Time, want *string) {
 	t.Helper()
 	switch {
 	case got == nil && want == nil:
@@ -155,7 +189,7 @@ func sameTimePtr(t *testing.T, what string, got *time.Time, want *string) {
 	}
 }
 
-func checkMaturity(t *testing.T, got learning.Maturity, want refMaturity) {
+func checkMaturity(t T, got learning.Maturity, want refMaturity) {
 	t.Helper()
 	if got.PatternID != want.PatternID || string(got.State) != want.State ||
 		got.HelpfulCount != want.HelpfulCount || got.HarmfulCount != want.HarmfulCount {
@@ -175,7 +209,7 @@ type refMaturityFeedback struct {
 	Weight    json.RawMessage `json:"weight"`
 }
 
-func maturityEvents(t *testing.T, in []refMaturityFeedback) []learning.MaturityFeedback {
+func maturityEvents(t T, in []refMaturityFeedback) []learning.MaturityFeedback {
 	out := make([]learning.MaturityFeedback, len(in))
 	for i, e := range in {
 		out[i] = learning.MaturityFeedback{PatternID: e.PatternID, Type: learning.FeedbackType(e.Type),
@@ -198,7 +232,7 @@ type refPattern struct {
 	ExampleBeads []string `json:"example_beads"`
 }
 
-func (r refPattern) toPattern(t *testing.T) learning.Pattern {
+func (r refPattern) toPattern(t T) learning.Pattern {
 	return learning.Pattern{ID: r.ID, Content: r.Content, Kind: r.Kind, IsNegative: r.IsNegative,
 		SuccessCount: r.SuccessCount, FailureCount: r.FailureCount, CreatedAt: mustTime(t, r.CreatedAt),
 		UpdatedAt: mustTime(t, r.UpdatedAt), Reason: r.Reason, Tags: nonNil(r.Tags), ExampleBeads: nonNil(r.ExampleBeads)}
@@ -211,7 +245,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func checkPattern(t *testing.T, what string, got learning.Pattern, want refPattern) {
+func checkPattern(t T, what string, got learning.Pattern, want refPattern) {
 	t.Helper()
 	w := want.toPattern(t)
 	if !got.CreatedAt.Equal(w.CreatedAt) || !got.UpdatedAt.Equal(w.UpdatedAt) {
@@ -224,7 +258,7 @@ func checkPattern(t *testing.T, what string, got learning.Pattern, want refPatte
 	}
 }
 
-func patterns(t *testing.T, in []refPattern) []learning.Pattern {
+func patterns(t T, in []refPattern) []learning.Pattern {
 	out := make([]learning.Pattern, len(in))
 	for i, p := range in {
 		out[i] = p.toPattern(t)
@@ -232,17 +266,129 @@ func patterns(t *testing.T, in []refPattern) []learning.Pattern {
 	return out
 }
 
+// refErrorLog is an ErrorAccumulator's history as the cases write it:
+// errors recorded in order (of any bead), the bead asked about, whether its
+// first error was resolved, and one more error recorded at now.
+type refErrorLog struct {
+	Recorded []struct {
+		BeadID    string `json:"bead_id"`
+		ErrorType string `json:"error_type"`
+		Message   string `json:"message"`
+		Options   struct {
+			StackTrace string `json:"stack_trace"`
+			ToolName   string `json:"tool_name"`
+			Context    string `json:"context"`
+		} `json:"options"`
+		At string `json:"at"`
+	} `json:"recorded_in_order"`
+	BeadID       string `json:"bead_id"`
+	ResolveFirst bool   `json:"resolve_first_error"`
+	Error        *struct {
+		ErrorType string `json:"error_type"`
+		Message   string `json:"message"`
+		// StackTrace may be written "N x 'C'": C repeated N times.
+		StackTrace string `json:"stack_trace"`
+	} `json:"error"`
+	Now string `json:"now"`
+}
+
+var repeatSpec = regexp.MustCompile(`^(\d+) x '(.)'$`)
+
+// entries are the bead's error entries, in recording order.
+func (in refErrorLog) entries(t T) []learning.ErrorEntry {
+	t.Helper()
+	var entries []learning.ErrorEntry
+	for i, r := range in.Recorded {
+		if r.BeadID != in.BeadID {
+			continue
+		}
+		entries = append(entries, learning.ErrorEntry{ID: fmt.Sprint(i), BeadID: r.BeadID, ErrorType: r.ErrorType,
+			Message: r.Message, StackTrace: r.Options.StackTrace, ToolName: r.Options.ToolName,
+			Context: r.Options.Context, Time: mustTime(t, r.At)})
+	}
+	if in.ResolveFirst {
+		if len(entries) == 0 {
+			t.Fatal("input: resolve_first_error with no error recorded for the bead")
+		}
+		entries[0].Resolved = true
+	}
+	if in.Error != nil {
+		stack := in.Error.StackTrace
+		if m := repeatSpec.FindStringSubmatch(stack); m != nil {
+			var n int
+			fmt.Sscan(m[1], &n)
+			stack = strings.Repeat(m[2], n)
+		}
+		entries = append(entries, learning.ErrorEntry{ID: fmt.Sprint(len(in.Recorded)), BeadID: in.BeadID, ErrorType: in.Error.ErrorType,
+			Message: in.Error.Message, StackTrace: stack, Time: mustTime(t, in.Now)})
+	} else if in.Now != "" {
+		t.Fatal("input: now without an error recorded at it")
+	}
+	return entries
+}
+
 // localeTime matches the reference's en-US toLocaleString() Time lines.
 var localeTime = regexp.MustCompile(`Time: (\d{1,2}/\d{1,2}/\d{4}, \d{1,2}:\d{2}:\d{2} [AP]M)`)
 
-// rfc3339Lines rewrites the reference's locale Time lines to lore's
-// RFC 3339 UTC form (departure L4); every other byte stays.
-func rfc3339Lines(t *testing.T, text string) string {
+// rfc3339Lines rewrites the reference's locale Time lines, printed in time
+// zone tz ("" is UTC) and an en-US locale, to lore's RFC 3339 UTC form
+// (departure L4); every other byte stays.
+func rfc3339Lines(t T, text, tz, locale string) string {
+	t.Helper()
+	if !strings.HasPrefix(locale, "en-US") && locale != "" {
+		t.Fatalf("input: locale %q: only en-US Time lines are read", locale)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		t.Fatalf("input: TZ %q: %v", tz, err)
+	}
 	return localeTime.ReplaceAllStringFunc(text, func(m string) string {
-		tm, err := time.Parse("1/2/2006, 3:04:05 PM", localeTime.FindStringSubmatch(m)[1])
+		tm, err := time.ParseInLocation("1/2/2006, 3:04:05 PM", localeTime.FindStringSubmatch(m)[1], loc)
 		if err != nil {
 			t.Fatalf("locale time %q: %v", m, err)
 		}
 		return "Time: " + tm.UTC().Format(time.RFC3339)
 	})
+}
+
+// outcomeType is the event a subtask's signals become.
+const outcomeType = "outcome.recorded/v1"
+
+// rawOf is a signal field as the case wrote it.
+func rawOf(r refSignals, field string) json.RawMessage {
+	switch field {
+	case "duration_ms":
+		return r.DurationMs
+	case "error_count":
+		return r.ErrorCount
+	case "retry_count":
+		return r.RetryCount
+	}
+	return nil
+}
+
+// badSignals are the fields of the signals SPEC §1 refuses (negative,
+// NaN, infinite or missing counts and durations, then an unparseable
+// timestamp), in the order lore checks them.
+func badSignals(t T, r refSignals) []string {
+	var out []string
+	for _, f := range []string{"duration_ms", "error_count", "retry_count"} {
+		v := num(t, rawOf(r, f))
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			out = append(out, f)
+		}
+	}
+	if _, err := learning.ParseTime("timestamp", r.Timestamp); err != nil {
+		out = append(out, "timestamp")
+	}
+	return out
+}
+
+// badSignal is the first of badSignals, the one the rule names; "" when
+// none.
+func badSignal(t T, r refSignals) string {
+	if bad := badSignals(t, r); len(bad) > 0 {
+		return bad[0]
+	}
+	return ""
 }
