@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -34,12 +35,15 @@ type RuntimeOptions struct {
 	Durable string
 	// BatchSize commits after this many events (default 1000).
 	BatchSize int
-	// FlushInterval commits a partial batch once its oldest event waited
-	// this long or the log is idle that long (5 ms): it bounds how long a
-	// command waits to read its own write and the lag under load.
+	// FlushInterval is how often a partial batch is looked at while a
+	// backlog drains (5 ms): it is committed once nothing more is
+	// delivered or its oldest event waited maxFlushDelay. A batch is
+	// committed at once when the pipeline runs dry, so an idle log
+	// commits every event as soon as it is folded.
 	FlushInterval time.Duration
 	Logger        *slog.Logger
-	// OnCommit, when set, is called after each commit with the checkpoint.
+	// OnCommit, when set, is called with the checkpoint as each commit
+	// becomes visible to readers (before its fsync).
 	OnCommit func(seq uint64)
 	// OnPoison, when set, is called for each dead-lettered event.
 	OnPoison func(seq uint64, reason string)
@@ -125,7 +129,8 @@ func (r *Runtime) WaitFor(ctx context.Context, seq uint64) error {
 	}
 }
 
-func (r *Runtime) committed(seq uint64) {
+// release makes seq the checkpoint waiters see and wakes those it covers.
+func (r *Runtime) release(seq uint64) {
 	r.mu.Lock()
 	r.seq.Store(seq)
 	kept := r.waiters[:0]
@@ -282,8 +287,17 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		}
 		clear(inBatch)
 		inBatch = inBatch[:0]
-		n, err := folder.Commit()
+		n, durable, err := folder.commitVisible()
 		if err != nil {
+			return err
+		}
+		// Waiting commands read their writes as soon as the batch is
+		// visible: the events are in the log, and a batch a machine crash
+		// loses before its fsync is folded again from there (the
+		// checkpoint is in the batch). The acknowledgement of the
+		// consumer and the announcements wait for the fsync.
+		r.release(folder.Seq())
+		if err := durable(); err != nil {
 			return err
 		}
 		if last != nil {
@@ -294,7 +308,6 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		}
 		r.dups.Add(folder.Duplicates() - dupsCounted)
 		dupsCounted = folder.Duplicates()
-		r.committed(folder.Seq())
 		if n > 0 {
 			// What this commit wrote, from memory: the store's outbox is
 			// read back only after a crash (publishOutbox).
@@ -361,12 +374,25 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			oldest = time.Now()
 			flush.Reset(r.opts.FlushInterval)
 		}
-		if folder.Pending() >= r.opts.BatchSize {
+		if folder.Pending() >= r.opts.BatchSize || (folder.Pending() > 0 && dry(deliveries)) {
 			if err := commit(); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// dry reports a pipeline with nothing more delivered: the pump is given
+// one chance to hand over a message it holds decoded. Committing then
+// costs an idle log nothing and lets a command read its write after one
+// fold; under a backlog deliveries queue up while a commit (an fsync)
+// runs, so batches grow with the load (a group commit).
+func dry(deliveries <-chan delivery) bool {
+	if len(deliveries) > 0 {
+		return false
+	}
+	runtime.Gosched()
+	return len(deliveries) == 0
 }
 
 // maxFlushDelay bounds how long a partial batch waits for its commit while

@@ -73,6 +73,7 @@ The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 	fl.IntVar(&o.PacedRate, "rate", 2000, "events/s of the paced load of the lag measurement")
 	fl.DurationVar(&o.PacedFor, "rate-for", 3*time.Second, "duration of the paced load")
 	fl.IntVar(&o.Queries, "queries", 2000, "injection calls per endpoint in-process (a quarter over NATS)")
+	fl.BoolVar(&o.NoSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits, as lore serve --no-sync-commits")
 	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fl.StringVar(&o.Dir, "dir", "", "folder for the throwaway node (default: a temp folder, removed)")
 	declare(fl, rules{"events": atLeast(1), "knowledge": atLeast(0), "patterns": atLeast(0), "writers": atLeast(1),
