@@ -452,7 +452,7 @@ func noWait() error { return nil }
 
 // commitVisible writes the batch like Commit and returns as soon as it is
 // visible to readers; durable returns once it is durable (the WAL fsync'd
-// when the store syncs) and must be called before the next commit.
+// when the store syncs); it must be called once, in commit order.
 //
 // INVARIANT: readers see a batch before its fsync in any case (Pebble
 // publishes a batch to readers before its WAL sync completes), so

@@ -131,6 +131,9 @@ func (r *Runtime) WaitFor(ctx context.Context, seq uint64) error {
 
 // release makes seq the checkpoint waiters see and wakes those it covers.
 func (r *Runtime) release(seq uint64) {
+	if r.opts.OnCommit != nil {
+		r.opts.OnCommit(seq) // before any waiter wakes
+	}
 	r.mu.Lock()
 	r.seq.Store(seq)
 	kept := r.waiters[:0]
@@ -143,9 +146,6 @@ func (r *Runtime) release(seq uint64) {
 	}
 	r.waiters = kept
 	r.mu.Unlock()
-	if r.opts.OnCommit != nil {
-		r.opts.OnCommit(seq)
-	}
 }
 
 // Prepare checks the store's format against the models: a format from a
@@ -267,6 +267,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	// sequence: Settle reports a poison event by its sequence.
 	var inBatch []delivery
 	var dupsCounted uint64 // folder.Duplicates() at the last commit
+	jobs, syncErr, stopSyncer := r.startSyncer(ctx)
+	defer stopSyncer()
 	commit := func() error {
 		flush.Stop()
 		poison, err := folder.Settle()
@@ -295,26 +297,25 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		// visible: the events are in the log, and a batch a machine crash
 		// loses before its fsync is folded again from there (the
 		// checkpoint is in the batch). The acknowledgement of the
-		// consumer and the announcements wait for the fsync.
+		// consumer and the announcements wait for the fsync, on the
+		// syncer, while the next batch folds.
 		r.release(folder.Seq())
-		if err := durable(); err != nil {
-			return err
-		}
-		if last != nil {
-			if err := last.Ack(); err != nil && ctx.Err() == nil {
-				r.opts.Logger.Debug("ack", "err", err) // the checkpoint is the truth; the consumer is recreated on restart
-			}
-			last = nil
-		}
 		r.dups.Add(folder.Duplicates() - dupsCounted)
 		dupsCounted = folder.Duplicates()
+		j := syncJob{durable: durable, last: last}
+		last = nil
 		if n > 0 {
 			// What this commit wrote, from memory: the store's outbox is
 			// read back only after a crash (publishOutbox).
-			out := folder.committedOutbox
-			return r.announce(ctx, out, outboxKey(out[n-1].Cause, n-1))
+			j.out = slices.Clone(folder.committedOutbox[:n])
 		}
-		return nil
+		select {
+		case jobs <- j:
+			return nil
+		case err := <-syncErr:
+			_ = durable() // the batch is released once its sync ends
+			return err
+		}
 	}
 	for {
 		var d delivery
@@ -339,6 +340,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 				return err
 			}
 			continue
+		case err := <-syncErr:
+			return err
 		case <-watch.C:
 			if !delivered && folder.Pending() == 0 {
 				if err := r.checkStalled(ctx, folder.Seq()); err != nil {
@@ -393,6 +396,57 @@ func dry(deliveries <-chan delivery) bool {
 	}
 	runtime.Gosched()
 	return len(deliveries) == 0
+}
+
+// syncJob is what follows a visible commit: its fsync, then the
+// consumer's acknowledgement up to last and the batch's announcements.
+type syncJob struct {
+	durable func() error
+	last    jetstream.Msg
+	out     []outboxEntry
+}
+
+// startSyncer runs the jobs of commits in order on a goroutine of their
+// own; the first failure is sent on errc (later jobs only wait for their
+// fsync). stop waits for every job handed over.
+//
+// INVARIANT: a batch is acknowledged and announced only after it is
+// durable, in commit order.
+func (r *Runtime) startSyncer(ctx context.Context) (jobs chan<- syncJob, errc <-chan error, stop func()) {
+	ch := make(chan syncJob, 64)
+	ec := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		failed := false
+		for j := range ch {
+			if failed {
+				_ = j.durable()
+				continue
+			}
+			if err := r.finish(ctx, j); err != nil {
+				failed = true
+				ec <- err
+			}
+		}
+	}()
+	return ch, ec, func() { close(ch); <-done }
+}
+
+// finish waits for j's fsync, then acknowledges and announces its batch.
+func (r *Runtime) finish(ctx context.Context, j syncJob) error {
+	if err := j.durable(); err != nil {
+		return err
+	}
+	if j.last != nil {
+		if err := j.last.Ack(); err != nil && ctx.Err() == nil {
+			r.opts.Logger.Debug("ack", "err", err) // the checkpoint is the truth; the consumer is recreated on restart
+		}
+	}
+	if n := len(j.out); n > 0 {
+		return r.announce(ctx, j.out, outboxKey(j.out[n-1].Cause, n-1))
+	}
+	return nil
 }
 
 // maxFlushDelay bounds how long a partial batch waits for its commit while
