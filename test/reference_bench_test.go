@@ -216,3 +216,48 @@ func BenchmarkRefObservations(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadYourWrites: commands that reply once their events are
+// folded, called one after another on an otherwise idle node holding N
+// entries in the project (and N registry patterns); one op is one command,
+// in turn observe_pattern, record_outcome, loop.start, knowledge.add and
+// phase.complete (nothing to archive: a project of its own).
+func BenchmarkReadYourWrites(b *testing.B) {
+	for _, n := range refSizes {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			_, cl := refNode(b, n, n)
+			cmds := []struct {
+				group, name, project string
+				args                 func(i int) map[string]any
+			}{
+				{"learning", "observe_pattern", refProject, func(i int) map[string]any {
+					return map[string]any{"content": fmt.Sprintf("pattern %d: split by file", i), "success": true}
+				}},
+				{"learning", "record_outcome", refProject, func(i int) map[string]any {
+					return map[string]any{"bead_id": fmt.Sprintf("b-%d", i), "duration_ms": 1000, "retry_count": 0, "success": true}
+				}},
+				{"loop", "start", refProject, func(i int) map[string]any {
+					return map[string]any{"task": fmt.Sprintf("task %d: fix the parser", i), "category": "debugging"}
+				}},
+				{"knowledge", "add", refProject, refLesson},
+				{"phase", "complete", "ryw-empty", func(i int) map[string]any { return map[string]any{"phase": i + 1} }},
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				c := cmds[i%len(cmds)]
+				req, err := api.NewRequest(c.args(i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.Project, req.Source = c.project, "bench"
+				raw, err := cl.CallRaw(context.Background(), c.group, c.name, req)
+				if err != nil {
+					b.Fatalf("%s.%s: %v", c.group, c.name, err)
+				}
+				if !strings.Contains(string(raw), `"projected":true`) {
+					b.Fatalf("%s.%s: not projected: %s", c.group, c.name, raw)
+				}
+			}
+		})
+	}
+}
