@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/app"
@@ -90,6 +91,62 @@ func BenchmarkKnowledgeImport(b *testing.B) {
 				nc.Close()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "lessons/s")
+		})
+	}
+}
+
+// registryDoc is a shared-patterns root document of n error patterns.
+func registryDoc(n int) []byte {
+	rng := rand.New(rand.NewPCG(9, uint64(n)))
+	ps := make([]map[string]any, n)
+	for i := range ps {
+		ok := 3 + rng.IntN(5)
+		ps[i] = map[string]any{
+			"pattern_id": fmt.Sprintf("pat-error-imp%d-%03d", i/1000, i%1000), "type": "error_pattern",
+			"error_signature":         map[string]any{"error_type": "TypeError", "error_pattern": benchkit.Lesson(rng), "error_location_hints": []string{}},
+			"fix_approach":            map[string]any{"description": "fix " + benchkit.Lesson(rng), "fix_category": "other"},
+			"successful_applications": ok, "failed_applications": 8 - ok, "usage_count": 8, "success_rate": float64(ok) / 8,
+			"first_discovered": "2025-12-31T23:00:00Z", "last_used": "2025-12-31T23:00:00Z",
+			"effectiveness_trend": []any{}, "source_loops": []any{}, "tags": []string{},
+		}
+	}
+	raw, _ := json.Marshal(map[string]any{"version": "1.0.0", "pattern_registry": map[string]any{"error_patterns": ps}})
+	return raw
+}
+
+// BenchmarkPatternsImport is lore patterns import of a registry document
+// of N error patterns into a fresh node, in one request replied once its
+// events are folded.
+func BenchmarkPatternsImport(b *testing.B) {
+	for _, n := range importSizes {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			raw := registryDoc(n)
+			for range b.N {
+				b.StopTimer()
+				nd, dst := refNode(b, 0, 0)
+				b.StartTimer()
+				r := refCall(b, dst, "patterns", "import", map[string]any{"document": json.RawMessage(raw)}, false)
+				// A reply that gave up waiting (pending) is followed by the
+				// wait for the fold of its last event: the import is done
+				// once its patterns can be queried.
+				app, _ := r["appended"].([]any)
+				if len(app) == 0 {
+					b.Fatalf("import of %d patterns: nothing appended: %v", n, r)
+				}
+				last, _ := app[len(app)-1].(map[string]any)["seq"].(float64)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				err := nd.Runtime.WaitFor(ctx, uint64(last))
+				cancel()
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, _ := r["result"].(map[string]any)
+				if got, _ := res["patterns"].(float64); int(got) != n {
+					b.Fatalf("import of %d patterns: %v", n, r)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "patterns/s")
 		})
 	}
 }
