@@ -507,6 +507,11 @@ type KnowledgeImportArgs struct {
 	Submissions []events.KnowledgeSubmitted `json:"submissions"`
 }
 
+// KnowledgeImportChunk is how many submissions a client sends in one
+// knowledge.import request (the CLI's size: a request stays well under
+// NATS's payload limit).
+const KnowledgeImportChunk = 200
+
 // KnowledgeImportResult counts what an import sent.
 type KnowledgeImportResult struct {
 	Sent     int `json:"sent"`

@@ -27,6 +27,20 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nend-to-end lag (append ack → projector commit) at %d events/s: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d events)\n",
 		r.LagRate, r.Lag.P50us/1e3, r.Lag.P99us/1e3, r.Lag.MaxUs/1e3, r.Lag.N)
+	y := r.ReadYourWrites
+	fmt.Fprintf(w, "\nread your writes (commands one after another over NATS, replied once folded): p50 %.0f µs, p99 %.0f µs (%d calls)\n",
+		y.P50us, y.P99us, y.N)
+	fmt.Fprintf(w, "  baseline, raw JetStream publish round trip: p50 %.0f µs, p99 %.0f µs; ratio p50 %.2f×, p99 %.2f×\n",
+		y.RawPublish.P50us, y.RawPublish.P99us, y.P50Ratio, y.P99Ratio)
+	ckeys := make([]string, 0, len(y.ByCommand))
+	for k := range y.ByCommand {
+		ckeys = append(ckeys, k)
+	}
+	sort.Strings(ckeys)
+	for _, k := range ckeys {
+		l := y.ByCommand[k]
+		fmt.Fprintf(w, "  %-30s p50 %8.1f µs  p99 %8.1f µs\n", k, l.P50us, l.P99us)
+	}
 	keys := make([]string, 0, len(r.Inject))
 	for k := range r.Inject {
 		keys = append(keys, k)

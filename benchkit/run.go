@@ -34,6 +34,9 @@ type Options struct {
 	// Queries per injection endpoint and path (default 2000 in-process,
 	// 500 over NATS).
 	Queries int
+	// NoSyncCommits skips Pebble's fsync on projector commits (as
+	// lore serve --no-sync-commits).
+	NoSyncCommits bool
 	// Dir holds the node's data (a temp folder, removed, when empty).
 	Dir string
 	// Logf reports progress (nil: silent).
@@ -78,6 +81,7 @@ type Report struct {
 	Knowledge    int    `json:"knowledge"`
 	Patterns     int    `json:"patterns"`
 	Writers      int    `json:"writers"`
+	SyncCommits  bool   `json:"sync_commits"`
 	StreamEvents uint64 `json:"stream_events"`
 
 	RawPublishPerS float64 `json:"raw_publish_per_s"`
@@ -105,6 +109,8 @@ type Report struct {
 
 	Inject map[string]Latency `json:"inject"`
 
+	ReadYourWrites ReadYourWrites `json:"read_your_writes"`
+
 	PeakRSSBytes int64    `json:"peak_rss_bytes"`
 	Targets      []Target `json:"targets"`
 }
@@ -128,7 +134,7 @@ type Target struct {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o.setDefaults()
 	rep := &Report{Seed: o.Seed, Events: o.Events, Knowledge: o.Knowledge, Patterns: o.Patterns,
-		Writers: o.Writers, LagRate: o.PacedRate, Inject: map[string]Latency{}}
+		Writers: o.Writers, SyncCommits: !o.NoSyncCommits, LagRate: o.PacedRate, Inject: map[string]Latency{}}
 	dir := o.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "lore-bench-")
@@ -154,7 +160,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	n, err := node.Start(ctx, node.Config{DataDir: filepath.Join(dir, "node"), Embedded: node.EmbeddedOptions{Port: -1},
-		TickInterval: -1, NatsOptions: []nats.Option{nats.MaxPingsOutstanding(100)}})
+		TickInterval: -1, NoSyncCommits: o.NoSyncCommits, NatsOptions: []nats.Option{nats.MaxPingsOutstanding(100)}})
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +261,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		{"projection / raw consume", rep.ProjectionRatio, ">= 0.7", rep.ProjectionRatio >= 0.7},
 		{"rebuild time / raw consume time", rep.RebuildRatio, "<= 1.5", rep.RebuildRatio <= 1.5},
 		{"knowledge.inject p99 in-process (ms)", rep.Inject["knowledge.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["knowledge.inject/in-process"].P99us <= 1000},
+		{"read your writes p50 (ms)", rep.ReadYourWrites.P50us / 1e3, "<= 0.5", rep.ReadYourWrites.P50us <= 500},
+		{"read your writes p99 (ms)", rep.ReadYourWrites.P99us / 1e3, "<= 2", rep.ReadYourWrites.P99us <= 2000},
 		{"patterns.inject p99 in-process (ms)", rep.Inject["patterns.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["patterns.inject/in-process"].P99us <= 1000},
 	}
 	return rep, nil
@@ -425,5 +433,11 @@ func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report) 
 		}
 		rep.Inject[c.group+"."+c.name+"/nats"] = summarise(ds)
 	}
+	o.Logf("read your writes: commands one after another")
+	ryw, err := measureReadYourWrites(ctx, nc, cl, max(q/len(rywCommands), 1))
+	if err != nil {
+		return err
+	}
+	rep.ReadYourWrites = ryw
 	return nil
 }

@@ -436,22 +436,48 @@ func (f *Folder) Skip(seq uint64) {
 }
 
 // Commit writes every write folded since the last commit, the outbox and the
-// checkpoint in one Pebble batch. It reports how many outbox entries it wrote.
+// checkpoint in one Pebble batch, and returns once it is durable (fsync'd
+// when the store syncs). It reports how many outbox entries it wrote.
 func (f *Folder) Commit() (int, error) {
+	n, durable, err := f.commitVisible()
+	if err != nil {
+		return n, err
+	}
+	return n, durable()
+}
+
+// noWait is the durability wait of a commit that wrote nothing or did not
+// ask for an fsync.
+func noWait() error { return nil }
+
+// commitVisible writes the batch like Commit and returns as soon as it is
+// visible to readers; durable returns once it is durable (the WAL fsync'd
+// when the store syncs); it must be called once, in commit order.
+//
+// INVARIANT: readers see a batch before its fsync in any case (Pebble
+// publishes a batch to readers before its WAL sync completes), so
+// returning here weakens nothing: a batch lost by a machine crash before
+// its fsync is lost with its checkpoint, and is folded again from the log.
+func (f *Folder) commitVisible() (n int, durable func() error, err error) {
 	if f.unsettled {
 		// Settle may report poison events the caller must dead-letter
 		// before their batch commits.
-		return 0, errUnsettled
+		return 0, noWait, errUnsettled
 	}
 	writes := f.sys.len() + len(f.ids)
 	for _, l := range f.lanes {
 		writes += l.batch.len()
 	}
 	if f.seq == f.committed && writes == 0 {
-		return 0, nil
+		return 0, noWait, nil
 	}
 	b := f.store.db.NewBatch()
-	defer b.Close()
+	closeBatch := true
+	defer func() {
+		if closeBatch {
+			b.Close()
+		}
+	}()
 	for _, o := range append([]*batchOverlay{f.sys}, f.laneBatches()...) {
 		for k, v := range o.vals {
 			var err error
@@ -461,34 +487,43 @@ func (f *Folder) Commit() (int, error) {
 				err = b.Set([]byte(k), v.v, nil)
 			}
 			if err != nil {
-				return 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+				return 0, noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 			}
 		}
 	}
 	for id, seq := range f.ids {
 		if err := b.Set([]byte(eventIDKey(id)), u64(seq), nil); err != nil {
-			return 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+			return 0, noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 		}
 	}
-	n := len(f.outbox)
+	n = len(f.outbox)
 	for i, e := range f.outbox {
 		raw, err := json.Marshal(e)
 		if err != nil {
-			return 0, fmt.Errorf("outbox: %w", err)
+			return 0, noWait, fmt.Errorf("outbox: %w", err)
 		}
 		if err := b.Set(outboxKey(e.Cause, i), raw, nil); err != nil {
-			return 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+			return 0, noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 		}
 	}
 	if err := b.Set([]byte(sysCheckpoint), u64(f.seq), nil); err != nil {
-		return 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+		return 0, noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 	}
-	wo := pebble.NoSync
+	durable = noWait
 	if f.store.sync {
-		wo = pebble.Sync
-	}
-	if err := b.Commit(wo); err != nil {
-		return 0, fmt.Errorf("%w: commit: %v", ErrStorage, err)
+		if err := f.store.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+			return 0, noWait, fmt.Errorf("%w: commit: %v", ErrStorage, err)
+		}
+		closeBatch = false
+		durable = func() error {
+			defer b.Close()
+			if err := b.SyncWait(); err != nil {
+				return fmt.Errorf("%w: commit sync: %v", ErrStorage, err)
+			}
+			return nil
+		}
+	} else if err := b.Commit(pebble.NoSync); err != nil {
+		return 0, noWait, fmt.Errorf("%w: commit: %v", ErrStorage, err)
 	}
 	f.committed = f.seq
 	f.sys.clear()
@@ -501,7 +536,7 @@ func (f *Folder) Commit() (int, error) {
 	f.committedOutbox = append(f.committedOutbox[:0], f.outbox...)
 	f.outbox = f.outbox[:0]
 	f.pending = 0
-	return n, nil
+	return n, durable, nil
 }
 
 func (f *Folder) laneBatches() []*batchOverlay {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -34,12 +35,15 @@ type RuntimeOptions struct {
 	Durable string
 	// BatchSize commits after this many events (default 1000).
 	BatchSize int
-	// FlushInterval commits a partial batch once its oldest event waited
-	// this long or the log is idle that long (5 ms): it bounds how long a
-	// command waits to read its own write and the lag under load.
+	// FlushInterval is how often a partial batch is looked at while a
+	// backlog drains (5 ms): it is committed once nothing more is
+	// delivered or its oldest event waited maxFlushDelay. A batch is
+	// committed at once when the pipeline runs dry, so an idle log
+	// commits every event as soon as it is folded.
 	FlushInterval time.Duration
 	Logger        *slog.Logger
-	// OnCommit, when set, is called after each commit with the checkpoint.
+	// OnCommit, when set, is called with the checkpoint as each commit
+	// becomes visible to readers (before its fsync).
 	OnCommit func(seq uint64)
 	// OnPoison, when set, is called for each dead-lettered event.
 	OnPoison func(seq uint64, reason string)
@@ -125,7 +129,11 @@ func (r *Runtime) WaitFor(ctx context.Context, seq uint64) error {
 	}
 }
 
-func (r *Runtime) committed(seq uint64) {
+// release makes seq the checkpoint waiters see and wakes those it covers.
+func (r *Runtime) release(seq uint64) {
+	if r.opts.OnCommit != nil {
+		r.opts.OnCommit(seq) // before any waiter wakes
+	}
 	r.mu.Lock()
 	r.seq.Store(seq)
 	kept := r.waiters[:0]
@@ -138,9 +146,6 @@ func (r *Runtime) committed(seq uint64) {
 	}
 	r.waiters = kept
 	r.mu.Unlock()
-	if r.opts.OnCommit != nil {
-		r.opts.OnCommit(seq)
-	}
 }
 
 // Prepare checks the store's format against the models: a format from a
@@ -262,6 +267,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	// sequence: Settle reports a poison event by its sequence.
 	var inBatch []delivery
 	var dupsCounted uint64 // folder.Duplicates() at the last commit
+	jobs, syncErr, stopSyncer := r.startSyncer(ctx)
+	defer stopSyncer()
 	commit := func() error {
 		flush.Stop()
 		poison, err := folder.Settle()
@@ -282,26 +289,33 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		}
 		clear(inBatch)
 		inBatch = inBatch[:0]
-		n, err := folder.Commit()
+		n, durable, err := folder.commitVisible()
 		if err != nil {
 			return err
 		}
-		if last != nil {
-			if err := last.Ack(); err != nil && ctx.Err() == nil {
-				r.opts.Logger.Debug("ack", "err", err) // the checkpoint is the truth; the consumer is recreated on restart
-			}
-			last = nil
-		}
+		// Waiting commands read their writes as soon as the batch is
+		// visible: the events are in the log, and a batch a machine crash
+		// loses before its fsync is folded again from there (the
+		// checkpoint is in the batch). The acknowledgement of the
+		// consumer and the announcements wait for the fsync, on the
+		// syncer, while the next batch folds.
+		r.release(folder.Seq())
 		r.dups.Add(folder.Duplicates() - dupsCounted)
 		dupsCounted = folder.Duplicates()
-		r.committed(folder.Seq())
+		j := syncJob{durable: durable, last: last}
+		last = nil
 		if n > 0 {
 			// What this commit wrote, from memory: the store's outbox is
 			// read back only after a crash (publishOutbox).
-			out := folder.committedOutbox
-			return r.announce(ctx, out, outboxKey(out[n-1].Cause, n-1))
+			j.out = slices.Clone(folder.committedOutbox[:n])
 		}
-		return nil
+		select {
+		case jobs <- j:
+			return nil
+		case err := <-syncErr:
+			_ = durable() // the batch is released once its sync ends
+			return err
+		}
 	}
 	for {
 		var d delivery
@@ -326,6 +340,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 				return err
 			}
 			continue
+		case err := <-syncErr:
+			return err
 		case <-watch.C:
 			if !delivered && folder.Pending() == 0 {
 				if err := r.checkStalled(ctx, folder.Seq()); err != nil {
@@ -361,12 +377,76 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			oldest = time.Now()
 			flush.Reset(r.opts.FlushInterval)
 		}
-		if folder.Pending() >= r.opts.BatchSize {
+		if folder.Pending() >= r.opts.BatchSize || (folder.Pending() > 0 && dry(deliveries)) {
 			if err := commit(); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// dry reports a pipeline with nothing more delivered: the pump is given
+// one chance to hand over a message it holds decoded. Committing then
+// costs an idle log nothing and lets a command read its write after one
+// fold; under a backlog deliveries queue up while a commit (an fsync)
+// runs, so batches grow with the load (a group commit).
+func dry(deliveries <-chan delivery) bool {
+	if len(deliveries) > 0 {
+		return false
+	}
+	runtime.Gosched()
+	return len(deliveries) == 0
+}
+
+// syncJob is what follows a visible commit: its fsync, then the
+// consumer's acknowledgement up to last and the batch's announcements.
+type syncJob struct {
+	durable func() error
+	last    jetstream.Msg
+	out     []outboxEntry
+}
+
+// startSyncer runs the jobs of commits in order on a goroutine of their
+// own; the first failure is sent on errc (later jobs only wait for their
+// fsync). stop waits for every job handed over.
+//
+// INVARIANT: a batch is acknowledged and announced only after it is
+// durable, in commit order.
+func (r *Runtime) startSyncer(ctx context.Context) (jobs chan<- syncJob, errc <-chan error, stop func()) {
+	ch := make(chan syncJob, 64)
+	ec := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		failed := false
+		for j := range ch {
+			if failed {
+				_ = j.durable()
+				continue
+			}
+			if err := r.finish(ctx, j); err != nil {
+				failed = true
+				ec <- err
+			}
+		}
+	}()
+	return ch, ec, func() { close(ch); <-done }
+}
+
+// finish waits for j's fsync, then acknowledges and announces its batch.
+func (r *Runtime) finish(ctx context.Context, j syncJob) error {
+	if err := j.durable(); err != nil {
+		return err
+	}
+	if j.last != nil {
+		if err := j.last.Ack(); err != nil && ctx.Err() == nil {
+			r.opts.Logger.Debug("ack", "err", err) // the checkpoint is the truth; the consumer is recreated on restart
+		}
+	}
+	if n := len(j.out); n > 0 {
+		return r.announce(ctx, j.out, outboxKey(j.out[n-1].Cause, n-1))
+	}
+	return nil
 }
 
 // maxFlushDelay bounds how long a partial batch waits for its commit while

@@ -88,6 +88,7 @@ five times during the soak (compare two with go tool pprof -base).`,
 	fl.IntVar(&o.PacedRate, "rate", 2000, "events/s of the paced load of the lag measurement")
 	fl.DurationVar(&o.PacedFor, "rate-for", 3*time.Second, "duration of the paced load")
 	fl.IntVar(&o.Queries, "queries", 2000, "injection calls per endpoint in-process (a quarter over NATS)")
+	fl.BoolVar(&o.NoSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits, as lore serve --no-sync-commits")
 	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fl.StringVar(&o.Dir, "dir", "", "folder for the throwaway node (default: a temp folder, removed)")
 	fl.DurationVar(&so.Duration, "soak", 0, "measure memory under load for this long instead (lore serve as a child; see above)")

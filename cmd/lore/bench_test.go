@@ -56,7 +56,10 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s: %+v", k, l)
 		}
 	}
-	if len(rep.Targets) != 5 || rep.PeakRSSBytes <= 0 {
+	if y := rep.ReadYourWrites; y.N == 0 || !(y.P50us > 0) || y.RawPublish.N == 0 || !(y.P50Ratio > 0) || len(y.ByCommand) != 5 {
+		t.Errorf("read your writes: %+v, want every command measured next to the baseline", y)
+	}
+	if len(rep.Targets) != 7 || rep.PeakRSSBytes <= 0 {
 		t.Errorf("targets %d, peak RSS %d", len(rep.Targets), rep.PeakRSSBytes)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -321,9 +322,15 @@ func projectFor(f *Factory, dir string) string {
 }
 
 func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []events.KnowledgeSubmitted, bad []knowledge.LineError) error {
-	const batch = 200 // keeps each request small
+	const batch = app.KnowledgeImportChunk
 	total := app.KnowledgeImportResult{}
+	// A long import reports its progress on stderr, at most once a second.
+	lastProgress := time.Now()
 	for i := 0; i < len(subs) || i == 0; i += batch {
+		if i > 0 && time.Since(lastProgress) >= time.Second {
+			fmt.Fprintf(f.Err, "%s: %d of %d sent\n", format, i, len(subs))
+			lastProgress = time.Now()
+		}
 		part := subs[i:min(i+batch, len(subs))]
 		var r app.KnowledgeImportResult
 		if err := f.Call(cmd.Context(), "knowledge", "import", app.KnowledgeImportArgs{Format: format, Project: project, Submissions: part}, &r); err != nil {

@@ -387,10 +387,22 @@ func contradictions(ct []string, cnorm string, existing []Existing) []int {
 		return nil
 	}
 	cw := words(cnorm)
-	// The candidate's contexts of both sides of every pair, computed once.
+	// The candidate's contexts of both sides of every pair, computed once,
+	// and the terms an existing entry must hold for one of them to matter:
+	// the other side of each pair the candidate has a context for.
 	cctx := make([][2]map[string]bool, len(negationPairs))
+	var needed []string
 	for k, p := range negationPairs {
 		cctx[k] = [2]map[string]bool{contextWords(cw, p[0]), contextWords(cw, p[1])}
+		if len(cctx[k][0]) > 0 {
+			needed = append(needed, p[1])
+		}
+		if len(cctx[k][1]) > 0 {
+			needed = append(needed, p[0])
+		}
+	}
+	if len(needed) == 0 {
+		return nil // no context overlaps anything
 	}
 	var out []int
 	for i, ex := range existing {
@@ -401,7 +413,10 @@ func contradictions(ct []string, cnorm string, existing []Existing) []int {
 		} else {
 			etags, enorm = contradictionTagList(ex.Text, ex.Tags), normalizeText(ex.Text)
 		}
-		if !sharesSorted(ct, etags) {
+		if !sharesSorted(ct, etags) || !containsAny(enorm, needed) {
+			// A term's words occur in a row in words(enorm) only if the
+			// term is a substring of enorm (words joined by one space):
+			// without one, every context of the entry is empty.
 			continue
 		}
 		ew := words(enorm)

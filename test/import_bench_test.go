@@ -1,0 +1,152 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector/knowledge"
+	"github.com/loredev/lore/test/natstest"
+)
+
+// importSizes are the store sizes of the import benchmarks.
+var importSizes = []int{100, 1000, 10_000}
+
+// knowledgeJSONL is an opencode-swarm knowledge.jsonl of n distinct
+// lessons.
+func knowledgeJSONL(n int) []byte {
+	rng := rand.New(rand.NewPCG(7, uint64(n)))
+	var b bytes.Buffer
+	cats := []string{"debugging", "testing", "tooling", "architecture", "performance"}
+	for i := range n {
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("k-%06d", i),
+			"lesson":   fmt.Sprintf("lesson %d: %s", i, benchkit.Lesson(rng)),
+			"category": cats[i%len(cats)], "tags": []string{"bench"}, "confidence": 0.7,
+			"status": "candidate", "created_at": "2026-01-02T03:04:05Z"})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// BenchmarkKnowledgeImport is lore knowledge import of an N-lesson
+// knowledge.jsonl into one project: the file read, then sent in requests
+// of the CLI's size, each replied once its entries are folded.
+func BenchmarkKnowledgeImport(b *testing.B) {
+	for _, n := range importSizes {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			file := knowledgeJSONL(n)
+			for range b.N {
+				b.StopTimer()
+				nd := startNode(b, node.Config{})
+				runNode(b, nd)
+				svc, err := nd.Serve(api.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				nc, _ := natstest.Connect(b, nd.ClientURL())
+				cl := api.NewClient(nc)
+				b.StartTimer()
+				recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
+				if len(bad) > 0 || len(recs) != n {
+					b.Fatalf("read %d records, %d bad", len(recs), len(bad))
+				}
+				sent := 0
+				for i := 0; i < n; i += app.KnowledgeImportChunk {
+					part := make([]events.KnowledgeSubmitted, 0, app.KnowledgeImportChunk)
+					for _, r := range recs[i:min(i+app.KnowledgeImportChunk, n)] {
+						part = append(part, r.Submission)
+					}
+					req, err := api.NewRequest(app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: part})
+					if err != nil {
+						b.Fatal(err)
+					}
+					raw, err := cl.CallRaw(context.Background(), "knowledge", "import", req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					var reply struct {
+						Projected bool                      `json:"projected"`
+						Result    app.KnowledgeImportResult `json:"result"`
+					}
+					if err := json.Unmarshal(raw, &reply); err != nil || !reply.Projected {
+						b.Fatalf("import reply %s: %v", raw, err)
+					}
+					sent += reply.Result.Sent
+				}
+				b.StopTimer()
+				if sent != n {
+					b.Fatalf("sent %d of %d", sent, n)
+				}
+				_ = svc.Stop()
+				nc.Close()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "lessons/s")
+		})
+	}
+}
+
+// registryDoc is a shared-patterns root document of n error patterns.
+func registryDoc(n int) []byte {
+	rng := rand.New(rand.NewPCG(9, uint64(n)))
+	ps := make([]map[string]any, n)
+	for i := range ps {
+		ok := 3 + rng.IntN(5)
+		ps[i] = map[string]any{
+			"pattern_id": fmt.Sprintf("pat-error-imp%d-%03d", i/1000, i%1000), "type": "error_pattern",
+			"error_signature":         map[string]any{"error_type": "TypeError", "error_pattern": benchkit.Lesson(rng), "error_location_hints": []string{}},
+			"fix_approach":            map[string]any{"description": "fix " + benchkit.Lesson(rng), "fix_category": "other"},
+			"successful_applications": ok, "failed_applications": 8 - ok, "usage_count": 8, "success_rate": float64(ok) / 8,
+			"first_discovered": "2025-12-31T23:00:00Z", "last_used": "2025-12-31T23:00:00Z",
+			"effectiveness_trend": []any{}, "source_loops": []any{}, "tags": []string{},
+		}
+	}
+	raw, _ := json.Marshal(map[string]any{"version": "1.0.0", "pattern_registry": map[string]any{"error_patterns": ps}})
+	return raw
+}
+
+// BenchmarkPatternsImport is lore patterns import of a registry document
+// of N error patterns into a fresh node, in one request replied once its
+// events are folded.
+func BenchmarkPatternsImport(b *testing.B) {
+	for _, n := range importSizes {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			raw := registryDoc(n)
+			for range b.N {
+				b.StopTimer()
+				nd, dst := refNode(b, 0, 0)
+				b.StartTimer()
+				r := refCall(b, dst, "patterns", "import", map[string]any{"document": json.RawMessage(raw)}, false)
+				// A reply that gave up waiting (pending) is followed by the
+				// wait for the fold of its last event: the import is done
+				// once its patterns can be queried.
+				app, _ := r["appended"].([]any)
+				if len(app) == 0 {
+					b.Fatalf("import of %d patterns: nothing appended: %v", n, r)
+				}
+				last, _ := app[len(app)-1].(map[string]any)["seq"].(float64)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				err := nd.Runtime.WaitFor(ctx, uint64(last))
+				cancel()
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, _ := r["result"].(map[string]any)
+				if got, _ := res["patterns"].(float64); int(got) != n {
+					b.Fatalf("import of %d patterns: %v", n, r)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "patterns/s")
+		})
+	}
+}
