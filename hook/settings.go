@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,10 @@ func esc(s string) string {
 // events' arrays in place (tidwall/sjson edits the text, it does not
 // re-encode it). Hooks already installed are not added twice.
 func InstallClaudeCode(doc []byte) ([]byte, error) {
+	return keepTail(doc, installClaudeCode)
+}
+
+func installClaudeCode(doc []byte) ([]byte, error) {
 	if len(strings.TrimSpace(string(doc))) == 0 {
 		doc = []byte("{}")
 	}
@@ -90,6 +95,10 @@ func isLore(cmd string) bool {
 // their groups, a group left with no hook, an event left with no group,
 // and "hooks" when nothing is left in it. The rest is left byte for byte.
 func UninstallClaudeCode(doc []byte) ([]byte, error) {
+	return keepTail(doc, uninstallClaudeCode)
+}
+
+func uninstallClaudeCode(doc []byte) ([]byte, error) {
 	if len(strings.TrimSpace(string(doc))) == 0 {
 		return doc, nil
 	}
@@ -162,4 +171,15 @@ func EditFile(path string, edit func([]byte) ([]byte, error)) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return os.Rename(tmp, path)
+}
+
+// keepTail runs an edit and keeps the whitespace that followed the
+// document's object (sjson drops it when it deletes the object's last key).
+func keepTail(doc []byte, edit func([]byte) ([]byte, error)) ([]byte, error) {
+	out, err := edit(doc)
+	if err != nil {
+		return nil, err
+	}
+	tail := doc[len(bytes.TrimRight(doc, " \t\r\n")):]
+	return append(bytes.TrimRight(out, " \t\r\n"), tail...), nil
 }
