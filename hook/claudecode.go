@@ -58,10 +58,39 @@ func ParseClaudeCode(raw []byte) (Event, error) {
 		return Event{}, nil
 	}
 	var ti struct {
-		Command string `json:"command"`
+		Command      string `json:"command"`
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		OldString    string `json:"old_string"`
+		NewString    string `json:"new_string"`
+		Edits        []struct {
+			OldString string `json:"old_string"`
+			NewString string `json:"new_string"`
+		} `json:"edits"`
 	}
 	if len(in.ToolInput) > 0 && json.Unmarshal(in.ToolInput, &ti) == nil {
 		e.Command = ti.Command
+		// Edit, MultiEdit, Write and NotebookEdit name the file they change.
+		if e.Kind == ToolDone && in.ToolName != "Read" {
+			e.File = ti.FilePath
+			if e.File == "" {
+				e.File = ti.NotebookPath
+			}
+			edits := append([]struct {
+				OldString string `json:"old_string"`
+				NewString string `json:"new_string"`
+			}{{ti.OldString, ti.NewString}}, ti.Edits...)
+			var d strings.Builder
+			for _, ed := range edits {
+				for _, l := range lines(ed.OldString) {
+					d.WriteString("-" + l + "\n")
+				}
+				for _, l := range lines(ed.NewString) {
+					d.WriteString("+" + l + "\n")
+				}
+			}
+			e.Diff = d.String()
+		}
 	}
 	return e, nil
 }
@@ -99,4 +128,11 @@ func ClaudeCodeReply(e Event, context string) []byte {
 	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": "SessionStart", "additionalContext": context}})
 	return append(b, '\n')
+}
+
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }

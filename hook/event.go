@@ -29,6 +29,8 @@ type Event struct {
 	ToolUseID string // the agent's id of the tool call, when given
 	Command   string // the shell command a tool ran, when it ran one
 	Output    string // the tool's output, or its error message
+	File      string // the file a tool edited or wrote, when it did
+	Diff      string // the edit as removed (-) and added (+) lines, when the tool says
 }
 
 // testRun is the verdict on a tool call's output when it is the output of

@@ -44,6 +44,8 @@ type state struct {
 	Tools      []string       `json:"tools,omitempty"`  // tools of the current turn
 	Last       *ralph.Verdict `json:"last,omitempty"`   // the newest test run's verdict
 	TurnError  *ralph.Verdict `json:"turn_error,omitempty"`
+	Files      []string       `json:"files,omitempty"` // files the current turn edited
+	Diff       string         `json:"diff,omitempty"`  // the current turn's edits
 }
 
 // LoopID is the loop of an agent's session, a pure function of the two.
@@ -176,10 +178,28 @@ func (h *Handler) tool(ctx context.Context, st *state, e Event) error {
 	if e.Tool != "" && !contains(st.Tools, e.Tool) {
 		st.Tools = append(st.Tools, e.Tool)
 	}
+	if e.File != "" {
+		f := e.File
+		if e.Cwd != "" {
+			if r, err := filepath.Rel(e.Cwd, f); err == nil && !strings.HasPrefix(r, "..") {
+				f = r
+			}
+		}
+		if !contains(st.Files, f) {
+			st.Files = append(st.Files, f)
+		}
+		if e.Diff != "" && len(st.Diff) < maxDiff {
+			st.Diff += "--- " + f + "\n" + e.Diff
+		}
+	}
 	v, isTest := testRun(e)
 	if isTest {
 		if v.Tool != "" && !contains(st.Tools, v.Tool) {
 			st.Tools = append(st.Tools, v.Tool)
+		}
+		// A passing run without counts still is one check (as lore ralph run counts it).
+		if v.Failed == 0 && !v.HasError() && v.Passed == 0 && e.Kind != ToolFailed {
+			v.Passed = 1
 		}
 		st.Last = &v
 	}
@@ -198,7 +218,11 @@ func (h *Handler) tool(ctx context.Context, st *state, e Event) error {
 	if isTest {
 		st.Last = &v
 	}
-	st.TurnError = &v
+	// A parsed test failure says more than a bare failed tool call: the
+	// turn keeps the former.
+	if isTest || st.TurnError == nil {
+		st.TurnError = &v
+	}
 	st.Errors++
 	if st.Failed == nil {
 		st.Failed = map[string]int{}
@@ -212,7 +236,18 @@ func (h *Handler) tool(ctx context.Context, st *state, e Event) error {
 	if id == "" {
 		id = fmt.Sprint(st.Errors)
 	}
-	rec := map[string]any{"bead_id": st.LoopID, "error_type": h.red(v.ErrorType), "message": h.red(v.Message), "tool_name": e.Tool}
+	// error.recorded/v1 knows five error types: a failing test or compile
+	// is a validation error, any other failed tool call a tool failure; the
+	// parsed signature leads the message.
+	kind := "tool_failure"
+	if isTest {
+		kind = "validation"
+	}
+	msg := v.Message
+	if v.ErrorType != "" {
+		msg = v.ErrorType + ": " + msg
+	}
+	rec := map[string]any{"bead_id": st.LoopID, "error_type": kind, "message": h.red(msg), "tool_name": e.Tool}
 	if e.Command != "" {
 		rec["context"] = h.red(e.Command)
 	}
@@ -236,6 +271,17 @@ func (h *Handler) turn(ctx context.Context, st *state, e Event) error {
 	if st.Last != nil {
 		rec["tests_passed"], rec["tests_failed"] = st.Last.Passed, st.Last.Failed
 	}
+	if len(st.Files) > 0 {
+		files := make([]string, len(st.Files))
+		for i, f := range st.Files {
+			files[i] = h.red(f)
+		}
+		rec["files_changed"] = files
+		rec["fix_description"] = h.red("edit " + strings.Join(st.Files, ", "))
+		if st.Diff != "" {
+			rec["fix_diff"] = h.red(truncate(st.Diff, maxDiff))
+		}
+	}
 	if v := st.TurnError; v != nil {
 		for k, s := range map[string]string{"error_type": v.ErrorType, "error_message": v.Message, "location": v.Location} {
 			if s != "" {
@@ -246,7 +292,7 @@ func (h *Handler) turn(ctx context.Context, st *state, e Event) error {
 	if err := h.Lore.Call(ctx, "loop", "iterate", rec, fmt.Sprintf("%s-it-%d", st.LoopID, n), nil); err != nil {
 		return fmt.Errorf("loop.iterate: %w", err)
 	}
-	st.Iterations, st.Tools, st.TurnError = n, nil, nil
+	st.Iterations, st.Tools, st.TurnError, st.Files, st.Diff = n, nil, nil, nil, ""
 	return nil
 }
 
@@ -254,7 +300,7 @@ func (h *Handler) turn(ctx context.Context, st *state, e Event) error {
 // retries) and completes its loop: success when the newest test run
 // passed, failure when it failed, partial when no test ran.
 func (h *Handler) end(ctx context.Context, st *state, e Event) error {
-	if len(st.Tools) > 0 || st.TurnError != nil || st.Iterations == 0 {
+	if len(st.Tools) > 0 || st.TurnError != nil || len(st.Files) > 0 || st.Iterations == 0 {
 		if err := h.turn(ctx, st, e); err != nil {
 			return err
 		}
@@ -294,4 +340,14 @@ func contains(xs []string, s string) bool {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// maxDiff bounds the diff recorded with an iteration (as lore ralph run's).
+const maxDiff = 8000
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
 }

@@ -22,7 +22,7 @@ const ClaudeCodeCommand = "lore hook claude-code"
 // name pattern; empty for events that take none).
 var claudeHooks = []struct{ event, matcher string }{
 	{"SessionStart", ""},
-	{"PostToolUse", "Bash"},
+	{"PostToolUse", "Bash|Edit|MultiEdit|Write|NotebookEdit"},
 	{"PostToolUseFailure", "Bash"},
 	{"Stop", ""},
 	{"SessionEnd", ""},

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/loredev/lore/hook"
+	"github.com/loredev/lore/projector/crossloop"
+)
+
+// claudeInput is a Claude Code hook input as documented
+// (https://code.claude.com/docs/en/hooks): common fields plus the event's.
+func claudeInput(session, event string, extra map[string]any) string {
+	m := map[string]any{"session_id": session, "transcript_path": "/tmp/" + session + ".jsonl",
+		"cwd": "/home/u/payments", "permission_mode": "default", "hook_event_name": event}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func bashRun(cmd, stdout string) map[string]any {
+	return map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": cmd},
+		"tool_response": map[string]any{"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false},
+		"tool_use_id":   fmt.Sprintf("toolu_%x", len(stdout))}
+}
+
+const goTestFail = "--- FAIL: TestRetry (0.00s)\n    retry_test.go:12: want 3 attempts, got 1\nFAIL\nFAIL\tpay\t0.01s\n"
+const goTestPass = "ok  \tpay\t0.01s\n"
+
+// TestHookClaudeCodeSession drives `lore hook claude-code` through one
+// Claude Code session against a real lore: a failing test run is an error
+// of the session's bead, each Stop an iteration, SessionEnd the outcome and
+// the loop's completion; repeated hook calls record nothing twice; a later
+// session on the same task starts with what the first one taught.
+func TestHookClaudeCodeSession(t *testing.T) {
+	d := serveLore(t)
+	bg := context.Background()
+	task := []string{"--task", "Fix the flaky retry in the payments client"}
+	hookCall := func(in string) string {
+		t.Helper()
+		code, out, errs := cli(t, bg, in, append(slices.Clone(d), append([]string{"hook", "claude-code"}, task...)...)...)
+		if code != 0 || strings.Contains(errs, "lore hook") {
+			t.Fatalf("hook: exit %d, stderr %q", code, errs)
+		}
+		return out
+	}
+	s := "sess-1"
+	hookCall(claudeInput(s, "SessionStart", map[string]any{"source": "startup"}))
+	fail := claudeInput(s, "PostToolUse", bashRun("go test ./...", goTestFail))
+	hookCall(fail)
+	hookCall(claudeInput(s, "PostToolUseFailure", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "go test ./..."},
+		"tool_use_id": "toolu_f2", "error": "Command exited with non-zero status code 1"}))
+	hookCall(claudeInput(s, "Stop", map[string]any{"stop_hook_active": false}))
+	hookCall(claudeInput(s, "PostToolUse", map[string]any{"tool_name": "Edit", "tool_input": map[string]any{"file_path": "/home/u/payments/retry.go",
+		"old_string": "attempts := 1", "new_string": "attempts := 3"}, "tool_response": map[string]any{"filePath": "/home/u/payments/retry.go"}}))
+	hookCall(claudeInput(s, "PostToolUse", bashRun("go test ./...", goTestPass)))
+	hookCall(claudeInput(s, "Stop", map[string]any{"stop_hook_active": false}))
+	hookCall(claudeInput(s, "SessionEnd", map[string]any{"reason": "other"}))
+	hookCall(claudeInput(s, "SessionEnd", map[string]any{"reason": "other"})) // repeated: recorded once
+
+	id := hook.LoopID(hook.ClaudeCode, s)
+	code, out, errs := cli(t, bg, "", append(slices.Clone(d), "ralph", "status", "--json")...)
+	var ls []crossloop.LoopSummary
+	if code != 0 || json.Unmarshal([]byte(out), &ls) != nil {
+		t.Fatalf("status: exit %d %q %q", code, out, errs)
+	}
+	i := slices.IndexFunc(ls, func(l crossloop.LoopSummary) bool { return l.ID == id })
+	if i < 0 || ls[i].Iterations != 2 || ls[i].Outcome != "success" || ls[i].Agent != hook.ClaudeCode {
+		t.Fatalf("loop %s not recorded as 2 iterations, success: %+v", id, ls)
+	}
+	// Both failures of the first turn are errors of the session's bead.
+	code, out, errs = cli(t, bg, "", append(slices.Clone(d), "errors", "stats", id, "--json")...)
+	t.Logf("error stats: %d %s %s", code, out, errs)
+	var es struct {
+		Total int `json:"total"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &es) != nil || es.Total != 2 {
+		t.Fatalf("errors of bead %s: exit %d %q %q", id, code, out, errs)
+	}
+
+	// A later session on the same task is answered with lore's context.
+	out = hookCall(claudeInput("sess-2", "SessionStart", map[string]any{"source": "startup"}))
+	var reply struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(out), &reply); err != nil || reply.HookSpecificOutput.HookEventName != "SessionStart" {
+		t.Fatalf("SessionStart reply %q: %v", out, err)
+	}
+	t.Logf("context:\n%s", reply.HookSpecificOutput.AdditionalContext)
+	if ctx := reply.HookSpecificOutput.AdditionalContext; !strings.Contains(ctx, "Error Patterns") || !strings.Contains(ctx, "Fix TestFailure: edit retry.go") {
+		t.Fatalf("the second session was not given the first one's fix:\n%s", ctx)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(d[1], "hooks")); len(entries) != 1 {
+		t.Fatalf("session state files: %v (the ended session's must be gone, the running one's kept)", entries)
+	}
+}
