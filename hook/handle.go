@@ -116,6 +116,14 @@ func (h *Handler) Handle(ctx context.Context, e Event) (string, error) {
 	if e.Kind == Ignore {
 		return "", nil
 	}
+	if err := os.MkdirAll(h.StateDir, 0o700); err != nil {
+		return "", fmt.Errorf("session state: %w", err)
+	}
+	unlock, err := lockFile(h.statePath(e) + ".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	st, err := h.load(e)
 	if err != nil {
 		return "", err
@@ -134,6 +142,7 @@ func (h *Handler) Handle(ctx context.Context, e Event) (string, error) {
 		err = h.turn(ctx, st, e)
 	case SessionEnd:
 		if err = h.end(ctx, st, e); err == nil {
+			os.Remove(h.statePath(e) + ".lock")
 			if rerr := os.Remove(h.statePath(e)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 				return "", fmt.Errorf("session state: %w", rerr)
 			}

@@ -101,7 +101,91 @@ func TestHookClaudeCodeSession(t *testing.T) {
 	if ctx := reply.HookSpecificOutput.AdditionalContext; !strings.Contains(ctx, "Error Patterns") || !strings.Contains(ctx, "Fix TestFailure: edit retry.go") {
 		t.Fatalf("the second session was not given the first one's fix:\n%s", ctx)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(d[1], "hooks")); len(entries) != 1 {
-		t.Fatalf("session state files: %v (the ended session's must be gone, the running one's kept)", entries)
+	if states, _ := filepath.Glob(filepath.Join(d[1], "hooks", "*.json")); len(states) != 1 {
+		t.Fatalf("session state files: %v (the ended session's must be gone, the running one's kept)", states)
+	}
+}
+
+// TestHookNeverBlocksTheAgent: malformed input, an unknown event and a lore
+// that does not answer all exit 0 with nothing on stdout (Claude Code
+// reads exit code 2 as "block"), the problem said on stderr.
+func TestHookNeverBlocksTheAgent(t *testing.T) {
+	d := []string{"--data", t.TempDir(), "--nats", "nats://127.0.0.1:1", "--timeout", "2s"}
+	for _, c := range []struct{ name, in, stderr string }{
+		{"not json", "{", "claude-code hook input"},
+		{"unknown event", `{"session_id":"s","hook_event_name":"SomethingNew"}`, ""},
+		{"lore unreachable", claudeInput("s", "SessionStart", map[string]any{"source": "startup"}), "loop.start"},
+	} {
+		code, out, errs := cli(t, context.Background(), c.in, append(slices.Clone(d), "hook", "claude-code")...)
+		if code != 0 || out != "" || !strings.Contains(errs, c.stderr) || (c.stderr == "") != (errs == "") {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q", c.name, code, out, errs)
+		}
+	}
+}
+
+// TestHookInstallClaudeCode: install adds lore's hooks to a settings file
+// holding others, twice is once, uninstall gives the file back byte for
+// byte; bad arguments are exit code 2.
+func TestHookInstallClaudeCode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	orig := `{
+  "permissions": {"allow": ["Bash(npm test:*)"]},
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 10}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "afplay done.aiff"}]}]
+  }
+}
+`
+	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	for i := 0; i < 2; i++ {
+		if code, _, errs := cli(t, bg, "", "hook", "install", "claude-code", "--settings", path); code != 0 {
+			t.Fatalf("install: exit %d: %s", code, errs)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	var doc struct {
+		Hooks map[string][]struct {
+			Matcher string                     `json:"matcher"`
+			Hooks   []struct{ Command string } `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("installed settings are not JSON: %v\n%s", err, b)
+	}
+	for _, ev := range []string{"SessionStart", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"} {
+		n := 0
+		for _, g := range doc.Hooks[ev] {
+			for _, h := range g.Hooks {
+				if h.Command == hook.ClaudeCodeCommand {
+					n++
+				}
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%s: %d lore hooks after two installs:\n%s", ev, n, b)
+		}
+	}
+	if len(doc.Hooks["Stop"]) != 2 || len(doc.Hooks["PreToolUse"]) != 1 {
+		t.Fatalf("other hooks disturbed:\n%s", b)
+	}
+	if code, _, errs := cli(t, bg, "", "hook", "uninstall", "claude-code", "--settings", path); code != 0 {
+		t.Fatalf("uninstall: exit %d: %s", code, errs)
+	}
+	if b, _ := os.ReadFile(path); string(b) != orig {
+		t.Fatalf("uninstall did not give the file back:\n%s", b)
+	}
+	for _, args := range [][]string{{"hook", "install"}, {"hook", "install", "cursor"},
+		{"hook", "install", "claude-code", "--project", "--user"}} {
+		if code, _, _ := cli(t, bg, "", args...); code != exitBadInput {
+			t.Fatalf("%v: exit %d, want %d", args, code, exitBadInput)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(bad, []byte("[1,2]"), 0o644)
+	if code, _, errs := cli(t, bg, "", "hook", "install", "claude-code", "--settings", bad); code != exitBadInput || !strings.Contains(errs, "not a JSON object") {
+		t.Fatalf("settings not an object: exit %d %q", code, errs)
 	}
 }
