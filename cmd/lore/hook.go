@@ -27,7 +27,6 @@ func newCmdHook(f *Factory) *cobra.Command {
 // "block"; any other non-zero code is shown to the user as an error).
 func newCmdHookClaudeCode(f *Factory) *cobra.Command {
 	var task string
-	var budget float64
 	cmd := &cobra.Command{
 		Use:   "claude-code",
 		Short: "Act on one Claude Code hook call (its JSON input on stdin)",
@@ -43,7 +42,7 @@ Install with: lore hook install claude-code`,
 			if task == "" {
 				task = os.Getenv("LORE_TASK")
 			}
-			if err := runHook(cmd.Context(), f, task, budget); err != nil {
+			if err := runHook(cmd.Context(), f, task); err != nil {
 				fmt.Fprintf(f.Err, "lore hook claude-code: %v\n", err)
 			}
 			return nil
@@ -51,13 +50,11 @@ Install with: lore hook install claude-code`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&task, "task", "", "the session's task (default: $LORE_TASK, else \"claude-code session in <folder>\")")
-	fl.Float64Var(&budget, "budget", 0.5, "knowledge injection budget: fraction of the agent's context window free for it")
-	declare(fl, rules{"budget": between(0, 1)})
 	freeText(fl, "task")
 	return cmd
 }
 
-func runHook(ctx context.Context, f *Factory, task string, budget float64) error {
+func runHook(ctx context.Context, f *Factory, task string) error {
 	raw, err := io.ReadAll(io.LimitReader(f.In, 16<<20))
 	if err != nil {
 		return fmt.Errorf("read the hook input: %w", err)
@@ -68,7 +65,7 @@ func runHook(ctx context.Context, f *Factory, task string, budget float64) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	h := &hook.Handler{Lore: loreAPI{f}, StateDir: filepath.Join(f.DataDir, "hooks"), Task: task, Headroom: budget}
+	h := &hook.Handler{Lore: loreAPI{f}, StateDir: filepath.Join(f.DataDir, "hooks"), Task: task}
 	text, err := h.Handle(ctx, e)
 	if out := hook.ClaudeCodeReply(e, text); out != nil {
 		if _, werr := f.Out.Write(out); werr != nil {
