@@ -6,8 +6,11 @@ import (
 	"strings"
 )
 
-// ClaudeCode is the agent name of Claude Code's hooks.
-const ClaudeCode = "claude-code"
+// Agent names, as recorded and as named on the command line.
+const (
+	ClaudeCode = "claude-code"
+	Codex      = "codex"
+)
 
 // claudeInput is the part of Claude Code's hook input (JSON on stdin, see
 // https://code.claude.com/docs/en/hooks) lore reads. Every event carries
@@ -25,21 +28,31 @@ type claudeInput struct {
 	// ToolResponse is PostToolUse's result of the tool; its shape is the
 	// tool's own (an object for Bash), so only its text is read.
 	ToolResponse json.RawMessage `json:"tool_response"`
-	// Error is PostToolUseFailure's description of the failure.
-	Error string `json:"error"`
+	// Error is PostToolUseFailure's description of the failure (a string;
+	// read leniently, as responseText reads any shape).
+	Error json.RawMessage `json:"error"`
 }
 
 // ParseClaudeCode translates one Claude Code hook input into an Event.
 // Events lore does not act on are Ignore; malformed input is an error.
-func ParseClaudeCode(raw []byte) (Event, error) {
+func ParseClaudeCode(raw []byte) (Event, error) { return parseWire(ClaudeCode, raw) }
+
+// ParseCodex translates one Codex hook input into an Event. Codex's hooks
+// speak Claude Code's wire format (https://developers.openai.com/codex/hooks:
+// the same common fields, SessionStart, PostToolUse with tool_input,
+// tool_response and tool_use_id, Stop per turn); it has no SessionEnd.
+func ParseCodex(raw []byte) (Event, error) { return parseWire(Codex, raw) }
+
+// parseWire reads the hook wire format Claude Code and Codex share.
+func parseWire(agent string, raw []byte) (Event, error) {
 	var in claudeInput
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return Event{}, fmt.Errorf("claude-code hook input: %w", err)
+		return Event{}, fmt.Errorf("%s hook input: %w", agent, err)
 	}
 	if in.SessionID == "" {
-		return Event{}, fmt.Errorf("claude-code hook input: no session_id")
+		return Event{}, fmt.Errorf("%s hook input: no session_id", agent)
 	}
-	e := Event{Agent: ClaudeCode, SessionID: in.SessionID, Cwd: in.Cwd, Source: in.Source,
+	e := Event{Agent: agent, SessionID: in.SessionID, Cwd: in.Cwd, Source: in.Source,
 		Tool: in.ToolName, ToolUseID: in.ToolUseID}
 	switch in.Event {
 	case "SessionStart":
@@ -49,7 +62,7 @@ func ParseClaudeCode(raw []byte) (Event, error) {
 		e.Output = responseText(in.ToolResponse)
 	case "PostToolUseFailure":
 		e.Kind = ToolFailed
-		e.Output = in.Error
+		e.Output = responseText(in.Error)
 	case "Stop":
 		e.Kind = TurnEnd
 	case "SessionEnd":
@@ -120,7 +133,8 @@ func responseText(raw json.RawMessage) string {
 }
 
 // ClaudeCodeReply is what a SessionStart hook prints on stdout for Claude
-// Code to add text to the session's context; nil when there is none.
+// Code (and Codex, whose SessionStart output is the same) to add text to
+// the session's context; nil when there is none.
 func ClaudeCodeReply(e Event, context string) []byte {
 	if e.Kind != SessionStart || strings.TrimSpace(context) == "" {
 		return nil

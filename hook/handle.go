@@ -28,6 +28,10 @@ type Handler struct {
 	Headroom float64 // knowledge injection budget (fraction of the context window free)
 	Redact   func(string) string
 	Now      func() time.Time
+	// EndAtGreenStop completes the loop at a turn's end when the newest test
+	// run passed, for agents whose hooks have no session end (Codex); the
+	// session's next turn starts its next loop.
+	EndAtGreenStop bool
 }
 
 // state is a session's memory between hook calls. Every record's key is
@@ -35,6 +39,7 @@ type Handler struct {
 // event, so a hook call repeated records nothing twice.
 type state struct {
 	LoopID     string         `json:"loop_id"`
+	Gen        int            `json:"gen,omitempty"` // loops of the session completed before this one
 	Task       string         `json:"task"`
 	Started    time.Time      `json:"started"`
 	Iterations int            `json:"iterations"`
@@ -140,6 +145,13 @@ func (h *Handler) Handle(ctx context.Context, e Event) (string, error) {
 		err = h.tool(ctx, st, e)
 	case TurnEnd:
 		err = h.turn(ctx, st, e)
+		if err == nil && h.EndAtGreenStop && st.Last != nil && st.Last.Failed == 0 && !st.Last.HasError() {
+			if err = h.end(ctx, st, e); err == nil {
+				next := &state{Gen: st.Gen + 1, Task: st.Task, Started: h.now()}
+				next.LoopID = LoopID(e.Agent, fmt.Sprintf("%s#%d", e.SessionID, next.Gen))
+				st = next
+			}
+		}
 	case SessionEnd:
 		if err = h.end(ctx, st, e); err == nil {
 			os.Remove(h.statePath(e) + ".lock")

@@ -106,7 +106,7 @@ func TestInstallUninstallKeepsOtherHooks(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, hk := range claudeHooks {
-				if len(loreEntries(in, hk.event)) != 1 {
+				if len(ClaudeCodeSpec.entries(in, hk.event)) != 1 {
 					t.Fatalf("%s not installed once:\n%s", hk.event, in)
 				}
 			}

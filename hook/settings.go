@@ -14,19 +14,44 @@ import (
 	"github.com/tidwall/sjson"
 )
 
-// ClaudeCodeCommand is the command lore's hooks run; it is also the mark
-// by which uninstall finds exactly lore's entries.
-const ClaudeCodeCommand = "lore hook claude-code"
+// The commands lore's hooks run; each is also the mark by which uninstall
+// finds exactly lore's entries.
+const (
+	ClaudeCodeCommand = "lore hook claude-code"
+	CodexCommand      = "lore hook codex"
+)
 
-// claudeHooks are the events lore hooks into, with their matcher (the tool
-// name pattern; empty for events that take none).
-var claudeHooks = []struct{ event, matcher string }{
-	{"SessionStart", ""},
-	{"PostToolUse", "Bash|Edit|MultiEdit|Write|NotebookEdit"},
-	{"PostToolUseFailure", "Bash"},
-	{"Stop", ""},
-	{"SessionEnd", ""},
+// hookSpec is one event lore hooks into, with its matcher (the tool name
+// pattern; empty for events that take none).
+type hookSpec struct{ event, matcher string }
+
+// Spec is what lore installs into one agent's hook configuration: the
+// command and its events. Claude Code's settings.json and Codex's
+// hooks.json share the layout hooks → event → [{matcher, hooks: [{type,
+// command}]}].
+type Spec struct {
+	Command string
+	hooks   []hookSpec
 }
+
+// The agents' specs.
+var (
+	ClaudeCodeSpec = Spec{ClaudeCodeCommand, []hookSpec{
+		{"SessionStart", ""},
+		{"PostToolUse", "Bash|Edit|MultiEdit|Write|NotebookEdit"},
+		{"PostToolUseFailure", "Bash"},
+		{"Stop", ""},
+		{"SessionEnd", ""},
+	}}
+	CodexSpec = Spec{CodexCommand, []hookSpec{
+		{"SessionStart", ""},
+		{"PostToolUse", "Bash"},
+		{"Stop", ""},
+	}}
+)
+
+// claudeHooks are Claude Code's hooked events.
+var claudeHooks = ClaudeCodeSpec.hooks
 
 // esc escapes a key for a gjson/sjson path.
 func esc(s string) string {
@@ -37,26 +62,33 @@ func esc(s string) string {
 // Everything else is left byte for byte: entries are appended to the
 // events' arrays in place (tidwall/sjson edits the text, it does not
 // re-encode it). Hooks already installed are not added twice.
-func InstallClaudeCode(doc []byte) ([]byte, error) {
-	return keepTail(doc, installClaudeCode)
+func InstallClaudeCode(doc []byte) ([]byte, error) { return ClaudeCodeSpec.Install(doc) }
+
+// UninstallClaudeCode removes exactly lore's Claude Code hooks.
+func UninstallClaudeCode(doc []byte) ([]byte, error) { return ClaudeCodeSpec.Uninstall(doc) }
+
+// Install adds the spec's hooks to a hook configuration document, as
+// InstallClaudeCode does.
+func (sp Spec) Install(doc []byte) ([]byte, error) {
+	return keepTail(doc, sp.install)
 }
 
-func installClaudeCode(doc []byte) ([]byte, error) {
+func (sp Spec) install(doc []byte) ([]byte, error) {
 	if len(strings.TrimSpace(string(doc))) == 0 {
 		doc = []byte("{}")
 	}
 	if !gjson.ValidBytes(doc) || !gjson.ParseBytes(doc).IsObject() {
 		return nil, errors.New("settings: not a JSON object")
 	}
-	for _, hk := range claudeHooks {
+	for _, hk := range sp.hooks {
 		path := "hooks." + esc(hk.event)
 		if arr := gjson.GetBytes(doc, path); arr.Exists() && !arr.IsArray() {
 			return nil, fmt.Errorf("settings: %s is not an array", path)
 		}
-		if len(loreEntries(doc, hk.event)) > 0 {
+		if len(sp.entries(doc, hk.event)) > 0 {
 			continue
 		}
-		group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": ClaudeCodeCommand}}}
+		group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": sp.Command}}}
 		if hk.matcher != "" {
 			group["matcher"] = hk.matcher
 		}
@@ -71,11 +103,11 @@ func installClaudeCode(doc []byte) ([]byte, error) {
 
 // loreEntries are the indexes, in hooks.<event>, of the groups holding a
 // lore command, highest first.
-func loreEntries(doc []byte, event string) []int {
+func (sp Spec) entries(doc []byte, event string) []int {
 	var idx []int
 	gjson.GetBytes(doc, "hooks."+esc(event)).ForEach(func(k, g gjson.Result) bool {
 		g.Get("hooks").ForEach(func(_, h gjson.Result) bool {
-			if isLore(h.Get("command").String()) {
+			if sp.isLore(h.Get("command").String()) {
 				idx = append([]int{int(k.Int())}, idx...)
 				return false
 			}
@@ -86,19 +118,19 @@ func loreEntries(doc []byte, event string) []int {
 	return idx
 }
 
-func isLore(cmd string) bool {
+func (sp Spec) isLore(cmd string) bool {
 	cmd = strings.TrimSpace(cmd)
-	return cmd == ClaudeCodeCommand || strings.HasPrefix(cmd, ClaudeCodeCommand+" ")
+	return cmd == sp.Command || strings.HasPrefix(cmd, sp.Command+" ")
 }
 
-// UninstallClaudeCode removes exactly lore's hooks: its commands from
+// Uninstall removes exactly lore's hooks: its commands from
 // their groups, a group left with no hook, an event left with no group,
 // and "hooks" when nothing is left in it. The rest is left byte for byte.
-func UninstallClaudeCode(doc []byte) ([]byte, error) {
-	return keepTail(doc, uninstallClaudeCode)
+func (sp Spec) Uninstall(doc []byte) ([]byte, error) {
+	return keepTail(doc, sp.uninstall)
 }
 
-func uninstallClaudeCode(doc []byte) ([]byte, error) {
+func (sp Spec) uninstall(doc []byte) ([]byte, error) {
 	if len(strings.TrimSpace(string(doc))) == 0 {
 		return doc, nil
 	}
@@ -108,11 +140,11 @@ func uninstallClaudeCode(doc []byte) ([]byte, error) {
 	var err error
 	gjson.GetBytes(doc, "hooks").ForEach(func(ev, _ gjson.Result) bool {
 		event := ev.String()
-		for _, gi := range loreEntries(doc, event) {
+		for _, gi := range sp.entries(doc, event) {
 			gpath := "hooks." + esc(event) + "." + strconv.Itoa(gi)
 			hooks := gjson.GetBytes(doc, gpath+".hooks").Array()
 			for hi := len(hooks) - 1; hi >= 0; hi-- {
-				if isLore(hooks[hi].Get("command").String()) {
+				if sp.isLore(hooks[hi].Get("command").String()) {
 					if doc, err = sjson.DeleteBytes(doc, gpath+".hooks."+strconv.Itoa(hi)); err != nil {
 						return false
 					}
@@ -129,7 +161,7 @@ func uninstallClaudeCode(doc []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("settings: %w", err)
 	}
-	for _, hk := range claudeHooks {
+	for _, hk := range sp.hooks {
 		p := "hooks." + esc(hk.event)
 		if a := gjson.GetBytes(doc, p); a.IsArray() && len(a.Array()) == 0 {
 			if doc, err = sjson.DeleteBytes(doc, p); err != nil {

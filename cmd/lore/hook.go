@@ -16,8 +16,8 @@ import (
 func init() { addCommand(newCmdHook) }
 
 func newCmdHook(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "hook", Short: "Agent hooks: lore inside the sessions of Claude Code"}
-	cmd.AddCommand(newCmdHookClaudeCode(f), newCmdHookInstall(f, true), newCmdHookInstall(f, false))
+	cmd := &cobra.Command{Use: "hook", Short: "Agent hooks: lore inside the sessions of Claude Code and Codex"}
+	cmd.AddCommand(newCmdHookClaudeCode(f), newCmdHookCodex(f), newCmdHookInstall(f, true), newCmdHookInstall(f, false))
 	return cmd
 }
 
@@ -42,7 +42,7 @@ Install with: lore hook install claude-code`,
 			if task == "" {
 				task = os.Getenv("LORE_TASK")
 			}
-			if err := runHook(cmd.Context(), f, task); err != nil {
+			if err := runHook(cmd.Context(), f, task, hook.ParseClaudeCode, false); err != nil {
 				fmt.Fprintf(f.Err, "lore hook claude-code: %v\n", err)
 			}
 			return nil
@@ -54,18 +54,47 @@ Install with: lore hook install claude-code`,
 	return cmd
 }
 
-func runHook(ctx context.Context, f *Factory, task string) error {
+// newCmdHookCodex is the command Codex runs at each hooked event; as
+// lore hook claude-code, it never fails the agent's session.
+func newCmdHookCodex(f *Factory) *cobra.Command {
+	var task string
+	cmd := &cobra.Command{
+		Use:   "codex",
+		Short: "Act on one Codex hook call (its JSON input on stdin)",
+		Long: `Reads one Codex hook input on stdin (Codex's hooks speak Claude Code's format).
+SessionStart: prints lore's context as additional context. PostToolUse (Bash): a failing
+test run is recorded as an error of the session's bead. Stop: the turn is one iteration of
+the session's loop; when the newest test run passed, the loop is completed (success) and the
+session's next turn starts the next loop (Codex has no session-end hook).
+Never blocks the agent: exits 0, problems go to stderr. Install with: lore hook install codex`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if task == "" {
+				task = os.Getenv("LORE_TASK")
+			}
+			if err := runHook(cmd.Context(), f, task, hook.ParseCodex, true); err != nil {
+				fmt.Fprintf(f.Err, "lore hook codex: %v\n", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&task, "task", "", "the session's task (default: $LORE_TASK, else \"codex session in <folder>\")")
+	freeText(cmd.Flags(), "task")
+	return cmd
+}
+
+func runHook(ctx context.Context, f *Factory, task string, parse func([]byte) (hook.Event, error), endAtGreen bool) error {
 	raw, err := io.ReadAll(io.LimitReader(f.In, 16<<20))
 	if err != nil {
 		return fmt.Errorf("read the hook input: %w", err)
 	}
-	e, err := hook.ParseClaudeCode(raw)
+	e, err := parse(raw)
 	if err != nil || e.Kind == hook.Ignore {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	h := &hook.Handler{Lore: loreAPI{f}, StateDir: filepath.Join(f.DataDir, "hooks"), Task: task}
+	h := &hook.Handler{Lore: loreAPI{f}, StateDir: filepath.Join(f.DataDir, "hooks"), Task: task, EndAtGreenStop: endAtGreen}
 	text, err := h.Handle(ctx, e)
 	if out := hook.ClaudeCodeReply(e, text); out != nil {
 		if _, werr := f.Out.Write(out); werr != nil {
@@ -75,60 +104,81 @@ func runHook(ctx context.Context, f *Factory, task string) error {
 	return err
 }
 
-// claudeSettings is the settings file of a scope: the project's
-// .claude/settings.json (under the current folder) or the user's
-// ~/.claude/settings.json.
-func claudeSettings(user bool) (string, error) {
+// hookAgents are the agents lore installs hooks for: the spec and the
+// hook configuration file, relative to the project (the current folder)
+// or to the user's home folder.
+var hookAgents = map[string]struct {
+	spec hook.Spec
+	file string
+}{
+	hook.ClaudeCode: {hook.ClaudeCodeSpec, filepath.Join(".claude", "settings.json")},
+	hook.Codex:      {hook.CodexSpec, filepath.Join(".codex", "hooks.json")},
+}
+
+// hookConfigPath is an agent's hook configuration file in a scope.
+func hookConfigPath(file string, user bool) (string, error) {
 	if user {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", fmt.Errorf("%w: no home folder for --user: %v", errBadInput, err)
 		}
-		return filepath.Join(home, ".claude", "settings.json"), nil
+		return filepath.Join(home, file), nil
 	}
-	return filepath.Join(".claude", "settings.json"), nil
+	return file, nil
 }
 
 func newCmdHookInstall(f *Factory, install bool) *cobra.Command {
 	var project, user bool
 	var file string
-	verb, edit := "install", hook.InstallClaudeCode
-	short := "Add lore's hooks to Claude Code's settings, leaving every other setting and hook as it is"
+	verb := "install"
+	short := "Add lore's hooks to an agent's settings (claude-code: .claude/settings.json, codex: .codex/hooks.json), leaving every other setting and hook as it is"
 	if !install {
-		verb, edit = "uninstall", hook.UninstallClaudeCode
-		short = "Remove exactly lore's hooks from Claude Code's settings"
+		verb = "uninstall"
+		short = "Remove exactly lore's hooks from an agent's settings"
 	}
 	cmd := &cobra.Command{
-		Use:   verb + " claude-code [--project|--user|--settings FILE]",
+		Use:   verb + " claude-code|codex [--project|--user|--settings FILE]",
 		Short: short,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 || args[0] != hook.ClaudeCode {
-				return fmt.Errorf("%w: name the agent: lore hook %s claude-code", errBadInput, verb)
+			if _, ok := hookAgents[firstArg(args)]; len(args) != 1 || !ok {
+				return fmt.Errorf("%w: name the agent: lore hook %s claude-code (or codex)", errBadInput, verb)
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			agent := hookAgents[args[0]]
+			edit := agent.spec.Install
+			if !install {
+				edit = agent.spec.Uninstall
+			}
 			if project && user {
 				return fmt.Errorf("%w: --project and --user exclude each other", errBadInput)
 			}
 			path := file
 			if path == "" {
 				var err error
-				if path, err = claudeSettings(user); err != nil {
+				if path, err = hookConfigPath(agent.file, user); err != nil {
 					return err
 				}
 			}
 			if err := hook.EditFile(path, edit); err != nil {
 				return fmt.Errorf("%w: %v", errBadInput, err)
 			}
-			fmt.Fprintf(f.Out, "%sed lore's Claude Code hooks in %s\n", verb, path)
+			fmt.Fprintf(f.Out, "%sed lore's %s hooks in %s\n", verb, args[0], path)
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&project, "project", false, "the project's .claude/settings.json (the default)")
-	fl.BoolVar(&user, "user", false, "the user's ~/.claude/settings.json")
+	fl.BoolVar(&project, "project", false, "the project's settings, under the current folder (the default)")
+	fl.BoolVar(&user, "user", false, "the user's settings, under the home folder")
 	fl.StringVar(&file, "settings", "", "this settings file instead")
 	freeText(fl, "settings")
 	return cmd
+}
+
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }

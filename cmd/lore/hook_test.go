@@ -189,3 +189,65 @@ func TestHookInstallClaudeCode(t *testing.T) {
 		t.Fatalf("settings not an object: exit %d %q", code, errs)
 	}
 }
+
+// TestHookCodexSession: Codex's hooks (Claude Code's format, no session
+// end) through the same handler: the turn whose test run passed completes
+// the loop, and the session's next turn is the next loop.
+func TestHookCodexSession(t *testing.T) {
+	d := serveLore(t)
+	bg := context.Background()
+	hookCall := func(in string) {
+		t.Helper()
+		code, out, errs := cli(t, bg, in, append(slices.Clone(d), "hook", "codex")...)
+		if code != 0 || errs != "" {
+			t.Fatalf("hook: exit %d, stdout %q, stderr %q", code, out, errs)
+		}
+	}
+	// Codex's PostToolUse input adds turn_id and model to Claude Code's fields.
+	codex := func(event string, extra map[string]any) string {
+		m := map[string]any{"turn_id": "turn-1", "model": "gpt-5-codex"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return claudeInput("cx-1", event, m)
+	}
+	hookCall(codex("SessionStart", map[string]any{"source": "startup"}))
+	hookCall(codex("PostToolUse", bashRun("go test ./...", goTestFail)))
+	hookCall(codex("Stop", map[string]any{"stop_hook_active": false}))
+	hookCall(codex("PostToolUse", bashRun("go test ./...", goTestPass)))
+	hookCall(codex("Stop", map[string]any{"stop_hook_active": false}))
+	hookCall(codex("PostToolUse", bashRun("go test ./...", goTestFail)))
+	hookCall(codex("Stop", map[string]any{"stop_hook_active": false}))
+
+	code, out, errs := cli(t, bg, "", append(slices.Clone(d), "ralph", "status", "--json")...)
+	var ls []crossloop.LoopSummary
+	if code != 0 || json.Unmarshal([]byte(out), &ls) != nil {
+		t.Fatalf("status: exit %d %q %q", code, out, errs)
+	}
+	byID := map[string]crossloop.LoopSummary{}
+	for _, l := range ls {
+		byID[l.ID] = l
+	}
+	first, next := byID[hook.LoopID(hook.Codex, "cx-1")], byID[hook.LoopID(hook.Codex, "cx-1#1")]
+	if first.Outcome != "success" || first.Iterations != 2 || first.Agent != hook.Codex {
+		t.Fatalf("first loop: %+v (all: %+v)", first, ls)
+	}
+	if !next.Running() || next.Iterations != 1 {
+		t.Fatalf("next loop: %+v (all: %+v)", next, ls)
+	}
+
+	path := filepath.Join(t.TempDir(), "hooks.json")
+	if code, _, errs := cli(t, bg, "", "hook", "install", "codex", "--settings", path); code != 0 {
+		t.Fatalf("install codex: exit %d %s", code, errs)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"command":"lore hook codex"`) || !strings.Contains(string(b), `"Stop"`) {
+		t.Fatalf("codex hooks.json: %s", b)
+	}
+	if code, _, errs := cli(t, bg, "", "hook", "uninstall", "codex", "--settings", path); code != 0 {
+		t.Fatalf("uninstall codex: exit %d %s", code, errs)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "{}" {
+		t.Fatalf("codex hooks.json after uninstall: %q", b)
+	}
+}
