@@ -40,6 +40,8 @@ type Handler struct {
 type state struct {
 	LoopID     string         `json:"loop_id"`
 	Gen        int            `json:"gen,omitempty"` // loops of the session completed before this one
+	StartSent  bool           `json:"start_sent,omitempty"`
+	Injections int            `json:"injections,omitempty"` // SessionStarts answered (startup, resume, compact...)
 	Task       string         `json:"task"`
 	Started    time.Time      `json:"started"`
 	Iterations int            `json:"iterations"`
@@ -134,8 +136,11 @@ func (h *Handler) Handle(ctx context.Context, e Event) (string, error) {
 		return "", err
 	}
 	start := map[string]any{"loop_id": st.LoopID, "task": h.red(st.Task), "agent": e.Agent}
-	if err := h.Lore.Call(ctx, "loop", "start", start, st.LoopID+"-start", nil); err != nil {
-		return "", fmt.Errorf("loop.start: %w", err)
+	if !st.StartSent {
+		if err := h.Lore.Call(ctx, "loop", "start", start, st.LoopID+"-start", nil); err != nil {
+			return "", fmt.Errorf("loop.start: %w", err)
+		}
+		st.StartSent = true
 	}
 	var text string
 	switch e.Kind {
@@ -174,8 +179,15 @@ func (h *Handler) inject(ctx context.Context, st *state, e Event) string {
 	var out struct {
 		Text string `json:"text"`
 	}
-	key := st.LoopID + "-inject-" + e.Source
-	if err := h.Lore.Call(ctx, "patterns", "inject", map[string]any{"task": st.Task, "loop_id": st.LoopID}, key, &out); err != nil {
+	// The loop records what was injected once, at its first SessionStart;
+	// a resumed or compacted session is answered again.
+	st.Injections++
+	key := fmt.Sprintf("%s-inject-%d", st.LoopID, st.Injections)
+	a := map[string]any{"task": st.Task}
+	if st.Injections == 1 {
+		a["loop_id"] = st.LoopID
+	}
+	if err := h.Lore.Call(ctx, "patterns", "inject", a, key, &out); err != nil {
 		fmt.Fprintf(os.Stderr, "lore hook: no cross-loop patterns: %v\n", err)
 	} else if t := strings.TrimSpace(out.Text); t != "" {
 		blocks = append(blocks, t)
@@ -370,5 +382,5 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n]
+	return strings.ToValidUTF8(s[:n], "")
 }

@@ -37,6 +37,8 @@ func TestParseClaudeCode(t *testing.T) {
 		{"unhandled event", inPre, Ignore, "", "", false},
 		{"unknown event", `{"session_id":"x","hook_event_name":"SomethingNew","extra":[1]}`, Ignore, "", "", false},
 		{"string response", `{"session_id":"x","hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":"ok 3 passed"}`, ToolDone, "", "ok 3 passed", false},
+		{"error not a string", `{"session_id":"x","hook_event_name":"PostToolUseFailure","tool_name":"Bash","error":{"stderr":"boom"}}`, ToolFailed, "", "boom", false},
+		{"edit", `{"session_id":"x","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"/p/a.go","old_string":"a","new_string":"b"},"tool_response":{"filePath":"/p/a.go"}}`, ToolDone, "", "", false},
 		{"not json", `{"session_id":`, Ignore, "", "", true},
 		{"no session", `{"hook_event_name":"Stop"}`, Ignore, "", "", true},
 	} {
