@@ -104,34 +104,51 @@ func BenchmarkInject100k(b *testing.B) {
 // `lore bench --patterns 100000` (benchkit.SeedPatterns: a shared
 // vocabulary of a few dozen words, so each query term has thousands of
 // postings), asked as the bench asks them (benchkit.PatternTask, category
-// debugging, top 5), a different query each call. It reports the p50 and
-// p99 of the calls.
+// debugging, top 5), a different query each call, with the candidate pool
+// picked by the full scan of the postings ("scan") and by prunedPool
+// ("pruned"), in the same run. It reports the p50 and p99 of the calls,
+// and fails unless both give the same answers to 1000 queries.
 func BenchmarkInjectShared100k(b *testing.B) {
 	st, model := sharedRegistry(b, 100_000)
 	defer st.Close()
 	r := st.Model(crossloop.ModelName)
 	cfg := model.Config()
 	reqs := sharedQueries(1000)
-	for _, req := range reqs[:50] { // the cache holds the query terms
-		if _, err := crossloop.Rank(context.Background(), r, cfg, req, nil); err != nil {
-			b.Fatal(err)
+	answers := func(prune bool) []byte {
+		defer crossloop.SetPrunePool(crossloop.SetPrunePool(prune))
+		var all []byte
+		for _, req := range reqs {
+			rs, err := crossloop.Rank(context.Background(), r, cfg, req, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, _ := json.Marshal(rs)
+			all = append(all, raw...)
 		}
+		return all
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	var ds []time.Duration
-	i := 0
-	for b.Loop() {
-		t := time.Now()
-		if _, err := crossloop.Rank(context.Background(), r, cfg, reqs[i%len(reqs)], nil); err != nil {
-			b.Fatal(err)
-		}
-		ds = append(ds, time.Since(t))
-		i++
+	if scan, pruned := answers(false), answers(true); string(scan) != string(pruned) {
+		b.Fatal("pruned pool: answers differ from the scan's")
 	}
-	slices.Sort(ds)
-	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+	for _, mode := range []string{"scan", "pruned"} {
+		b.Run(mode, func(b *testing.B) {
+			defer crossloop.SetPrunePool(crossloop.SetPrunePool(mode == "pruned"))
+			b.ReportAllocs()
+			var ds []time.Duration
+			i := 0
+			for b.Loop() {
+				t := time.Now()
+				if _, err := crossloop.Rank(context.Background(), r, cfg, reqs[i%len(reqs)], nil); err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(t))
+				i++
+			}
+			slices.Sort(ds)
+			b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+		})
+	}
 }
 
 // sharedQueries are n injection requests as `lore bench` asks them.
