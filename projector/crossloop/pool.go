@@ -22,14 +22,16 @@ func bm25Term(idf, tf, dl, avgdl float64) float64 {
 }
 
 // docIndex is a term's postings by doc number: a bitmap of its docs, the
-// number of docs before each word of it, its postings sorted by doc, and
-// the largest tf and smallest document length among them (bounds).
+// number of docs before each word of it, its postings sorted by doc, a
+// bitmap of the docs where the term occurs more than once, and the
+// largest tf and smallest document length among them (bounds).
 //
 // INVARIANT: byDoc[rank[w] + popcount(bits[w] below d)] is the posting of
 // doc d (d = 64w + bit) when the bit is set; a term has one posting per
 // doc.
 type docIndex struct {
 	bits  []uint64
+	multi []uint64 // docs with tf > 1
 	rank  []uint32
 	byDoc []cachedPosting
 	maxTF float64
@@ -49,8 +51,11 @@ func (e *termPostings) index() *docIndex {
 		if len(x.byDoc) > 0 {
 			n = int(x.byDoc[len(x.byDoc)-1].doc)/64 + 1
 		}
-		x.bits, x.rank = make([]uint64, n), make([]uint32, n+1)
+		x.bits, x.multi, x.rank = make([]uint64, n), make([]uint64, n), make([]uint32, n+1)
 		for _, p := range x.byDoc {
+			if p.tf > 1 {
+				x.multi[p.doc/64] |= 1 << (p.doc % 64)
+			}
 			x.dup = x.dup || x.bits[p.doc/64]&(1<<(p.doc%64)) != 0
 			x.bits[p.doc/64] |= 1 << (p.doc % 64)
 			x.maxTF, x.minDL = max(x.maxTF, p.tf), min(x.minDL, p.dl)
@@ -97,7 +102,8 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 		return false
 	}
 	xs := make([]*docIndex, m)
-	ub := make([]float64, m) // an upper bound of each term's weight
+	ub := make([]float64, m)  // an upper bound of each term's weight
+	ub1 := make([]float64, m) // the same where the term occurs once (tf 1)
 	words, total := 0, 0
 	for j, l := range lists {
 		xs[j] = l.index()
@@ -108,6 +114,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 		total += len(xs[j].byDoc)
 		if len(xs[j].byDoc) > 0 {
 			ub[j] = bm25Term(idfs[j], xs[j].maxTF, xs[j].minDL, avgdl) * boundSlack
+			ub1[j] = bm25Term(idfs[j], 1, xs[j].minDL, avgdl) * boundSlack
 		}
 	}
 	if total <= 4*n {
@@ -186,26 +193,37 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	theta := nthLargest(sc.vals, n-1)
 	// The others hold fewer than c terms. Level by level (the docs
 	// holding exactly l terms), the sum of the l largest term bounds
-	// bounds the whole level; a level it does not rule out has its docs
-	// bounded one by one by the sum of the bounds of their terms.
-	sorted := slices.Clone(ub)
-	slices.Sort(sorted)
-	slices.Reverse(sorted)
-	for l := c - 1; l >= 1; l-- {
-		top := 0.0
-		for _, u := range sorted[:l] {
-			top += u
+	// bounds the whole level, and the sum of the l largest bounds at tf 1
+	// bounds its docs that hold every term once; the docs these do not
+	// rule out are bounded one by one by the sum of the bounds of their
+	// terms (at their tf: once, or more).
+	top, top1 := sumLargest(ub), sumLargest(ub1)
+	multi := make([]uint64, words) // docs holding some term more than once
+	for _, x := range xs {
+		for w, b := range x.multi {
+			multi[w] |= b
 		}
-		if top*boundSlack < theta {
+	}
+	for l := c - 1; l >= 1; l-- {
+		if top[l]*boundSlack < theta {
 			break // and every level below
 		}
+		once := top1[l]*boundSlack < theta // the docs holding every term once are out
 		for w := range words {
-			for b := atLeast(l, w) &^ atLeast(l+1, w); b != 0; b &= b - 1 {
+			b := atLeast(l, w) &^ atLeast(l+1, w)
+			if once {
+				b &= multi[w]
+			}
+			for ; b != 0; b &= b - 1 {
 				d := uint32(w*64 + bits.TrailingZeros64(b))
 				bound := 0.0
 				for j, x := range xs {
 					if x.has(d) {
-						bound += ub[j]
+						if x.multi[d/64]&(1<<(d%64)) != 0 {
+							bound += ub[j]
+						} else {
+							bound += ub1[j]
+						}
 					}
 				}
 				if bound*boundSlack >= theta {
@@ -215,4 +233,17 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 		}
 	}
 	return true
+}
+
+// sumLargest returns, for each l, the sum of the l largest of us (index
+// 0: 0).
+func sumLargest(us []float64) []float64 {
+	s := slices.Clone(us)
+	slices.Sort(s)
+	slices.Reverse(s)
+	out := make([]float64, len(s)+1)
+	for i, u := range s {
+		out[i+1] = out[i] + u
+	}
+	return out
 }
