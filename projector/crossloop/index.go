@@ -254,7 +254,8 @@ func (m *memo) setList(k, v []byte) {
 type sigInfo struct {
 	bigrams []string // sorted
 	tokens  []string // MergeTokens
-	keys    []string // mergeKeys
+	keys    []string // mergeKeys to index under
+	lookup  []string // mergeKeys to look up
 	t       float64
 }
 
@@ -272,7 +273,8 @@ func (m *memo) signature(sig string, t float64) *sigInfo {
 	}
 	bg := sortedBigrams(sig)
 	ord := globalOrder(bg)
-	si := &sigInfo{bigrams: bg, tokens: mergeTokens(ord, t), keys: mergeKeys(ord, t), t: t}
+	si := &sigInfo{bigrams: bg, tokens: mergeTokens(ord, t), keys: mergeKeys(ord, t, false),
+		lookup: mergeKeys(ord, t, true), t: t}
 	if m != nil {
 		if m.sigs == nil {
 			m.sigs = map[string]*sigInfo{}

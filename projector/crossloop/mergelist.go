@@ -57,31 +57,55 @@ func globalOrder(bigrams []string) []string {
 	return out
 }
 
-// mergeKeys are the merge lists a signature is indexed under and looked
-// up in: the pairs of its first prefixLen+1 bigrams in the global order
-// when it has two or more, and its merge tokens (MergeTokens) when it is
-// small enough (n·t < 1) to be more than t similar to a signature it
-// shares a single bigram with.
+// pairMax bounds the signatures whose merge check looks up pairs
+// (mergeKeys): a signature of n bigrams has about (n(1−t)+2)²/2 pairs.
+const pairMax = 24
+
+// mergeKeys are the merge lists a signature of n bigrams is indexed under
+// (lookup false) or looked up in (lookup true). Pairs: with t ≥ 0.7, the
+// pairs of its first prefixLen+1 bigrams in the global order, looked up
+// by signatures of up to pairMax bigrams and indexed by those of up to
+// pairMax/t. Merge tokens (MergeTokens): looked up by the others, indexed
+// by those of more than pairMax·t bigrams, and by every signature small
+// enough (n·t < 1) to be more than t similar to one it shares a single
+// bigram with.
 //
-// INVARIANT: two signatures A, B with Jaccard > t share a merge key.
-// Proof: |A∩B| > t·max(|A|,|B|), so |A∩B| ≥ ⌈t|A|⌉ and ≥ ⌈t|B|⌉. With
-// |A∩B| ≥ 2, let i1 < i2 be its first two bigrams in the global order:
-// at most |A| − |A∩B| bigrams of A precede i2 outside A∩B, so i2 is
-// among A's first |A| − ⌈t|A|⌉ + 2 (likewise in B), and the pair
-// (i1, i2) is a key of both. With |A∩B| = 1, Jaccard = 1/(|A|+|B|−1) > t
-// needs |A|·t < 1 and |B|·t < 1: both are indexed by their merge tokens,
-// which then share a bigram (the prefix filter, MergeTokens); two empty
-// signatures share the token of emptiness. A key list holds far fewer
-// patterns than a token's list: a pattern is a candidate only when it
-// shares two rare-first bigrams, so a merge check reads a handful of
-// entries, not a share of the registry.
-func mergeKeys(ord []string, t float64) []string {
+// INVARIANT: if A and B have Jaccard > t, one of A's lookup keys is one of
+// B's index keys. Proof: |A∩B| > t·max(|A|,|B|), so |A∩B| ≥ ⌈t|A|⌉ and
+// ≥ ⌈t|B|⌉, and t|B| < |A| < |B|/t.
+//   - A looks up pairs (|A| ≤ pairMax), so |B| < pairMax/t and B is
+//     indexed under pairs. With |A∩B| ≥ 2, let i1 < i2 be its first two
+//     bigrams in the global order: at most |A| − |A∩B| bigrams of A
+//     precede i2 outside A∩B, so i2 is among A's first |A| − ⌈t|A|⌉ + 2
+//     (likewise in B), and the pair (i1, i2) is a key of both. With
+//     |A∩B| = 1, Jaccard = 1/(|A|+|B|−1) > t needs |A|·t < 1 and
+//     |B|·t < 1: both have their merge tokens too, which share a bigram
+//     (the prefix filter, MergeTokens); two empty signatures share the
+//     token of emptiness.
+//   - A looks up merge tokens (|A| > pairMax or t < 0.7): B is indexed
+//     under its merge tokens (|B| > t|A| > pairMax·t, or t < 0.7), and the
+//     prefix filter applies.
+//
+// A pair's list holds the few patterns that share two leading bigrams, so
+// the merge check of a short signature reads a handful of entries
+// whatever the registry's size; a token's list holds a share of the
+// registry (a shared vocabulary fills it).
+func mergeKeys(ord []string, t float64, lookup bool) []string {
 	n := len(ord)
+	pairs := t >= 0.7 && n >= 2
+	tokens := n == 0 || float64(n)*t < 1 || t < 0.7
+	if lookup {
+		pairs = pairs && n <= pairMax
+		tokens = tokens || n > pairMax
+	} else {
+		pairs = pairs && float64(n) <= float64(pairMax)/t
+		tokens = tokens || float64(n) > float64(pairMax)*t
+	}
 	var out []string
-	if n == 0 || float64(n)*t < 1 {
+	if tokens {
 		out = append(out, mergeTokens(ord, t)...)
 	}
-	if n >= 2 {
+	if pairs {
 		p := min(prefixLen(n, t)+1, n)
 		for i := 0; i < p; i++ {
 			for j := i + 1; j < p; j++ {
@@ -246,7 +270,7 @@ func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 	}
 	var out []found
 	var seen map[string]bool
-	for _, key := range si.keys {
+	for _, key := range si.lookup {
 		v, err := m.list(s, mergeKey(typ, key))
 		if err != nil {
 			return nil, err
@@ -316,7 +340,7 @@ func MergeCandidates(s interface {
 }, typ, sig string, t float64) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	for _, key := range mergeKeys(globalOrder(sortedBigrams(sig)), t) {
+	for _, key := range mergeKeys(globalOrder(sortedBigrams(sig)), t, true) {
 		v, _, err := s.Get(mergeKey(typ, key))
 		if err != nil {
 			return nil, err
