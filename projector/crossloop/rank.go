@@ -170,7 +170,9 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	for i, qt := range qts {
 		idfs[i] = qt.idf
 	}
-	if !prunePool || !prunedPool(sc, tl.lists, idfs, avgdl, cfg.CandidatePool) {
+	// The pool from bitmaps when the postings are the shared cache's (their
+	// bitmaps are built once per entry, not once per query).
+	if !prunePool || !share || !prunedPool(sc, tl.lists, idfs, avgdl, cfg.CandidatePool) {
 		for i, idf := range idfs {
 			for _, p := range tl.lists[i].ps {
 				if !sc.seen[p.doc] {
