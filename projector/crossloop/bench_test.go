@@ -3,12 +3,14 @@ package crossloop_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	json "github.com/goccy/go-json"
 
+	"github.com/loredev/lore/benchkit"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/crossloop"
@@ -96,4 +98,102 @@ func BenchmarkInject100k(b *testing.B) {
 	slices.Sort(ds)
 	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkInjectShared100k: injection queries among the 100k patterns of
+// `lore bench --patterns 100000` (benchkit.SeedPatterns: a shared
+// vocabulary of a few dozen words, so each query term has thousands of
+// postings), asked as the bench asks them (benchkit.PatternTask, category
+// debugging, top 5), a different query each call, with the candidate pool
+// picked by the full scan of the postings ("scan") and by prunedPool
+// ("pruned"), in the same run. It reports the p50 and p99 of the calls,
+// and fails unless both give the same answers to 1000 queries.
+func BenchmarkInjectShared100k(b *testing.B) {
+	st, model := sharedRegistry(b, 100_000)
+	defer st.Close()
+	r := st.Model(crossloop.ModelName)
+	cfg := model.Config()
+	reqs := sharedQueries(1000)
+	answers := func(prune bool) []byte {
+		defer crossloop.SetPrunePool(crossloop.SetPrunePool(prune))
+		var all []byte
+		for _, req := range reqs {
+			rs, err := crossloop.Rank(context.Background(), r, cfg, req, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, _ := json.Marshal(rs)
+			all = append(all, raw...)
+		}
+		return all
+	}
+	if scan, pruned := answers(false), answers(true); string(scan) != string(pruned) {
+		b.Fatal("pruned pool: answers differ from the scan's")
+	}
+	for _, mode := range []string{"scan", "pruned"} {
+		b.Run(mode, func(b *testing.B) {
+			defer crossloop.SetPrunePool(crossloop.SetPrunePool(mode == "pruned"))
+			b.ReportAllocs()
+			var ds []time.Duration
+			i := 0
+			for b.Loop() {
+				t := time.Now()
+				if _, err := crossloop.Rank(context.Background(), r, cfg, reqs[i%len(reqs)], nil); err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(t))
+				i++
+			}
+			slices.Sort(ds)
+			b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
+
+// sharedQueries are n injection requests as `lore bench` asks them.
+func sharedQueries(n int) []crossloop.InjectRequest {
+	rng := rand.New(rand.NewPCG(1, 0x696e))
+	out := make([]crossloop.InjectRequest, n)
+	for i := range out {
+		out[i] = crossloop.InjectRequest{Task: benchkit.PatternTask(rng), Category: "debugging", TopK: 5}
+	}
+	return out
+}
+
+// sharedRegistry folds benchkit.SeedPatterns(1, n) into an in-memory
+// store, compacted to its last level.
+func sharedRegistry(tb testing.TB, n int) (*projector.Store, *crossloop.Model) {
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	model := crossloop.New(crossloop.Config{})
+	f, err := projector.NewFolder(st, []projector.Model{model}, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evs, err := benchkit.SeedPatterns(1, n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i, ev := range evs {
+		ev.Seq = uint64(i + 1)
+		if _, err := f.Fold(ev); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := f.Commit(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := st.DB().Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	for st.DB().Metrics().Compact.NumInProgress > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := st.DB().Compact(context.Background(), []byte{0}, []byte{0xff, 0xff}, false); err != nil {
+		tb.Fatal(err)
+	}
+	return st, model
 }

@@ -38,7 +38,7 @@ func (m *Model) Name() string { return ModelName }
 // postings packed in chunks (index.go). Version 6: a term's record
 // carries the fingerprint of its postings (termDF). Version 7: new
 // postings go to a tail key of the last chunk (index.go).
-func (m *Model) Version() int { return 7 }
+func (m *Model) Version() int { return 8 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")

@@ -38,8 +38,10 @@ type Reader interface {
 //	                            + the number of postings in the last chunk (uint32) + the
 //	                            fingerprint of the term's postings (4 × uint64; termDF)
 //	ix/d/<pattern id>           docInfo: indexed terms with their chunks, merge tokens
-//	ix/m/<type>/<token>         the patterns whose merge prefix holds the token, each with its
-//	                            signature's sorted bigrams (mergeEntry), in insertion order
+//	ix/m/<type>/<key>           the patterns indexed under the merge key (mergeKeys), each with
+//	                            its merge sequence number and its signature's sorted bigrams
+//	                            (mergeEntry), in sequence order
+//	ix/ms                       the merge sequence: the number of patterns indexed so far (uint64)
 //	ix/r/<pattern id>           scoring record of an active pattern (store.go): injection
 const (
 	keyStats    = "stats"
@@ -53,6 +55,7 @@ const (
 	prefDF      = "ix/df/"
 	prefDoc     = "ix/d/"
 	prefMerge   = "ix/m/"
+	keyMergeSeq = "ix/ms"
 	prefScore   = "ix/r/"
 )
 
@@ -193,6 +196,32 @@ type memo struct {
 	texts map[string]*searchInfo
 	lists map[string][]byte
 	terms map[string]*termState // see termState
+	// seq is the merge sequence as the event leaves it (see flush), once
+	// loaded (seqOK); seqDirty when the event advanced it.
+	seq             uint64
+	seqOK, seqDirty bool
+}
+
+// nextSeq returns the next merge sequence number and advances the
+// sequence (written back by flush). m must not be nil.
+func (m *memo) nextSeq(s getter) (uint64, error) {
+	if !m.seqOK {
+		v, ok, err := s.Get([]byte(keyMergeSeq))
+		if err != nil {
+			return 0, err
+		}
+		m.seq, m.seqOK = 0, true
+		if ok {
+			if len(v) != 8 {
+				return 0, fmt.Errorf("merge sequence: corrupt (%d bytes)", len(v))
+			}
+			m.seq = binary.BigEndian.Uint64(v)
+		}
+	}
+	n := m.seq
+	m.seq++
+	m.seqDirty = true
+	return n, nil
 }
 
 // list reads the merge list at k, through the memo. The value must not be
@@ -225,6 +254,8 @@ func (m *memo) setList(k, v []byte) {
 type sigInfo struct {
 	bigrams []string // sorted
 	tokens  []string // MergeTokens
+	keys    []string // mergeKeys to index under
+	lookup  []string // mergeKeys to look up
 	t       float64
 }
 
@@ -241,7 +272,9 @@ func (m *memo) signature(sig string, t float64) *sigInfo {
 		}
 	}
 	bg := sortedBigrams(sig)
-	si := &sigInfo{bigrams: bg, tokens: mergeTokens(bg, t), t: t}
+	ord := globalOrder(bg)
+	si := &sigInfo{bigrams: bg, tokens: mergeTokens(ord, t), keys: mergeKeys(ord, t, false),
+		lookup: mergeKeys(ord, t, true), t: t}
 	if m != nil {
 		if m.sigs == nil {
 			m.sigs = map[string]*sigInfo{}
@@ -312,8 +345,12 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 	si := m.search(p.SearchText())
 	tf, n := si.tf, si.n
 	sg := m.signature(p.Signature(), threshold)
-	d := docInfo{Terms: tf, Chunks: make(map[string]uint32, len(tf)), Len: n, Type: p.Type, Merge: sg.tokens}
-	entry := mergeEntry(p.ID, sg.bigrams)
+	d := docInfo{Terms: tf, Chunks: make(map[string]uint32, len(tf)), Len: n, Type: p.Type, Merge: sg.keys}
+	seq, err := m.nextSeq(s)
+	if err != nil {
+		return err
+	}
+	entry := mergeEntry(p.ID, seq, sg.bigrams)
 	meta := postingMeta(p, len(si.bigrams))
 	for t, c := range tf {
 		ch, err := addPosting(s, m, t, p.ID, c, n, meta)

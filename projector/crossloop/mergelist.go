@@ -15,8 +15,7 @@ import (
 
 // MergeTokens are the prefix-filter tokens of a signature: its bigrams in
 // a fixed global order (FNV hash, then text), the first |A| − ⌈t·|A|⌉ + 1.
-// INVARIANT: two signatures with Jaccard ≥ t share a merge token, so merge
-// candidates are found without scanning the registry.
+// INVARIANT: two signatures with Jaccard ≥ t share a merge token.
 func MergeTokens(sig string, t float64) []string { return mergeTokens(sortedBigrams(sig), t) }
 
 // mergeTokens is MergeTokens of a signature's bigrams (any order).
@@ -24,6 +23,19 @@ func mergeTokens(bigrams []string, t float64) []string {
 	if len(bigrams) == 0 {
 		return []string{"\x01empty"}
 	}
+	ord := globalOrder(bigrams)
+	return ord[:prefixLen(len(ord), t)]
+}
+
+// prefixLen is the length of the merge prefix of n ordered bigrams (n > 0).
+func prefixLen(n int, t float64) int {
+	p := n - int(math.Ceil(t*float64(n)-1e-9)) + 1
+	return min(max(p, 1), n)
+}
+
+// globalOrder returns the bigrams sorted by the global order of merge
+// tokens: FNV hash, then text (a total order: bigrams are distinct).
+func globalOrder(bigrams []string) []string {
 	type tok struct {
 		h uint64
 		s string
@@ -32,22 +44,74 @@ func mergeTokens(bigrams []string, t float64) []string {
 	for i, b := range bigrams {
 		toks[i] = tok{hash(b), b}
 	}
-	slices.SortFunc(toks, func(a, b tok) int { // a total order: bigrams are distinct
+	slices.SortFunc(toks, func(a, b tok) int {
 		if a.h != b.h {
 			return cmp.Compare(a.h, b.h)
 		}
 		return strings.Compare(a.s, b.s)
 	})
-	n := len(toks) - int(math.Ceil(t*float64(len(toks))-1e-9)) + 1
-	if n < 1 {
-		n = 1
-	}
-	if n > len(toks) {
-		n = len(toks)
-	}
-	out := make([]string, n)
-	for i := range out {
+	out := make([]string, len(toks))
+	for i := range toks {
 		out[i] = toks[i].s
+	}
+	return out
+}
+
+// pairMax bounds the signatures whose merge check looks up pairs
+// (mergeKeys): a signature of n bigrams has about (n(1−t)+2)²/2 pairs.
+const pairMax = 24
+
+// mergeKeys are the merge lists a signature of n bigrams is indexed under
+// (lookup false) or looked up in (lookup true). Pairs: with t ≥ 0.7, the
+// pairs of its first prefixLen+1 bigrams in the global order, looked up
+// by signatures of up to pairMax bigrams and indexed by those of up to
+// pairMax/t. Merge tokens (MergeTokens): looked up by the others, indexed
+// by those of more than pairMax·t bigrams, and by every signature small
+// enough (n·t < 1) to be more than t similar to one it shares a single
+// bigram with.
+//
+// INVARIANT: if A and B have Jaccard > t, one of A's lookup keys is one of
+// B's index keys. Proof: |A∩B| > t·max(|A|,|B|), so |A∩B| ≥ ⌈t|A|⌉ and
+// ≥ ⌈t|B|⌉, and t|B| < |A| < |B|/t.
+//   - A looks up pairs (|A| ≤ pairMax), so |B| < pairMax/t and B is
+//     indexed under pairs. With |A∩B| ≥ 2, let i1 < i2 be its first two
+//     bigrams in the global order: at most |A| − |A∩B| bigrams of A
+//     precede i2 outside A∩B, so i2 is among A's first |A| − ⌈t|A|⌉ + 2
+//     (likewise in B), and the pair (i1, i2) is a key of both. With
+//     |A∩B| = 1, Jaccard = 1/(|A|+|B|−1) > t needs |A|·t < 1 and
+//     |B|·t < 1: both have their merge tokens too, which share a bigram
+//     (the prefix filter, MergeTokens); two empty signatures share the
+//     token of emptiness.
+//   - A looks up merge tokens (|A| > pairMax or t < 0.7): B is indexed
+//     under its merge tokens (|B| > t|A| > pairMax·t, or t < 0.7), and the
+//     prefix filter applies.
+//
+// A pair's list holds the few patterns that share two leading bigrams, so
+// the merge check of a short signature reads a handful of entries
+// whatever the registry's size; a token's list holds a share of the
+// registry (a shared vocabulary fills it).
+func mergeKeys(ord []string, t float64, lookup bool) []string {
+	n := len(ord)
+	pairs := t >= 0.7 && n >= 2
+	tokens := n == 0 || float64(n)*t < 1 || t < 0.7
+	if lookup {
+		pairs = pairs && n <= pairMax
+		tokens = tokens || n > pairMax
+	} else {
+		pairs = pairs && float64(n) <= float64(pairMax)/t
+		tokens = tokens || float64(n) > float64(pairMax)*t
+	}
+	var out []string
+	if tokens {
+		out = append(out, mergeTokens(ord, t)...)
+	}
+	if pairs {
+		p := min(prefixLen(n, t)+1, n)
+		for i := 0; i < p; i++ {
+			for j := i + 1; j < p; j++ {
+				out = append(out, "\x02"+ord[i]+"\x00"+ord[j])
+			}
+		}
 	}
 	return out
 }
@@ -67,13 +131,17 @@ func mergeKey(typ, tok string) []byte { return []byte(prefMerge + typ + "/" + to
 
 // A merge list is a sequence of entries, one per pattern:
 //
-//	uvarint len(id) | id | uvarint len(sig) | sig
+//	uvarint len(id) | id | uvarint len(body) | body
+//	body: uvarint seq | uvarint len(sig) | sig
 //
-// sig is the pattern's signature bigrams, sorted, as encodeList with the
-// count first (uvarint). Merge checks read the similarity of every
-// candidate from the lists, without loading a pattern.
-func mergeEntry(id string, sig []string) []byte {
-	body := binary.AppendUvarint(nil, uint64(len(sig)))
+// seq is the pattern's merge sequence number: the number of patterns
+// indexed before it (the counter at keyMergeSeq), so a list's entries are
+// in seq order. sig is the pattern's signature bigrams, sorted, as
+// encodeList. Merge checks read the similarity of every candidate from
+// the lists, without loading a pattern.
+func mergeEntry(id string, seq uint64, sig []string) []byte {
+	body := binary.AppendUvarint(nil, seq)
+	body = binary.AppendUvarint(body, uint64(len(sig)))
 	body = append(body, encodeList(sig)...)
 	out := binary.AppendUvarint(make([]byte, 0, len(id)+len(body)+8), uint64(len(id)))
 	out = append(out, id...)
@@ -81,9 +149,9 @@ func mergeEntry(id string, sig []string) []byte {
 	return append(out, body...)
 }
 
-// nextEntry splits the first entry off a merge list: the id, the encoded
-// signature (count first), the entry's bytes, the rest.
-func nextEntry(v []byte) (id, sig, entry, rest []byte, err error) {
+// nextEntry splits the first entry off a merge list: the id, the entry's
+// body, the entry's bytes, the rest.
+func nextEntry(v []byte) (id, body, entry, rest []byte, err error) {
 	l, k := binary.Uvarint(v)
 	if k <= 0 || uint64(len(v)-k) < l {
 		return nil, nil, nil, nil, fmt.Errorf("corrupt merge list")
@@ -94,9 +162,37 @@ func nextEntry(v []byte) (id, sig, entry, rest []byte, err error) {
 	if k <= 0 || uint64(len(w)-k) < l {
 		return nil, nil, nil, nil, fmt.Errorf("corrupt merge list")
 	}
-	sig = w[k : k+int(l)]
+	body = w[k : k+int(l)]
 	n := len(v) - len(w) + k + int(l)
-	return id, sig, v[:n], v[n:], nil
+	return id, body, v[:n], v[n:], nil
+}
+
+// entryBody splits an entry's body: its seq, the number of bigrams of its
+// signature and their encoding.
+func entryBody(body []byte) (seq, n uint64, sig []byte, err error) {
+	seq, k := binary.Uvarint(body)
+	if k <= 0 {
+		return 0, 0, nil, fmt.Errorf("corrupt merge list")
+	}
+	n, j := binary.Uvarint(body[k:])
+	if j <= 0 {
+		return 0, 0, nil, fmt.Errorf("corrupt merge list")
+	}
+	return seq, n, body[k+j:], nil
+}
+
+// decodeList decodes a list encoded by encodeList.
+func decodeList(v []byte) ([]string, error) {
+	var out []string
+	for len(v) > 0 {
+		l, k := binary.Uvarint(v)
+		if k <= 0 || uint64(len(v)-k) < l {
+			return nil, fmt.Errorf("corrupt list")
+		}
+		out = append(out, string(v[k:k+int(l)]))
+		v = v[k+int(l):]
+	}
+	return out, nil
 }
 
 // editList removes id's entry from the list at k and, when entry is not
@@ -153,9 +249,13 @@ type mergeMatch struct {
 }
 
 // mergeMatches are the active patterns of a type more than t similar to
-// sig (word-bigram Jaccard), in first-seen order of the merge lists of
-// sig's tokens. By the prefix-filter invariant (MergeTokens) it misses
-// none; only ids above t are materialised.
+// sig (word-bigram Jaccard), in candidate order: by the first of sig's
+// merge tokens (MergeTokens, in their order) that is also one of the
+// pattern's, then by merge sequence number. (That is the order in which
+// a scan of the per-token lists of sig's merge tokens, each in insertion
+// order, first meets them.) The candidates come from the lists of sig's
+// merge keys, which miss none (mergeKeys); only ids above t are
+// materialised.
 func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, error) {
 	si := m.signature(sig, t)
 	sb := si.bigrams
@@ -163,52 +263,85 @@ func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 	// [t|A|, |A|/t] cannot exceed t.
 	// (widened by 1e-9 against rounding: the filter may only keep more)
 	lo, hi := t*float64(len(sb))*(1-1e-9), float64(len(sb))/t*(1+1e-9)
-	var out []mergeMatch
+	type found struct {
+		mergeMatch
+		pos int
+		seq uint64
+	}
+	var out []found
 	var seen map[string]bool
-	for _, tok := range si.tokens {
-		v, err := m.list(s, mergeKey(typ, tok))
+	for _, key := range si.lookup {
+		v, err := m.list(s, mergeKey(typ, key))
 		if err != nil {
 			return nil, err
 		}
 		for rest := v; len(rest) > 0; {
-			id, es, _, r, err := nextEntry(rest)
+			id, body, _, r, err := nextEntry(rest)
 			if err != nil {
 				return nil, err
 			}
 			rest = r
-			n, k := binary.Uvarint(es)
-			if k <= 0 {
-				return nil, fmt.Errorf("corrupt merge list")
+			seq, n, es, err := entryBody(body)
+			if err != nil {
+				return nil, err
 			}
 			if len(sb) > 0 && n > 0 && (float64(n) < lo || float64(n) > hi) {
 				continue
 			}
-			sim, err := jaccardEncoded(sb, es[k:])
-			if err != nil {
-				return nil, err
-			}
-			if !ShouldMerge(sim, t) || seen[string(id)] {
+			if seen[string(id)] {
 				continue
 			}
 			if seen == nil {
 				seen = map[string]bool{}
 			}
 			seen[string(id)] = true
-			out = append(out, mergeMatch{string(id), sim})
+			sim, err := jaccardEncoded(sb, es)
+			if err != nil {
+				return nil, err
+			}
+			if !ShouldMerge(sim, t) {
+				continue
+			}
+			bb, err := decodeList(es)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, found{mergeMatch{string(id), sim}, firstShared(si.tokens, mergeTokens(bb, t)), seq})
 		}
 	}
-	return out, nil
+	slices.SortFunc(out, func(a, b found) int {
+		if a.pos != b.pos {
+			return cmp.Compare(a.pos, b.pos)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	ms := make([]mergeMatch, len(out))
+	for i, f := range out {
+		ms[i] = f.mergeMatch
+	}
+	return ms, nil
+}
+
+// firstShared is the index of the first of a's tokens that b holds
+// (len(a) when none: by the prefix-filter invariant, never for a match).
+func firstShared(a, b []string) int {
+	for i, x := range a {
+		if slices.Contains(b, x) {
+			return i
+		}
+	}
+	return len(a)
 }
 
 // MergeCandidates are the ids of active patterns of a type that may be more
-// than t similar to sig (they share a merge token), in first-seen order.
+// than t similar to sig (they share a merge key), in first-seen order.
 func MergeCandidates(s interface {
 	Get([]byte) ([]byte, bool, error)
 }, typ, sig string, t float64) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	for _, tok := range MergeTokens(sig, t) {
-		v, _, err := s.Get(mergeKey(typ, tok))
+	for _, key := range mergeKeys(globalOrder(sortedBigrams(sig)), t, true) {
+		v, _, err := s.Get(mergeKey(typ, key))
 		if err != nil {
 			return nil, err
 		}

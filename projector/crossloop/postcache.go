@@ -60,6 +60,9 @@ func newCacheGen() *cacheGen {
 type termPostings struct {
 	fp fingerprint
 	ps []cachedPosting
+
+	once sync.Once // builds idx
+	idx  *docIndex
 }
 
 // cachedPosting is a posting with its id and meta numbered in the

@@ -114,6 +114,12 @@ func (m *memo) term(s getter, term string) (*termState, error) {
 // flush writes back the records and tails of the terms the event changed,
 // and forgets them. m must not be nil.
 func (m *memo) flush(s Store) error {
+	if m.seqDirty {
+		if err := s.Set([]byte(keyMergeSeq), binary.BigEndian.AppendUint64(nil, m.seq)); err != nil {
+			return err
+		}
+	}
+	m.seqOK, m.seqDirty = false, false
 	for term, ts := range m.terms {
 		if !ts.dirty {
 			continue

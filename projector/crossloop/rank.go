@@ -18,6 +18,10 @@ type Embedder interface {
 	Relevance(ctx context.Context, query string, docs []string) ([]float64, error)
 }
 
+// prunePool: Rank picks the candidate pool with prunedPool (false only to
+// compare it with the scan in benchmarks).
+var prunePool = true
+
 // BM25 parameters.
 const (
 	bm25K1 = 1.2
@@ -162,16 +166,22 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	// reference does: the same float operations in the same order).
 	sc := getScratch(len(tl.ids))
 	defer sc.release()
+	idfs := make([]float64, len(qts))
 	for i, qt := range qts {
-		idf := qt.idf
-		for _, p := range tl.lists[i].ps {
-			tf, dl := p.tf, p.dl
-			if !sc.seen[p.doc] {
-				sc.seen[p.doc] = true
-				sc.meta[p.doc] = p.meta
-				sc.touched = append(sc.touched, p.doc)
+		idfs[i] = qt.idf
+	}
+	// The pool from bitmaps when the postings are the shared cache's (their
+	// bitmaps are built once per entry, not once per query).
+	if !prunePool || !share || !prunedPool(sc, tl.lists, idfs, avgdl, cfg.CandidatePool) {
+		for i, idf := range idfs {
+			for _, p := range tl.lists[i].ps {
+				if !sc.seen[p.doc] {
+					sc.seen[p.doc] = true
+					sc.meta[p.doc] = p.meta
+					sc.touched = append(sc.touched, p.doc)
+				}
+				sc.s[p.doc] += bm25Term(idf, p.tf, p.dl, avgdl)
 			}
-			sc.s[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
 		}
 	}
 	sc.vals = slices.Grow(sc.vals[:0], len(sc.touched))

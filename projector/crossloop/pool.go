@@ -1,0 +1,249 @@
+package crossloop
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// The candidate pool without scoring every posting: with a shared
+// vocabulary a query's terms have tens of thousands of postings each, and
+// the pool (the best CandidatePool by BM25) holds the few hundred patterns
+// that match the most of them. The pool is found from per-term bitmaps of
+// the patterns holding the term (word-parallel counting of the terms each
+// pattern holds), exact scores for the patterns that may reach the pool,
+// and bounds that rule the rest out.
+
+// bm25Term is the BM25 weight of one query term in one pattern. Every
+// path sums these, in the query's term order, from 0: the same float
+// operations give the same score to the bit.
+func bm25Term(idf, tf, dl, avgdl float64) float64 {
+	return idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
+}
+
+// docIndex is a term's postings by doc number: a bitmap of its docs, the
+// number of docs before each word of it, its postings sorted by doc, a
+// bitmap of the docs where the term occurs more than once, and the
+// largest tf and smallest document length among them (bounds).
+//
+// INVARIANT: byDoc[rank[w] + popcount(bits[w] below d)] is the posting of
+// doc d (d = 64w + bit) when the bit is set; a term has one posting per
+// doc.
+type docIndex struct {
+	bits  []uint64
+	multi []uint64 // docs with tf > 1
+	rank  []uint32
+	byDoc []cachedPosting
+	maxTF float64
+	minDL float64
+	// dup: a doc has two postings (never, by the index's invariant): the
+	// index is not used
+	dup bool
+}
+
+// index returns the term's doc index, built on first use (an entry is
+// immutable once installed, so its index is too).
+func (e *termPostings) index() *docIndex {
+	e.once.Do(func() {
+		x := &docIndex{byDoc: slices.Clone(e.ps), minDL: math.Inf(1)}
+		slices.SortFunc(x.byDoc, func(a, b cachedPosting) int { return int(a.doc) - int(b.doc) })
+		n := 0
+		if len(x.byDoc) > 0 {
+			n = int(x.byDoc[len(x.byDoc)-1].doc)/64 + 1
+		}
+		x.bits, x.multi, x.rank = make([]uint64, n), make([]uint64, n), make([]uint32, n+1)
+		for _, p := range x.byDoc {
+			if p.tf > 1 {
+				x.multi[p.doc/64] |= 1 << (p.doc % 64)
+			}
+			x.dup = x.dup || x.bits[p.doc/64]&(1<<(p.doc%64)) != 0
+			x.bits[p.doc/64] |= 1 << (p.doc % 64)
+			x.maxTF, x.minDL = max(x.maxTF, p.tf), min(x.minDL, p.dl)
+		}
+		for w := range x.bits {
+			x.rank[w+1] = x.rank[w] + uint32(bits.OnesCount64(x.bits[w]))
+		}
+		e.idx = x
+	})
+	return e.idx
+}
+
+// has reports whether doc d holds the term.
+func (x *docIndex) has(d uint32) bool {
+	w := int(d / 64)
+	return w < len(x.bits) && x.bits[w]&(1<<(d%64)) != 0
+}
+
+// posting is doc d's posting (d must hold the term).
+func (x *docIndex) posting(d uint32) *cachedPosting {
+	w := d / 64
+	below := x.bits[w] & (1<<(d%64) - 1)
+	return &x.byDoc[x.rank[w]+uint32(bits.OnesCount64(below))]
+}
+
+// boundSlack widens bounds against rounding: a bound computed in floats
+// may only be raised, never lowered below the exact value.
+const boundSlack = 1 + 1e-9
+
+// prunedPool returns what the full scan of Rank would leave in sc for
+// the pool's choice, restricted to docs that can be in the pool: sc.s,
+// sc.meta and sc.touched hold the exact score, the meta of the first
+// posting (in term order) and the doc for every doc whose score may reach
+// the pool's n-th best; every doc left out scores strictly below it. ok
+// is false when no bound prunes enough (the caller then scans).
+//
+// INVARIANT: the pool chosen from the docs kept (topCandidates) equals
+// the one chosen from every doc: a doc is left out only when an upper
+// bound of its score is below θ, the n-th best exact score of a set of
+// docs, so below the n-th best score of all docs; ties cannot straddle.
+func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float64, n int) (ok bool) {
+	m := len(lists)
+	if m == 0 || m > 62 || n <= 0 {
+		return false
+	}
+	xs := make([]*docIndex, m)
+	ub := make([]float64, m)  // an upper bound of each term's weight
+	ub1 := make([]float64, m) // the same where the term occurs once (tf 1)
+	words, total := 0, 0
+	for j, l := range lists {
+		xs[j] = l.index()
+		if xs[j].dup {
+			return false
+		}
+		words = max(words, len(xs[j].bits))
+		total += len(xs[j].byDoc)
+		if len(xs[j].byDoc) > 0 {
+			ub[j] = bm25Term(idfs[j], xs[j].maxTF, xs[j].minDL, avgdl) * boundSlack
+			ub1[j] = bm25Term(idfs[j], 1, xs[j].minDL, avgdl) * boundSlack
+		}
+	}
+	if total <= 4*n {
+		return false // small: the scan is as cheap
+	}
+	// Bit-sliced counters: plane k holds bit k of the number of query
+	// terms each doc holds.
+	k := bits.Len(uint(m))
+	planes := make([][]uint64, k)
+	for i := range planes {
+		planes[i] = make([]uint64, words)
+	}
+	for _, x := range xs {
+		for w, b := range x.bits {
+			carry := b
+			for i := 0; i < k && carry != 0; i++ {
+				t := planes[i][w] & carry
+				planes[i][w] ^= carry
+				carry = t
+			}
+		}
+	}
+	// atLeast(c, w): the docs of word w holding c terms or more.
+	atLeast := func(c, w int) uint64 {
+		gt, eq := uint64(0), ^uint64(0)
+		for i := k - 1; i >= 0; i-- {
+			p := planes[i][w]
+			if c>>i&1 == 1 {
+				eq &= p
+			} else {
+				gt |= eq & p
+				eq &^= p
+			}
+		}
+		return gt | eq
+	}
+	// c: the largest count that n docs reach.
+	c := m
+	for ; c >= 1; c-- {
+		cnt := 0
+		for w := range words {
+			cnt += bits.OnesCount64(atLeast(c, w))
+		}
+		if cnt >= n {
+			break
+		}
+	}
+	if c < 1 {
+		return false
+	}
+	score := func(d uint32) {
+		s, first := 0.0, true
+		for j, x := range xs {
+			if !x.has(d) {
+				continue
+			}
+			p := x.posting(d)
+			if first {
+				sc.meta[d], first = p.meta, false
+			}
+			s += bm25Term(idfs[j], p.tf, p.dl, avgdl)
+		}
+		sc.s[d], sc.seen[d] = s, true
+		sc.touched = append(sc.touched, d)
+	}
+	for w := range words {
+		for b := atLeast(c, w); b != 0; b &= b - 1 {
+			score(uint32(w*64 + bits.TrailingZeros64(b)))
+		}
+	}
+	// θ: the n-th best score of the docs holding c terms or more.
+	sc.vals = sc.vals[:0]
+	for _, d := range sc.touched {
+		sc.vals = append(sc.vals, sc.s[d])
+	}
+	theta := nthLargest(sc.vals, n-1)
+	// The others hold fewer than c terms. Level by level (the docs
+	// holding exactly l terms), the sum of the l largest term bounds
+	// bounds the whole level, and the sum of the l largest bounds at tf 1
+	// bounds its docs that hold every term once; the docs these do not
+	// rule out are bounded one by one by the sum of the bounds of their
+	// terms (at their tf: once, or more).
+	top, top1 := sumLargest(ub), sumLargest(ub1)
+	multi := make([]uint64, words) // docs holding some term more than once
+	for _, x := range xs {
+		for w, b := range x.multi {
+			multi[w] |= b
+		}
+	}
+	for l := c - 1; l >= 1; l-- {
+		if top[l]*boundSlack < theta {
+			break // and every level below
+		}
+		once := top1[l]*boundSlack < theta // the docs holding every term once are out
+		for w := range words {
+			b := atLeast(l, w) &^ atLeast(l+1, w)
+			if once {
+				b &= multi[w]
+			}
+			for ; b != 0; b &= b - 1 {
+				d := uint32(w*64 + bits.TrailingZeros64(b))
+				bound := 0.0
+				for j, x := range xs {
+					if x.has(d) {
+						if x.multi[d/64]&(1<<(d%64)) != 0 {
+							bound += ub[j]
+						} else {
+							bound += ub1[j]
+						}
+					}
+				}
+				if bound*boundSlack >= theta {
+					score(d)
+				}
+			}
+		}
+	}
+	return true
+}
+
+// sumLargest returns, for each l, the sum of the l largest of us (index
+// 0: 0).
+func sumLargest(us []float64) []float64 {
+	s := slices.Clone(us)
+	slices.Sort(s)
+	slices.Reverse(s)
+	out := make([]float64, len(s)+1)
+	for i, u := range s {
+		out[i+1] = out[i] + u
+	}
+	return out
+}
