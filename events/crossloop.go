@@ -31,6 +31,7 @@ type LoopIteration struct {
 	Location       string   `json:"location,omitempty"`
 	FixDescription string   `json:"fix_description,omitempty"`
 	FixDiff        string   `json:"fix_diff,omitempty"`
+	DurationMs     *int64   `json:"duration_ms,omitempty"`
 	TestsPassed    *int     `json:"tests_passed,omitempty"`
 	TestsFailed    *int     `json:"tests_failed,omitempty"`
 	ToolsUsed      []string `json:"tools_used,omitempty"`

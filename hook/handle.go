@@ -44,6 +44,7 @@ type state struct {
 	Injections int            `json:"injections,omitempty"` // SessionStarts answered (startup, resume, compact...)
 	Task       string         `json:"task"`
 	Started    time.Time      `json:"started"`
+	TurnFrom   time.Time      `json:"turn_from,omitempty"` // when the current turn began (the previous one's end)
 	Iterations int            `json:"iterations"`
 	Errors     int            `json:"errors"`
 	Retries    int            `json:"retries"`
@@ -297,7 +298,12 @@ func (h *Handler) tool(ctx context.Context, st *state, e Event) error {
 // it met last, the newest test counts and the tools it used.
 func (h *Handler) turn(ctx context.Context, st *state, e Event) error {
 	n := st.Iterations + 1
-	rec := map[string]any{"loop_id": st.LoopID, "iteration": n, "agent": e.Agent}
+	from := st.TurnFrom
+	if from.IsZero() {
+		from = st.Started
+	}
+	rec := map[string]any{"loop_id": st.LoopID, "iteration": n, "agent": e.Agent,
+		"duration_ms": max(h.now().Sub(from).Milliseconds(), 0)}
 	if len(st.Tools) > 0 {
 		rec["tools_used"] = st.Tools
 	}
@@ -326,6 +332,7 @@ func (h *Handler) turn(ctx context.Context, st *state, e Event) error {
 		return fmt.Errorf("loop.iterate: %w", err)
 	}
 	st.Iterations, st.Tools, st.TurnError, st.Files, st.Diff = n, nil, nil, nil, ""
+	st.TurnFrom = h.now()
 	return nil
 }
 

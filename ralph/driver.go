@@ -237,6 +237,7 @@ func (r *runner) callRetry(ctx context.Context, group, name string, args any, ke
 // iteration runs iteration n; passed reports verify's verdict.
 func (r *runner) iteration(ctx context.Context, n int) (Verdict, bool, error) {
 	c := r.c
+	began := time.Now()
 	snap := gitSnapshot(ctx, c.Dir)
 	prompt := c.Prompt
 	if c.Inject {
@@ -272,7 +273,7 @@ func (r *runner) iteration(ctx context.Context, n int) (Verdict, bool, error) {
 	}
 	d := gitDiff(ctx, c.Dir, snap)
 	rec := map[string]any{"loop_id": r.res.LoopID, "iteration": n, "tests_passed": v.Passed, "tests_failed": v.Failed,
-		"agent": c.Agent0}
+		"agent": c.Agent0, "duration_ms": time.Since(began).Milliseconds()}
 	red := c.Redact
 	for k, s := range map[string]string{"error_type": v.ErrorType, "error_message": v.Message, "location": v.Location,
 		"fix_description": d.Description, "fix_diff": d.Patch} {

@@ -91,6 +91,11 @@ exit 1
 	if !strings.Contains(lore.accepted[3], `"tests_passed":1`) || !strings.Contains(lore.accepted[3], `"tests_failed":0`) {
 		t.Errorf("green iteration recorded as %s", lore.accepted[3])
 	}
+	for _, i := range []int{1, 3} {
+		if !strings.Contains(lore.accepted[i], `"duration_ms":`) {
+			t.Errorf("iteration recorded without its duration: %s", lore.accepted[i])
+		}
+	}
 }
 
 // TestRunFailPolicyRefusesToStart: with the fail policy, an unreachable lore
