@@ -135,8 +135,7 @@ func (n *Node) reopenStore(dir string) error {
 		return err
 	}
 	n.Store = st
-	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, projector.RuntimeOptions{
-		Durable: n.ReplicaName(), Logger: n.log})
+	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, n.runtimeOptions())
 	return nil
 }
 
