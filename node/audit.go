@@ -46,7 +46,6 @@ type auditCheckpoints struct {
 	dir   string
 	every uint64
 	keep  int
-	kick  chan struct{}
 	last  atomic.Uint64 // sequence of the newest checkpoint taken
 	tmp   atomic.Uint64 // names temporary folders
 
@@ -62,33 +61,30 @@ func newAuditCheckpoints(dir string, every uint64, keep int) (*auditCheckpoints,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("audit checkpoints: %w", err)
 	}
-	return &auditCheckpoints{dir: dir, every: every, keep: keep, kick: make(chan struct{}, 1)}, nil
+	return &auditCheckpoints{dir: dir, every: every, keep: keep}, nil
 }
 
-// committed is the runtime's commit hook: it asks for a checkpoint once
-// every events were committed since the last one. It never blocks.
-func (a *auditCheckpoints) committed(seq uint64) {
-	if a == nil || seq < a.last.Load()+a.every {
-		return
-	}
-	select {
-	case a.kick <- struct{}{}:
-	default:
-	}
-}
+// auditPoll is how often the node looks whether a checkpoint is due.
+const auditPoll = 100 * time.Millisecond
 
-// run takes the checkpoints committed asks for until ctx ends.
+// runAuditCheckpoints takes a checkpoint whenever the runtime committed
+// every events since the last one, until ctx ends. It watches the
+// runtime's checkpoint rather than hooking its commits, so a checkpoint is
+// never on the fold's path.
 func (n *Node) runAuditCheckpoints(ctx context.Context) {
 	a := n.audits
-	a.committed(n.Runtime.Seq()) // a store already folded: one at once
+	t := time.NewTicker(auditPoll)
+	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.kick:
+		if seq := n.Runtime.Seq(); seq > 0 && seq >= a.last.Load()+a.every {
 			if err := n.takeAuditCheckpoint(); err != nil {
 				n.log.Warn("audit checkpoint", "err", err)
 			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

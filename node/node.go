@@ -162,14 +162,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
-	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, n.runtimeOptions())
+	durable := cfg.Replica
+	if durable == "" {
+		durable = "lore-projector"
+	}
+	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, projector.RuntimeOptions{
+		Durable: durable, Logger: cfg.Logger})
 	n.Appender = events.NewAppender(n.JS)
 	return n, nil
-}
-
-// runtimeOptions are the options of the node's projector runtime.
-func (n *Node) runtimeOptions() projector.RuntimeOptions {
-	return projector.RuntimeOptions{Durable: n.ReplicaName(), Logger: n.log, OnCommit: n.audits.committed}
 }
 
 // ClientURL is the URL clients use to reach this node's NATS.

@@ -135,7 +135,8 @@ func (n *Node) reopenStore(dir string) error {
 		return err
 	}
 	n.Store = st
-	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, n.runtimeOptions())
+	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, projector.RuntimeOptions{
+		Durable: n.ReplicaName(), Logger: n.log})
 	return nil
 }
 
