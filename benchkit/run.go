@@ -105,6 +105,9 @@ type Report struct {
 
 	Inject map[string]Latency `json:"inject"`
 
+	// Audit: --as-of / --at-seq queries at random points of the log.
+	Audit AuditReport `json:"audit"`
+
 	PeakRSSBytes int64    `json:"peak_rss_bytes"`
 	Targets      []Target `json:"targets"`
 }
@@ -236,6 +239,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
+	o.Logf("%d audits at random points of the log", AuditPoints)
+	if rep.Audit, err = measureAudits(ctx, n, o, last, rb, dir); err != nil {
+		return nil, err
+	}
+
 	// 3. End-to-end lag under a steady paced load.
 	o.Logf("paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
 	lags, err := pacedLag(ctx, n, commits, o)
@@ -255,6 +263,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		{"projection / raw consume", rep.ProjectionRatio, ">= 0.7", rep.ProjectionRatio >= 0.7},
 		{"rebuild time / raw consume time", rep.RebuildRatio, "<= 1.5", rep.RebuildRatio <= 1.5},
 		{"knowledge.inject p99 in-process (ms)", rep.Inject["knowledge.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["knowledge.inject/in-process"].P99us <= 1000},
+		{"audit p99 (s)", rep.Audit.P99us / 1e6, "<= 1", rep.Audit.P99us <= 1e6},
 		{"patterns.inject p99 in-process (ms)", rep.Inject["patterns.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["patterns.inject/in-process"].P99us <= 1000},
 	}
 	return rep, nil

@@ -33,7 +33,8 @@ const (
 	DefaultAuditCheckpointEvery = 10000
 	// DefaultAuditCheckpointKeep is the default number of checkpoints kept.
 	DefaultAuditCheckpointKeep = 32
-	auditDir                   = "audit"
+	// AuditDir is the folder of the audit checkpoints under the data folder.
+	AuditDir = "audit"
 )
 
 type auditCheckpoint struct {

@@ -6,9 +6,6 @@ import (
 	"github.com/loredev/lore/app"
 )
 
-// AuditDir is where audit checkpoints live under the data folder.
-const AuditDir = auditDir
-
 // ViewDigest is the digest of an audit view's store.
 func ViewDigest(v app.View) (string, error) { return v.(storeView).st.Digest() }
 

@@ -157,7 +157,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		if keep <= 0 {
 			keep = DefaultAuditCheckpointKeep
 		}
-		if n.audits, err = newAuditCheckpoints(filepath.Join(cfg.DataDir, auditDir), uint64(every), keep); err != nil {
+		if n.audits, err = newAuditCheckpoints(filepath.Join(cfg.DataDir, AuditDir), uint64(every), keep); err != nil {
 			n.Close()
 			return nil, err
 		}
