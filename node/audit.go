@@ -30,9 +30,9 @@ import (
 // removed on start (checkpoints are local and cheap to take again).
 const (
 	// DefaultAuditCheckpointEvery is the default audit checkpoint interval.
-	DefaultAuditCheckpointEvery = 10000
+	DefaultAuditCheckpointEvery = 2000
 	// DefaultAuditCheckpointKeep is the default number of checkpoints kept.
-	DefaultAuditCheckpointKeep = 32
+	DefaultAuditCheckpointKeep = 64
 	// AuditDir is the folder of the audit checkpoints under the data folder.
 	AuditDir = "audit"
 )
@@ -91,11 +91,15 @@ func (n *Node) runAuditCheckpoints(ctx context.Context) {
 }
 
 // takeAuditCheckpoint checkpoints the live store, reads the checkpoint's
-// mark (and folds its WAL into tables, so copies of it stay small), lists it
-// and applies the retention.
+// mark, lists it and applies the retention.
 func (n *Node) takeAuditCheckpoint() error {
 	a := n.audits
 	tmp := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
+	// Flushed first: the checkpoint is then tables shared with the live
+	// store and a WAL of a few records, not a copy of the memtable's log.
+	if err := n.Store.DB().Flush(); err != nil {
+		return fmt.Errorf("checkpoint: flush: %w", err)
+	}
 	if err := n.Store.DB().Checkpoint(tmp, pebble.WithFlushedWAL()); err != nil {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("checkpoint: %w", err)
