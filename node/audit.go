@@ -175,7 +175,7 @@ func (n *Node) AuditCheckpoints() []projector.AuditMark {
 // store when none is; release closes and removes it.
 func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func(), error) {
 	empty := func() (*projector.Store, func(), error) {
-		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: 32 << 20})
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: 32 << 20, Ephemeral: true})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -205,7 +205,7 @@ func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func
 		_ = os.RemoveAll(dst)
 		return nil, nil, err
 	}
-	st, err := projector.OpenStore(dst, projector.StoreOptions{CacheBytes: 32 << 20})
+	st, err := projector.OpenStore(dst, projector.StoreOptions{CacheBytes: 32 << 20, Ephemeral: true})
 	if err != nil {
 		_ = os.RemoveAll(dst)
 		return nil, nil, err

@@ -35,6 +35,9 @@ type StoreOptions struct {
 	CacheBytes int64
 	// Sync commits each batch with an fsync of Pebble's WAL.
 	Sync bool
+	// Ephemeral is a store that lives for one question (an audit): no
+	// automatic compactions, which would only compete with its fold.
+	Ephemeral bool
 }
 
 // Store is a Pebble database holding read models and the projector's
@@ -58,6 +61,8 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
 		DisableWAL:         false,
+
+		DisableAutomaticCompactions: o.Ephemeral,
 	}
 	// Bloom filters on every level (L1+ inherit L0's): the id index is
 	// probed once per folded event, almost always for an id it does not
