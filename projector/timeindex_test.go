@@ -65,6 +65,9 @@ func TestAuditRangesKeepEveryEventOfTheTime(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		after := uint64(rng.IntN(n))
 		bound := base.Add(time.Duration(rng.IntN(n+100)) * time.Second)
+		if i%2 == 0 {
+			bound = times[1+rng.IntN(n)] // on an event's time: the bound is inclusive
+		}
 		ranges, err := st.AuditRanges(after, n, &bound)
 		if err != nil {
 			t.Fatal(err)
