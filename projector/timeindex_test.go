@@ -65,8 +65,14 @@ func TestAuditRangesKeepEveryEventOfTheTime(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		after := uint64(rng.IntN(n))
 		bound := base.Add(time.Duration(rng.IntN(n+100)) * time.Second)
-		if i%2 == 0 {
-			bound = times[1+rng.IntN(n)] // on an event's time: the bound is inclusive
+		if i%2 == 0 { // the earliest time of a block: the bound is inclusive
+			b := uint64(rng.IntN(upTo >> projector.AuditBlockShift))
+			bound = times[max(1, b<<projector.AuditBlockShift)]
+			for seq := max(1, b<<projector.AuditBlockShift); seq < (b+1)<<projector.AuditBlockShift; seq++ {
+				if times[seq].Before(bound) {
+					bound = times[seq]
+				}
+			}
 		}
 		ranges, err := st.AuditRanges(after, n, &bound)
 		if err != nil {
