@@ -66,7 +66,7 @@ func newAuditCheckpoints(dir string, every uint64, keep int) (*auditCheckpoints,
 }
 
 // auditPoll is how often the node looks whether a checkpoint is due.
-const auditPoll = 100 * time.Millisecond
+const auditPoll = 20 * time.Millisecond
 
 // runAuditCheckpoints takes a checkpoint whenever the runtime committed
 // every events since the last one, until ctx ends. It watches the
@@ -104,7 +104,7 @@ func (n *Node) takeAuditCheckpoint() error {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	st, err := projector.OpenStore(tmp, projector.StoreOptions{CacheBytes: 1 << 20})
+	st, err := projector.OpenStore(tmp, projector.StoreOptions{CacheBytes: 1 << 20, ReadOnly: true})
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return err
