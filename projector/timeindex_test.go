@@ -37,7 +37,7 @@ func TestAuditRangesKeepEveryEventOfTheTime(t *testing.T) {
 		evs = append(evs, ev)
 	}
 	models := []projector.Model{counter{}}
-	const upTo = 2500 // the store's checkpoint: later events are not indexed
+	const upTo = 2500                          // the store's checkpoint: later events are not indexed
 	for batch := evs[:upTo]; len(batch) > 0; { // commits of random sizes
 		k := min(len(batch), 1+rng.IntN(400))
 		if _, err := projector.FoldEvents(st, models, batch[:k]); err != nil {
