@@ -13,8 +13,8 @@ import (
 
 // Events built from arguments. A command whose event carries the caller's
 // arguments validates them as sent — missing stays missing, null stays
-// null — with events.ValidateData, the check record.event and the raw door
-// apply: a field required by the event's schema is required at every door,
+// null — with events.RedactData, the check record.event applies (the raw
+// door the same, refusing where the appender redacts): a field required by the event's schema is required at every door,
 // with the same error.
 
 // fields returns the request's arguments as sent, key by key, less the
@@ -34,17 +34,15 @@ func (r Request) fields(drop ...string) (map[string]json.RawMessage, error) {
 }
 
 // checkData validates data built from arguments against typ's schema and
-// returns its JSON. The error is ValidateData's (it wraps
+// returns its JSON, credentials in free text redacted (events.RedactData,
+// the appender's check). The error is the schema's (it wraps
 // events.ErrInvalidEvent: API code 400, exit code 2).
 func checkData(typ string, data map[string]json.RawMessage) ([]byte, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s data: %w", typ, err)
 	}
-	if err := events.ValidateData(typ, raw); err != nil {
-		return nil, err
-	}
-	return raw, nil
+	return events.RedactData(typ, raw)
 }
 
 // setDefault sets data[k] to v when the caller sent no k.

@@ -107,7 +107,7 @@ type Endpoint struct {
 	Args any
 	// Data, when set, is the event type whose payload the arguments are
 	// (less the keys of Extras, e.g. "time"): the pipeline validates the
-	// arguments as sent against that type's schema (events.ValidateData,
+	// arguments as sent against that type's schema (events.RedactData,
 	// the check record.event applies) before anything else.
 	Data   string
 	Extras []string

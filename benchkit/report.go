@@ -49,3 +49,55 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "  %-38s %8.3f  goal %-7s %s\n", t.Name, t.Value, t.Goal, mark)
 	}
 }
+
+// Print writes the soak report for humans: a sample per minute (or per
+// tenth of the soak when shorter), then the window figures.
+func (r *SoakReport) Print(w io.Writer) {
+	fmt.Fprintf(w, "lore bench --soak: %.0f s at %d events/s (sent %d, %.0f/s) and %d injections/s (%d calls, %d failed)\n\n",
+		r.Seconds, r.Rate, r.Sent, r.SentPerS, r.InjectRate, r.Injections, r.InjectErrors)
+	fmt.Fprintf(w, "%8s %10s %10s %12s %12s %10s %10s\n", "t", "RSS MiB", "heap MiB", "blockcache", "memtables", "goroutines", "lag")
+	step := 60.0
+	if r.Seconds < 600 {
+		step = r.Seconds / 10
+	}
+	next := 0.0
+	for i, s := range r.Samples {
+		if s.Seconds+1e-9 < next && i != len(r.Samples)-1 {
+			continue
+		}
+		next = s.Seconds + step
+		if !s.Scraped {
+			fmt.Fprintf(w, "%7.0fs %10.1f %10s %12s %12s %10s %10s\n", s.Seconds, mib(s.RSSBytes), "-", "-", "-", "-", "-")
+			continue
+		}
+		fmt.Fprintf(w, "%7.0fs %10.1f %10.1f %12.1f %12.1f %10d %10d\n", s.Seconds, mib(s.RSSBytes), mib(s.HeapInuseBytes),
+			mib(s.BlockCacheBytes), mib(s.MemTableBytes), s.Goroutines, s.LagEvents)
+	}
+	a, b := r.AtWarmupEnd, r.AtEnd
+	fmt.Fprintf(w, "\nwarm-up ends at %.0f s; mean of the last samples before it and before the end:\n", r.WarmupEndSeconds)
+	fmt.Fprintf(w, "  RSS        %8.1f → %8.1f MiB  (%+.1f %%)\n", mib(a.RSSBytes), mib(b.RSSBytes), r.RSSGrowthPct)
+	fmt.Fprintf(w, "  Go heap    %8.1f → %8.1f MiB  (%+.1f %%)\n", mib(a.HeapInuseBytes), mib(b.HeapInuseBytes), r.HeapGrowthPct)
+	fmt.Fprintf(w, "  blockcache %8.1f → %8.1f MiB\n", mib(a.BlockCacheBytes), mib(b.BlockCacheBytes))
+	fmt.Fprintf(w, "  memtables  %8.1f → %8.1f MiB\n", mib(a.MemTableBytes), mib(b.MemTableBytes))
+	fmt.Fprintf(w, "  goroutines %8d → %8d\n", a.Goroutines, b.Goroutines)
+	fmt.Fprintf(w, "  lag        %8d → %8d events not yet projected (projected %.0f/s of %.0f/s sent)\n",
+		a.LagEvents, b.LagEvents, r.ProjectedPerS, r.SentPerS)
+	fmt.Fprintf(w, "peak RSS %.1f MiB\n", mib(r.PeakRSSBytes))
+	keys := make([]string, 0, len(r.Inject))
+	for k := range r.Inject {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		l := r.Inject[k]
+		fmt.Fprintf(w, "  %-20s p50 %8.1f µs  p99 %8.1f µs  (%d calls)\n", k, l.P50us, l.P99us, l.N)
+	}
+	for _, p := range r.Profiles {
+		fmt.Fprintf(w, "heap profile: %s\n", p)
+	}
+	mark := "met"
+	if !r.Target.Met {
+		mark = "MISSED"
+	}
+	fmt.Fprintf(w, "\ntarget (reported, not asserted): %s %.1f, goal %s: %s\n", r.Target.Name, r.Target.Value, r.Target.Goal, mark)
+}

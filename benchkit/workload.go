@@ -34,6 +34,9 @@ type Workload struct {
 	// Prefix makes ids unique between workloads of the same seed (e.g. the
 	// paced phase of a bench uses another prefix).
 	Prefix string
+	// Clock, when set, times each event (a soak against a serving node
+	// uses the wall clock); the events are then not reproducible.
+	Clock func() time.Time
 }
 
 func (w Workload) withDefaults() Workload {
@@ -66,58 +69,91 @@ type Generated struct {
 
 // Generate returns n events of the workload.
 func (w Workload) Generate(n int) (Generated, error) {
-	w = w.withDefaults()
-	rng := rand.New(rand.NewPCG(uint64(w.Seed), 0x10e5))
+	s := w.Stream()
 	g := Generated{Events: make([]*events.Event, 0, n), Writer: make([]int, 0, n)}
-	loops := make([]*loopState, w.Loops)
-	serial := 0
-	newLoop := func(slot int) *loopState {
-		serial++
-		cat := categories[rng.IntN(len(categories))]
-		return &loopState{
-			id:       fmt.Sprintf("ralph-%s-%s-%08x", w.Prefix, cat, uint32(rng.Uint64())),
-			project:  fmt.Sprintf("p%d", rng.IntN(w.Projects)),
-			task:     task(rng, cat),
-			category: cat,
-			maxIter:  2 + rng.IntN(8),
-			writer:   slot,
-		}
-	}
-	for i := range loops {
-		loops[i] = newLoop(i)
-	}
-	started := make([]bool, w.Loops)
-	for len(g.Events) < n {
-		i := len(g.Events)
-		slot := rng.IntN(w.Loops)
-		l := loops[slot]
-		at := Epoch.Add(time.Duration(i) * 10 * time.Millisecond)
-		var typ string
-		var p events.Payload
-		switch {
-		case !started[slot]:
-			started[slot] = true
-			typ, p = "loop.started/v1", &events.LoopStarted{LoopID: l.id, Task: l.task, Category: l.category, Agent: agent(rng)}
-		case l.iter >= l.maxIter:
-			outcomeKind := []string{"success", "success", "success", "partial", "failure"}[rng.IntN(5)]
-			c := &events.LoopCompleted{LoopID: l.id, Outcome: outcomeKind, Iterations: l.iter, Approach: sentence(rng, 8)}
-			if outcomeKind == "failure" {
-				c.FailureMode = failureModes[rng.IntN(len(failureModes))]
-			}
-			typ, p = "loop.completed/v1", c
-			loops[slot], started[slot] = newLoop(slot), false
-		default:
-			typ, p = l.step(rng)
-		}
-		ev, err := events.New(typ, l.project, l.id, at, p)
+	for range n {
+		ev, writer, err := s.Next()
 		if err != nil {
-			return g, fmt.Errorf("generate event %d (%s): %w", i, typ, err)
+			return g, err
 		}
-		ev.ID = fmt.Sprintf("%s-%d-%09d", w.Prefix, w.Seed, i)
 		g.Events = append(g.Events, ev)
-		g.Writer = append(g.Writer, l.writer)
+		g.Writer = append(g.Writer, writer)
 	}
 	return g, nil
+}
+
+// Stream is a workload generated one event at a time (an endless run
+// holds no more than its running loops). Not safe for concurrent use.
+//
+// INVARIANT: the first n events of a Stream are Generate(n)'s.
+type Stream struct {
+	w       Workload
+	rng     *rand.Rand
+	loops   []*loopState
+	started []bool
+	serial  int
+	i       int // events emitted
+}
+
+// Stream starts the workload's stream of events.
+func (w Workload) Stream() *Stream {
+	w = w.withDefaults()
+	s := &Stream{w: w, rng: rand.New(rand.NewPCG(uint64(w.Seed), 0x10e5)),
+		loops: make([]*loopState, w.Loops), started: make([]bool, w.Loops)}
+	for i := range s.loops {
+		s.loops[i] = s.newLoop(i)
+	}
+	return s
+}
+
+func (s *Stream) newLoop(slot int) *loopState {
+	s.serial++
+	rng := s.rng
+	cat := categories[rng.IntN(len(categories))]
+	return &loopState{
+		id:       fmt.Sprintf("ralph-%s-%s-%08x", s.w.Prefix, cat, uint32(rng.Uint64())),
+		project:  fmt.Sprintf("p%d", rng.IntN(s.w.Projects)),
+		task:     task(rng, cat),
+		category: cat,
+		maxIter:  2 + rng.IntN(8),
+		writer:   slot,
+	}
+}
+
+// Next returns the next event and the writer (loop slot) that emits it.
+// Event i is at Epoch + i×10 ms, or at Clock() when the workload has one.
+func (s *Stream) Next() (*events.Event, int, error) {
+	i, rng := s.i, s.rng
+	slot := rng.IntN(s.w.Loops)
+	l := s.loops[slot]
+	at := Epoch.Add(time.Duration(i) * 10 * time.Millisecond)
+	if s.w.Clock != nil {
+		at = s.w.Clock()
+	}
+	var typ string
+	var p events.Payload
+	switch {
+	case !s.started[slot]:
+		s.started[slot] = true
+		typ, p = "loop.started/v1", &events.LoopStarted{LoopID: l.id, Task: l.task, Category: l.category, Agent: agent(rng)}
+	case l.iter >= l.maxIter:
+		outcomeKind := []string{"success", "success", "success", "partial", "failure"}[rng.IntN(5)]
+		c := &events.LoopCompleted{LoopID: l.id, Outcome: outcomeKind, Iterations: l.iter, Approach: sentence(rng, 8)}
+		if outcomeKind == "failure" {
+			c.FailureMode = failureModes[rng.IntN(len(failureModes))]
+		}
+		typ, p = "loop.completed/v1", c
+		s.loops[slot], s.started[slot] = s.newLoop(slot), false
+	default:
+		typ, p = l.step(rng)
+	}
+	ev, err := events.New(typ, l.project, l.id, at, p)
+	if err != nil {
+		return nil, 0, fmt.Errorf("generate event %d (%s): %w", i, typ, err)
+	}
+	ev.ID = fmt.Sprintf("%s-%d-%09d", s.w.Prefix, s.w.Seed, i)
+	s.i++
+	return ev, l.writer, nil
 }
 
 // step is one event inside a running loop, drawn by weight: iterations

@@ -50,10 +50,16 @@ func NewID(t time.Time) string {
 }
 
 // New builds an event of type typ from a payload: a new id, the payload's
-// aggregate as subject, and time t (now when zero).
+// aggregate as subject, and time t (now when zero). Credentials in the
+// payload's free text (a Redactor) are redacted first.
 func New(typ, project, source string, t time.Time, p Payload) (*Event, error) {
 	if t.IsZero() {
 		t = time.Now()
+	}
+	// Credentials in free text are redacted before anything is derived
+	// from the payload (its data, its aggregate id): p is changed in place.
+	if r, ok := p.(Redactor); ok {
+		redactPayload(r)
 	}
 	data, err := json.Marshal(p)
 	if err != nil {

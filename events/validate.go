@@ -96,6 +96,15 @@ func ValidateData(typ string, data []byte) error {
 	return err
 }
 
+// RedactData is ValidateData for data about to be appended: credentials in
+// the payload's free text are replaced by redaction markers instead of
+// refused, and the data to append (re-encoded when redacted) is returned.
+// It is the check the appender applies; ValidateData is the raw door's.
+func RedactData(typ string, data []byte) ([]byte, error) {
+	_, out, err := validatePayload(typ, data, true)
+	return out, err
+}
+
 // validateData is ValidateData returning the payload it decoded (nil for a
 // derived kind without a schema), so that a caller needs no second decode.
 //
@@ -105,6 +114,32 @@ func ValidateData(typ string, data []byte) error {
 // to the full validator, which decides and names the field. Either way the
 // payload is then decoded into its Go type and its Check runs.
 func validateData(typ string, data []byte) (Payload, error) {
+	p, _, err := validatePayload(typ, data, false)
+	return p, err
+}
+
+// validatePayload is validateData; with redact, the credentials in the
+// payload's free text (a Redactor) are first replaced by redaction markers
+// and the data re-encoded (returned, else data itself); without, a
+// credential there makes the payload invalid.
+func validatePayload(typ string, data []byte, redact bool) (Payload, []byte, error) {
+	p, err := validatePayloadOnce(typ, data, redact)
+	if err != errRedacted {
+		return p, data, err
+	}
+	// The redacted payload is validated again, from its new bytes.
+	redacted, err := gojson.Marshal(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: re-encode after redaction: %v", ErrInvalidEvent, typ, err)
+	}
+	p, err = validatePayloadOnce(typ, redacted, false)
+	return p, redacted, err
+}
+
+// errRedacted says validatePayloadOnce redacted the payload it returns.
+var errRedacted = errors.New("redacted")
+
+func validatePayloadOnce(typ string, data []byte, redact bool) (Payload, error) {
 	compiled.once.Do(compileSchemas)
 	if compiled.err != nil {
 		return nil, fmt.Errorf("schemas: %w", compiled.err)
@@ -127,6 +162,17 @@ func validateData(typ string, data []byte) (Payload, error) {
 	p := k.New()
 	if err := decodeStrict(data, p); err != nil {
 		return nil, fmt.Errorf("%w: %s: field \"data\": %v", ErrInvalidEvent, typ, err)
+	}
+	if r, ok := p.(Redactor); ok {
+		if redact {
+			// Redact finds exactly what Secrets finds: nothing redacted
+			// means nothing to refuse.
+			if redactPayload(r) {
+				return p, errRedacted
+			}
+		} else if err := checkSecrets(r); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidEvent, typ, err)
+		}
 	}
 	if c, ok := p.(Checker); ok {
 		if err := c.Check(); err != nil {
@@ -205,7 +251,12 @@ func pointer(loc []string) string {
 // It is the one rule of every door: the appender applies it before an
 // event reaches the log, the projector (CheckStored) to every message it
 // reads, whoever published it.
-func Check(ev *Event) (Payload, error) {
+func Check(ev *Event) (Payload, error) { return check(ev, false) }
+
+// check is Check; with redact, credentials in the payload's free text are
+// replaced by redaction markers (ev.Data re-encoded) instead of refused:
+// the appender's way, so that no door can put a credential in the log.
+func check(ev *Event, redact bool) (Payload, error) {
 	if ev.Project == "" {
 		ev.Project = DefaultProject
 	}
@@ -217,10 +268,11 @@ func Check(ev *Event) (Payload, error) {
 	}
 	// One validation decodes the payload once; its aggregate id names the
 	// subject when the writer gave none.
-	p, err := validateData(ev.Type, ev.Data)
+	p, data, err := validatePayload(ev.Type, ev.Data, redact)
 	if err != nil {
 		return nil, err
 	}
+	ev.Data = data
 	if p == nil { // a kind without a schema (none is appendable today)
 		if p, err = DecodeData(ev); err != nil {
 			return nil, err

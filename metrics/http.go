@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -18,9 +19,14 @@ const DefaultAddr = "127.0.0.1:9464"
 
 // Handler serves /metrics (Prometheus text format) and /healthz (200 when
 // NATS is connected and the projector runs, 503 otherwise, with a JSON body
-// saying why).
+// saying why); and /debug/pprof/ with Config.Profiling.
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
+	if m.cfg.Profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	}
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		ok, why := m.Healthy()

@@ -17,6 +17,12 @@
 //	lore_nats_connected                       1 when connected to NATS
 //	lore_projector_running                    1 while the projector runs
 //	lore_api_request_duration_seconds{endpoint,code}  API latency (histogram)
+//	lore_pebble_block_cache_bytes             read-model block cache in use (fills to its budget)
+//	lore_pebble_block_cache_hits_total        read-model block cache hits
+//	lore_pebble_block_cache_misses_total      read-model block cache misses
+//	lore_pebble_memtable_bytes                read-model memtables allocated (with zombies)
+//	lore_pebble_zombie_memtable_bytes         read-model memtables flushed but still held by a reader
+//	lore_pebble_memtables                     read-model memtables
 package metrics
 
 import (
@@ -34,6 +40,7 @@ import (
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
 )
 
 // Projector is what metrics reads from the projector runtime.
@@ -57,6 +64,12 @@ type Config struct {
 	// without moving before /healthz says the projector stalled (default
 	// DefaultStallAfter).
 	StallAfter time.Duration
+	// Store, when set, reports the read-model store's memory (Pebble's
+	// block cache and memtables live outside the Go heap).
+	Store func() projector.StoreMemory
+	// Profiling serves net/http/pprof under /debug/pprof/ (heap profiles
+	// of a serving process).
+	Profiling bool
 }
 
 // DefaultStallAfter is Config.StallAfter's default: far longer than a
@@ -210,9 +223,12 @@ func (m *Metrics) Run(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		typ := msg.Headers().Get(events.TypeHeader)
-		if _, known := events.Lookup(typ); !known {
-			typ = "unknown" // bounded label values: foreign clients may set anything
+		// The catalogue's own string, not the header's: a pending entry
+		// must not keep the decoded header alive (one allocation per
+		// event not yet projected).
+		typ := "unknown" // bounded label values: foreign clients may set anything
+		if k, known := events.Lookup(msg.Headers().Get(events.TypeHeader)); known {
+			typ = k.Type
 		}
 		m.appended.WithLabelValues(typ).Inc()
 		m.mu.Lock()
@@ -253,11 +269,17 @@ var (
 	descDerived    = prometheus.NewDesc("lore_derived_messages", "Announcements in LORE_DERIVED.", nil, nil)
 	descConnected  = prometheus.NewDesc("lore_nats_connected", "1 when the process is connected to NATS.", nil, nil)
 	descRunning    = prometheus.NewDesc("lore_projector_running", "1 while the projector runs.", nil, nil)
+	descBlockCache = prometheus.NewDesc("lore_pebble_block_cache_bytes", "Bytes of the read-model store's block cache in use (it fills up to its budget).", nil, nil)
+	descCacheHits  = prometheus.NewDesc("lore_pebble_block_cache_hits_total", "Hits of the read-model store's block cache.", nil, nil)
+	descCacheMiss  = prometheus.NewDesc("lore_pebble_block_cache_misses_total", "Misses of the read-model store's block cache.", nil, nil)
+	descMemTable   = prometheus.NewDesc("lore_pebble_memtable_bytes", "Bytes allocated by the read-model store's memtables, zombies included.", nil, nil)
+	descZombieMem  = prometheus.NewDesc("lore_pebble_zombie_memtable_bytes", "Bytes of read-model memtables flushed but still held by an open iterator or snapshot.", nil, nil)
+	descMemTables  = prometheus.NewDesc("lore_pebble_memtables", "Memtables of the read-model store.", nil, nil)
 )
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLastSeq, descCheckpoint, descLagEvents, descLagSeconds,
-		descPoisoned, descDuplicates, descDLQ, descDerived, descConnected, descRunning} {
+		descPoisoned, descDuplicates, descDLQ, descDerived, descConnected, descRunning, descBlockCache, descCacheHits, descCacheMiss, descMemTable, descZombieMem, descMemTables} {
 		ch <- d
 	}
 }
@@ -272,6 +294,15 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(m.cfg.Projector.Duplicates()))
 	gauge(descConnected, b2f(m.cfg.NC != nil && m.cfg.NC.IsConnected()))
 	gauge(descRunning, b2f(m.running.Load()))
+	if m.cfg.Store != nil {
+		sm := m.cfg.Store()
+		gauge(descBlockCache, float64(sm.BlockCacheBytes))
+		ch <- prometheus.MustNewConstMetric(descCacheHits, prometheus.CounterValue, float64(sm.BlockCacheHits))
+		ch <- prometheus.MustNewConstMetric(descCacheMiss, prometheus.CounterValue, float64(sm.BlockCacheMisses))
+		gauge(descMemTable, float64(sm.MemTableBytes))
+		gauge(descZombieMem, float64(sm.ZombieMemTableBytes))
+		gauge(descMemTables, float64(sm.MemTables))
+	}
 	if m.cfg.JS == nil {
 		return
 	}

@@ -94,13 +94,42 @@ func startEmbedded(o EmbeddedOptions) (*server.Server, []nats.Option, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded nats: %w", err)
 	}
+	// A listener that cannot open (a port in use) is reported by the
+	// server's Fatalf and the server never becomes ready: fail with that
+	// reason at once instead of waiting out the start-up bound.
+	fatal := make(chan string, 1)
+	s.SetLoggerV2(fatalLogger(fatal), false, false, false)
 	go s.Start()
-	if !s.ReadyForConnections(15 * time.Second) {
+	ready := make(chan bool, 1)
+	go func() { ready <- s.ReadyForConnections(15 * time.Second) }()
+	select {
+	case ok := <-ready:
+		if !ok {
+			s.Shutdown()
+			return nil, nil, fmt.Errorf("embedded nats on %s:%d did not start within 15s", o.Host, o.Port)
+		}
+	case msg := <-fatal:
 		s.Shutdown()
-		return nil, nil, fmt.Errorf("embedded nats on %s:%d did not start within 15s", o.Host, o.Port)
+		return nil, nil, fmt.Errorf("embedded nats on %s:%d: %s", o.Host, o.Port, msg)
 	}
 	return s, self, nil
 }
+
+// fatalLogger passes the embedded server's first fatal message on (the
+// server logs nothing else: lore reports what matters itself).
+type fatalLogger chan<- string
+
+func (l fatalLogger) Fatalf(format string, v ...any) {
+	select {
+	case l <- fmt.Sprintf(format, v...):
+	default:
+	}
+}
+func (fatalLogger) Noticef(string, ...any) {}
+func (fatalLogger) Warnf(string, ...any)   {}
+func (fatalLogger) Errorf(string, ...any)  {}
+func (fatalLogger) Debugf(string, ...any)  {}
+func (fatalLogger) Tracef(string, ...any)  {}
 
 // selfURL is the URL this process dials its own server on: loopback even
 // when the server listens on every interface.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime/pprof"
 	"time"
 
@@ -15,6 +16,7 @@ func init() { addCommand(newCmdBench) }
 
 func newCmdBench(f *Factory) *cobra.Command {
 	var o benchkit.Options
+	var so benchkit.SoakOptions
 	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench [--events N] [--knowledge N] [--patterns N] [--seed S]",
@@ -30,10 +32,23 @@ outcomes with decomposition texts, errors, pattern observations and lessons.
 Compare runs by their ratios: absolute rates depend on the machine.
 
 The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
---cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE).`,
-		Example: "  lore bench\n  lore bench --events 1000000 --knowledge 100000 --patterns 100000 --json",
+--cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE).
+
+--soak DURATION measures memory under load instead: it starts ` + "`lore serve`" + ` as a
+child process (so the load generator is not measured), appends the workload at
+--rate events/s and makes --inject-rate knowledge.inject and patterns.inject
+calls/s over the NATS API, and samples the server's RSS (/proc/<pid>/status),
+Go heap and Pebble block cache and memtables (its /metrics) every
+--sample-every. It reports the RSS growth over the soak's second half (the
+goal: at most 10 %). --heap-profiles DIR saves the server's heap profiles
+five times during the soak (compare two with go tool pprof -base).`,
+		Example: "  lore bench\n  lore bench --events 1000000 --knowledge 100000 --patterns 100000 --json\n  lore bench --soak 10m --rate 2000 --inject-rate 50",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("soak") {
+				so.Rate, so.Seed, so.Dir = o.PacedRate, o.Seed, o.Dir
+				return runSoak(cmd, f, so)
+			}
 			if o.Events <= 0 || o.Knowledge < 0 || o.Patterns < 0 || o.Writers <= 0 || o.PacedRate <= 0 || o.Queries <= 0 {
 				return fmt.Errorf("%w: --events, --writers, --rate and --queries must be > 0; --knowledge and --patterns >= 0", errBadInput)
 			}
@@ -75,8 +90,46 @@ The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 	fl.IntVar(&o.Queries, "queries", 2000, "injection calls per endpoint in-process (a quarter over NATS)")
 	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fl.StringVar(&o.Dir, "dir", "", "folder for the throwaway node (default: a temp folder, removed)")
+	fl.DurationVar(&so.Duration, "soak", 0, "measure memory under load for this long instead (lore serve as a child; see above)")
+	fl.IntVar(&so.InjectRate, "inject-rate", 50, "with --soak: injection calls/s over NATS")
+	fl.DurationVar(&so.Every, "sample-every", 5*time.Second, "with --soak: sampling period")
+	fl.IntVar(&so.Knowledge, "soak-knowledge", 1000, "with --soak: knowledge entries seeded first")
+	fl.IntVar(&so.Patterns, "soak-patterns", 1000, "with --soak: patterns seeded first")
+	fl.StringVar(&so.ProfileDir, "heap-profiles", "", "with --soak: save the server's heap profiles in this folder")
 	declare(fl, rules{"events": atLeast(1), "knowledge": atLeast(0), "patterns": atLeast(0), "writers": atLeast(1),
-		"rate": atLeast(1), "rate-for": above(0), "queries": atLeast(1)})
-	freeText(fl, "seed", "cpuprofile", "dir")
+		"rate": atLeast(1), "rate-for": above(0), "queries": atLeast(1),
+		"soak": atLeast(0), "inject-rate": atLeast(0), "sample-every": above(0), "soak-knowledge": atLeast(0), "soak-patterns": atLeast(0)})
+	freeText(fl, "seed", "cpuprofile", "dir", "heap-profiles")
 	return cmd
 }
+
+// runSoak runs `lore bench --soak`: this executable serves as the child.
+func runSoak(cmd *cobra.Command, f *Factory, so benchkit.SoakOptions) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("soak: %w", err)
+	}
+	so.Server = func(dataDir, metricsAddr string) *exec.Cmd {
+		c := exec.Command(exe, "serve", "--data", dataDir, "--port", "-1", "--metrics", metricsAddr, "--pprof")
+		c.Env = append(os.Environ(), soakChildEnv+"=1")
+		return c
+	}
+	if !f.JSON {
+		so.Logf = func(format string, args ...any) {
+			fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
+		}
+	}
+	rep, err := benchkit.Soak(cmd.Context(), so)
+	if err != nil {
+		return err
+	}
+	if f.JSON {
+		return f.PrintJSON(rep)
+	}
+	rep.Print(f.Out)
+	return nil
+}
+
+// soakChildEnv marks the serving child of a soak (tests run it through
+// their own binary: see TestMain).
+const soakChildEnv = "LORE_SOAK_CHILD"

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -72,7 +73,7 @@ func newCmdKnowledge(f *Factory) *cobra.Command {
 	}
 	cmd.AddCommand(newCmdKnowledgeList(f), newCmdKnowledgeShow(f), newCmdKnowledgeAdd(f),
 		newCmdKnowledgeQuarantine(f), newCmdKnowledgeRestore(f), newCmdKnowledgePromote(f),
-		newCmdKnowledgeCurate(f), newCmdKnowledgeMigrate(f), newCmdKnowledgeImport(f),
+		newCmdKnowledgeCurate(f), newCmdKnowledgeRescan(f), newCmdKnowledgeMigrate(f), newCmdKnowledgeImport(f),
 		newCmdKnowledgeExport(f), newCmdKnowledgeInject(f), newCmdKnowledgeOutcome(f),
 		newCmdKnowledgeRejected(f), newCmdKnowledgeConfig(f), newCmdKnowledgeStats(f))
 	return cmd
@@ -269,6 +270,34 @@ func newCmdKnowledgeCurate(f *Factory) *cobra.Command {
 			})
 		},
 	}
+}
+
+func newCmdKnowledgeRescan(f *Factory) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "rescan",
+		Short: "Re-check stored entries against the current safety rules; quarantine those they reject",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return kCall(cmd, f, "knowledge", "rescan", map[string]string{"reason": reason}, func(r knowledge.RescanReport) {
+				fmt.Fprintf(f.Out, "%d entries scanned; %d quarantined\n", r.Scanned, r.Quarantined)
+				reasons := make([]string, 0, len(r.ByReason))
+				for k := range r.ByReason {
+					reasons = append(reasons, k)
+				}
+				sort.Strings(reasons)
+				for _, k := range reasons {
+					fmt.Fprintf(f.Out, "%d\t%s\n", r.ByReason[k], k)
+				}
+				for _, h := range r.Entries {
+					fmt.Fprintf(f.Out, "quarantined\t%s\t%s\t%s\n", shortID(h.ID), h.Tier, h.Reason)
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "note kept on the quarantined entries")
+	freeText(cmd.Flags(), "reason")
+	return cmd
 }
 
 // projectFor picks the project of a migration: --project, else the name in

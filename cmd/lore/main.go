@@ -74,11 +74,16 @@ const (
 // errBadInput marks a usage or input error (exit code 2).
 var errBadInput = errors.New("bad input")
 
+func ralphErr(err error) bool { _, ok := ralphExitCode(err); return ok }
+
 // exitCode maps an error to the process exit code: 0 ok, 1 failure, 2 bad input.
 func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case ralphErr(err):
+		code, _ := ralphExitCode(err)
+		return code
 	case isBadInput(err):
 		return exitBadInput
 	default:

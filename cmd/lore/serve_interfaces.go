@@ -14,17 +14,20 @@ import (
 	"github.com/loredev/lore/consumers"
 	"github.com/loredev/lore/metrics"
 	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector"
 )
 
 // serveInterfaces are the optional outward interfaces of `lore serve`:
 // Prometheus metrics and a webhook deliverer.
 type serveInterfaces struct {
 	metricsAddr string
+	pprof       bool
 	webhook     webhookOptions
 }
 
 func (o *serveInterfaces) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&o.metricsAddr, "metrics", envOr("LORE_METRICS", metrics.DefaultAddr), "serve Prometheus /metrics and /healthz on this address (\"\" disables)")
+	fl.BoolVar(&o.pprof, "pprof", false, "also serve Go profiles (net/http/pprof) under /debug/pprof/ on the metrics address")
 	fl.StringVar(&o.webhook.url, "webhook", "", "also deliver announcements to this URL (see `lore webhook`)")
 	fl.StringVar(&o.webhook.secret, "webhook-secret", os.Getenv("LORE_WEBHOOK_SECRET"), "HMAC secret signing webhook bodies (env LORE_WEBHOOK_SECRET)")
 	fl.StringVar(&o.webhook.types, "webhook-type", "", "announcements the webhook delivers, comma-separated (default: all)")
@@ -76,7 +79,8 @@ func startInterfaces(ctx context.Context, f *Factory, n *node.Node, logger *slog
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	if o.metricsAddr != "" {
-		s.m = metrics.New(metrics.Config{NC: n.NC, JS: n.JS, Projector: n.Runtime})
+		s.m = metrics.New(metrics.Config{NC: n.NC, JS: n.JS, Projector: n.Runtime, Profiling: o.pprof,
+			Store: func() projector.StoreMemory { return n.Store.Memory() }})
 		addr, err := s.m.Serve(ctx, o.metricsAddr)
 		if err != nil {
 			fmt.Fprintf(f.Err, "lore: metrics disabled: %v\n", err)

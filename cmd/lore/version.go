@@ -37,7 +37,12 @@ func newCmdExitCodes(*Factory) *cobra.Command {
   1  failure: lore or NATS unreachable, storage error, a refused conflict
   2  bad input: unknown command or flag, an invalid flag value (the message names the
      flag; checked before lore connects or starts anything), an invalid event (the
-     message names the field), an invalid argument`,
+     message names the field), an invalid argument; lore ralph run: a missing prompt
+     file, an agent or verify command that cannot start
+  3  lore ralph run: the loop reached --max-iterations without verify passing
+  4  lore ralph run: lore unreachable (--on-unreachable fail refused to start, or
+     records of the loop could not be sent)
+  130  lore ralph run: stopped by Ctrl-C or SIGTERM (the loop is recorded as partial)`,
 		Run: func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/safety"
 )
 
 // ModelName is the read model's name and key prefix. NB: must not change.
@@ -35,9 +36,10 @@ func (*Model) Name() string { return ModelName }
 
 // Version 2 added the entry summaries (x/) and the summary key in
 // the index; version 3 the pool versions (x/<pool>/a); version 4 the
-// decision on each submission (d/<event id>): an older store is rebuilt
-// from the log.
-func (*Model) Version() int { return 4 }
+// decision on each submission (d/<event id>); version 5 the content-safety
+// rules of package safety (credentials, instructions, dangerous commands)
+// and redacted rejected lessons: an older store is rebuilt from the log.
+func (*Model) Version() int { return 5 }
 
 // fold is the state of folding one event.
 type fold struct {
@@ -53,7 +55,8 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	switch data.(type) {
 	case *events.KnowledgeSubmitted, *events.KnowledgeQuarantined, *events.KnowledgeRestored,
 		*events.KnowledgeOutcome, *events.KnowledgeInjected, *events.KnowledgePromoted,
-		*events.KnowledgeCurated, *events.KnowledgeConfigured, *events.PhaseCompleted:
+		*events.KnowledgeCurated, *events.KnowledgeConfigured, *events.PhaseCompleted,
+		*events.KnowledgeRescanned:
 	default:
 		return nil
 	}
@@ -98,6 +101,8 @@ func (f *fold) apply(data events.Payload) error {
 		return putJSON(f.tx, keyConfig, c)
 	case *events.PhaseCompleted:
 		return f.phaseCompleted(orProject(d.Project, f.ev.Project), d.Phase)
+	case *events.KnowledgeRescanned:
+		return f.rescanned(d)
 	}
 	return nil
 }
@@ -316,8 +321,12 @@ func (f *fold) duplicate(dup *Entry, d *events.KnowledgeSubmitted, id, project s
 	return f.lifecycle(dup)
 }
 
+// reject keeps a rejected submission. INVARIANT: the rejected store, its
+// exports and the announcement never hold a credential: the lesson is kept
+// redacted.
 func (f *fold) reject(r *Rejected) error {
 	r.EventID, r.At = f.ev.ID, f.t
+	r.Lesson, _ = safety.Redact(r.Lesson)
 	if err := putJSON(f.tx, pfxReject+r.ID, r); err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"regexp"
 	"strings"
+
+	"github.com/loredev/lore/safety"
 )
 
 // Validation: three layers (SPEC §5). The first error rejects; warnings are
@@ -212,12 +214,9 @@ func (t *safetyInput) hasControl() bool {
 }
 
 var (
-	dangerousErrors = []rule{
-		r(`\brm\s+-rf\b`, "-rf"), r(`\bsudo\s+rm\b`, "sudo"), r(`\bmkfs\b`, "mkfs"), r(`\bdd\s+if=`, "if="),
-		r(`:\(\)\s*\{`, ":()"),
-		// K1: chmod 777 in any form (with or without -R, 0777).
-		r(`\bchmod\s+(?:-[a-z]+\s+)*0?777\b`, "chmod"),
-		r(`\bdeltree\b`, "deltree"), r(`\brmdir\s+/s\b`, "rmdir")}
+	// Dangerous commands are safety.Command's (fork bombs, deletes of a
+	// system or home, device overwrites, pipe-to-shell, chmod 777 in any
+	// form, deltree, rmdir /s; negated or scoped mentions pass).
 	dangerousWarnings = []rule{
 		r(`\bformat\b`, "format"), r(`\bkill\s+-9\b`, "kill"), r(`\bpkill\b`, "pkill"), r(`\bkillall\b`, "killall"),
 		r("`[^`]*`", "`"), r(`\$\([^)]*\)`, "$(")}
@@ -235,15 +234,20 @@ var (
 		ri(`(?im)^\s*system\s*:`, "system"), ri(`(?i)<script`, "<script"), ri(`(?i)javascript:`, "javascript:"),
 		ri(`(?i)\beval\(`, "eval("),
 		r(`\b__proto__\b`, "__proto__"), r(`\bconstructor\[`, "constructor["), r(`\.prototype\[`, ".prototype[")}
-	secrets = []rule{
-		r(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----`, "PRIVATE KEY-----"),
-		r(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, "AKIA", "ASIA"),
-		r(`\bgh[pousr]_[A-Za-z0-9]{36,}`, "gh"), r(`\bgithub_pat_[A-Za-z0-9_]{22,}`, "github_pat_"),
-		r(`\bxox[abposr]-[A-Za-z0-9-]{10,}`, "xox"),
-		r(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "eyJ"),
-		ri(`(?i)\b(?:password|passwd|api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token)\s*(?:=\s*["']?[^\s"']{4,}|:\s*["'][^"']{4,}["'])`,
-			"passw", "api", "secret", "access", "auth")}
 )
+
+// SecretKind is the kind of the first credential in text, or of the first
+// redaction marker (the appender redacts lessons before they reach the log,
+// so a lesson that held a secret arrives with a marker); "" when none.
+func SecretKind(text string) string {
+	if k := safety.RedactedKinds(text); len(k) > 0 {
+		return k[0]
+	}
+	if f := safety.Secrets(text); len(f) > 0 {
+		return f[0].Kind
+	}
+	return ""
+}
 
 func anyMatch(rules []rule, t *safetyInput) bool {
 	for _, x := range rules {
@@ -276,7 +280,7 @@ func Validate(candidate string, existing []Existing, m Meta) Result {
 	// lower-cased text; injection and secrets on the original text.
 	var warnings []Issue
 	st := &safetyInput{s: safetyText(candidate)}
-	if anyMatch(dangerousErrors, st) {
+	if _, bad := safety.Command(candidate); bad {
 		return reject(LayerSafety, ReasonDangerous)
 	}
 	if anyMatch(dangerousWarnings, st) {
@@ -289,8 +293,11 @@ func Validate(candidate string, existing []Existing, m Meta) Result {
 	if anyMatch(injection, ct) {
 		return reject(LayerSafety, ReasonInjection)
 	}
-	if anyMatch(secrets, ct) {
-		return reject(LayerSafety, ReasonSecret)
+	if kind, bad := safety.Instruction(candidate); bad {
+		return reject(LayerSafety, ReasonInjection+": "+kind)
+	}
+	if kind := SecretKind(candidate); kind != "" {
+		return reject(LayerSafety, ReasonSecret+": "+kind)
 	}
 
 	// Layer 3 — semantic: warnings only.
