@@ -99,9 +99,10 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatalf("a checkpoint left by an earlier process survived the start: %v", err)
 	}
+	runCtx, stopRun := context.WithCancel(ctx)
 	runDone := make(chan error, 1)
-	go func() { runDone <- n.Run(ctx) }()
-	defer func() { cancel(); <-runDone }()
+	go func() { runDone <- n.Run(runCtx) }()
+	defer func() { stopRun(); <-runDone }()
 
 	evs := backfilledWorkload(t, 2000, 3)
 	var last uint64
@@ -123,6 +124,13 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 	if len(cps) < 2 || len(cps) > keep {
 		t.Fatalf("%d audit checkpoints kept, want 2..%d: %+v", len(cps), keep, cps)
 	}
+	// The projector stops (audits need only the log and the store): from
+	// here on nothing but an audit could announce.
+	stopRun()
+	if err := <-runDone; err != nil {
+		t.Fatal(err)
+	}
+	runDone <- nil
 	announced := derivedCount(t, n)
 
 	rng := rand.New(rand.NewPCG(11, 13))
