@@ -51,6 +51,9 @@ func (r *Report) Print(w io.Writer) {
 		l := r.Inject[k]
 		fmt.Fprintf(w, "  %-30s p50 %8.1f µs  p99 %8.1f µs  (%d calls)\n", k, l.P50us, l.P99us, l.N)
 	}
+	a := r.Audit
+	fmt.Fprintf(w, "\naudits (--as-of/--at-seq at random points): p50 %.1f ms, p99 %.1f ms (%d audits; p99 = %.4f of a full rebuild); %d checkpoints every %d events, %.1f MiB beyond the live store\n",
+		a.P50us/1e3, a.P99us/1e3, a.N, a.P99ToRebuild, a.Checkpoints, a.Every, float64(a.ExtraBytes)/(1<<20))
 	fmt.Fprintf(w, "\npeak RSS: %.0f MiB\n\ntargets (reported, not asserted):\n", float64(r.PeakRSSBytes)/(1<<20))
 	for _, t := range r.Targets {
 		mark := "met"

@@ -110,6 +110,8 @@ type Report struct {
 	Inject map[string]Latency `json:"inject"`
 
 	ReadYourWrites ReadYourWrites `json:"read_your_writes"`
+	// Audit: --as-of / --at-seq queries at random points of the log.
+	Audit AuditReport `json:"audit"`
 
 	PeakRSSBytes int64    `json:"peak_rss_bytes"`
 	Targets      []Target `json:"targets"`
@@ -242,6 +244,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
+	o.Logf("%d audits at random points of the log", AuditPoints)
+	if rep.Audit, err = measureAudits(ctx, n, o, last, rb, dir); err != nil {
+		return nil, err
+	}
+
 	// 3. End-to-end lag under a steady paced load.
 	o.Logf("paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
 	lags, err := pacedLag(ctx, n, commits, o)
@@ -263,6 +270,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		{"knowledge.inject p99 in-process (ms)", rep.Inject["knowledge.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["knowledge.inject/in-process"].P99us <= 1000},
 		{"read your writes p50 (ms)", rep.ReadYourWrites.P50us / 1e3, "<= 0.5", rep.ReadYourWrites.P50us <= 500},
 		{"read your writes p99 (ms)", rep.ReadYourWrites.P99us / 1e3, "<= 2", rep.ReadYourWrites.P99us <= 2000},
+		{"audit p99 (s)", rep.Audit.P99us / 1e6, "<= 1", rep.Audit.P99us <= 1e6},
 		{"patterns.inject p99 in-process (ms)", rep.Inject["patterns.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["patterns.inject/in-process"].P99us <= 1000},
 	}
 	return rep, nil

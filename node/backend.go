@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go/micro"
 
@@ -26,25 +25,6 @@ var _ api.Backend = (*Node)(nil)
 
 // Live is the view of the live read models.
 func (n *Node) Live() app.View { return storeView{st: n.Store, seq: n.Runtime.Seq} }
-
-// At folds the log into an in-memory store up to asOf (event time) and/or
-// atSeq, for audits. Nothing is announced.
-func (n *Node) At(ctx context.Context, asOf *time.Time, atSeq uint64) (app.View, func(), error) {
-	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: 32 << 20})
-	if err != nil {
-		return nil, nil, err
-	}
-	o := projector.ReplayOptions{UntilSeq: atSeq}
-	if asOf != nil {
-		o.UntilTime = *asOf
-	}
-	stats, err := projector.Replay(ctx, n.JS, st, n.models, o)
-	if err != nil {
-		st.Close()
-		return nil, nil, fmt.Errorf("audit replay: %w", err)
-	}
-	return storeView{st: st, seq: func() uint64 { return stats.Seq }}, func() { st.Close() }, nil
-}
 
 // Append stores events: one (optionally conditional) or a batch.
 func (n *Node) Append(ctx context.Context, evs []*events.Event, expect *uint64) ([]events.Result, error) {

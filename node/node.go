@@ -45,7 +45,14 @@ type Config struct {
 	// process crash then loses every commit since the last memtable flush
 	// (the read model stays consistent and the lost tail is re-folded).
 	NoSyncCommits bool
-	Logger        *slog.Logger
+	// AuditCheckpointEvery takes a local checkpoint of the read model
+	// every this many events for audits (0: DefaultAuditCheckpointEvery;
+	// negative: none, every audit folds from the start of the log).
+	AuditCheckpointEvery int
+	// AuditCheckpointKeep bounds the audit checkpoints kept (0:
+	// DefaultAuditCheckpointKeep); older ones are thinned out evenly.
+	AuditCheckpointKeep int
+	Logger              *slog.Logger
 	// Models to fold (default: app.Models()).
 	Models []projector.Model
 }
@@ -63,6 +70,8 @@ type Node struct {
 	log      *slog.Logger
 	// formatWas is the read-model format found at Start ("" for a new store).
 	formatWas string
+	// audits are the audit checkpoints (nil: none are taken).
+	audits *auditCheckpoints
 
 	closeOnce sync.Once
 }
@@ -140,6 +149,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
+	if cfg.AuditCheckpointEvery >= 0 {
+		every, keep := cfg.AuditCheckpointEvery, cfg.AuditCheckpointKeep
+		if every == 0 {
+			every = DefaultAuditCheckpointEvery
+		}
+		if keep <= 0 {
+			keep = DefaultAuditCheckpointKeep
+		}
+		if n.audits, err = newAuditCheckpoints(filepath.Join(cfg.DataDir, AuditDir), uint64(every), keep); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
 	durable := cfg.Replica
 	if durable == "" {
 		durable = "lore-projector"
@@ -178,6 +200,10 @@ func (n *Node) Run(ctx context.Context) error {
 			cancel() // a stopped projector stops the node: Run returns its error
 		}
 	}()
+	if n.audits != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.runAuditCheckpoints(ctx) }()
+	}
 	tick := n.cfg.TickInterval
 	if tick == 0 {
 		tick = time.Minute

@@ -49,6 +49,8 @@ type Folder struct {
 	// their sequences; Commit writes them to the id index.
 	ids  map[string]uint64
 	dups uint64 // events passed over as duplicates (see Duplicates)
+	// times is the folder's side of the time index (timeindex.go).
+	times timeIndex
 
 	// With Parallel: the events handed to the lanes since the last
 	// commit, in order; Settle waits for the lanes and checks them.
@@ -200,6 +202,9 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 	}
 	f.seq = ev.Seq
 	f.pending++
+	if err := f.noteTime(ev.Seq, ev.Time); err != nil {
+		return false, err
+	}
 	if derr != nil {
 		return false, fmt.Errorf("%w: seq %d: decode: %v", ErrPoison, ev.Seq, derr)
 	}

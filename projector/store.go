@@ -42,6 +42,11 @@ type StoreOptions struct {
 	CacheBytes int64
 	// Sync commits each batch with an fsync of Pebble's WAL.
 	Sync bool
+	// Ephemeral is a store that lives for one question (an audit): no
+	// automatic compactions, which would only compete with its fold.
+	Ephemeral bool
+	// ReadOnly opens an existing store without writing to it.
+	ReadOnly bool
 }
 
 // Store is a Pebble database holding read models and the projector's
@@ -66,6 +71,9 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
 		DisableWAL:         false,
+
+		DisableAutomaticCompactions: o.Ephemeral,
+		ReadOnly:                    o.ReadOnly,
 	}
 	// Bloom filters on every level (L1+ inherit L0's): the id index is
 	// probed once per folded event, almost always for an id it does not

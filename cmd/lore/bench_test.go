@@ -59,7 +59,10 @@ func TestBench(t *testing.T) {
 	if y := rep.ReadYourWrites; y.N == 0 || !(y.P50us > 0) || y.RawPublish.N == 0 || !(y.P50Ratio > 0) || len(y.ByCommand) != 5 {
 		t.Errorf("read your writes: %+v, want every command measured next to the baseline", y)
 	}
-	if len(rep.Targets) != 7 || rep.PeakRSSBytes <= 0 {
+	if a := rep.Audit; a.N == 0 || !(a.P99us > 0) || a.Every <= 0 || !(a.P99ToRebuild > 0) {
+		t.Errorf("audit: %+v, want audits timed at random points next to the rebuild", a)
+	}
+	if len(rep.Targets) != 8 || rep.PeakRSSBytes <= 0 {
 		t.Errorf("targets %d, peak RSS %d", len(rep.Targets), rep.PeakRSSBytes)
 	}
 }

@@ -26,6 +26,7 @@ var version = "0.1.0-dev"
 type serveOptions struct {
 	host, fsync, replica              string
 	port, replicas                    int
+	auditEvery, auditKeep             int
 	tick                              time.Duration
 	noSyncCommits, verbose, tlsVerify bool
 	snap                              snapshotServeOptions
@@ -65,8 +66,10 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.BoolVar(&o.noSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits (faster; a crash re-folds the lost tail)")
 	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
 	fl.BoolVar(&o.tlsVerify, "tls-verify", false, "embedded NATS: require client certificates signed by --tls-ca (mutual TLS)")
+	fl.IntVar(&o.auditEvery, "audit-checkpoint-every", node.DefaultAuditCheckpointEvery, "take a local checkpoint of the read model every N events, so an --as-of/--at-seq audit folds at most about N events (0: none, audits fold the whole log)")
+	fl.IntVar(&o.auditKeep, "audit-checkpoint-keep", node.DefaultAuditCheckpointKeep, "audit checkpoints to keep (older ones are thinned out evenly over the log)")
 	declare(fl, rules{"host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
-		"stream-replicas": between(0, 5), "tick": atLeast(0)})
+		"stream-replicas": between(0, 5), "tick": atLeast(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(1)})
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
 	return cmd
@@ -102,6 +105,10 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	}
 	if o.tick == 0 {
 		cfg.TickInterval = -1
+	}
+	cfg.AuditCheckpointEvery, cfg.AuditCheckpointKeep = o.auditEvery, o.auditKeep
+	if o.auditEvery == 0 {
+		cfg.AuditCheckpointEvery = -1
 	}
 	cfg.Streams.Replicas = o.replicas
 	if cfg.Streams.Replicas == 0 && f.NatsURL != "" {

@@ -1,0 +1,114 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector"
+)
+
+// BenchmarkAudit times audits (--at-seq, --as-of, both) at random points of
+// logs of growing size with one checkpoint interval: an audit folds at most
+// about one interval, so its time does not grow with the log. Each size
+// also reports full-fold-ratio: an audit's time ÷ a fold of the whole log
+// (what every audit cost before checkpoints), measured in the same run.
+func BenchmarkAudit(b *testing.B) {
+	const every = 2000
+	for _, size := range []int{4000, 16000, 64000} {
+		b.Run(fmt.Sprintf("events=%d", size), func(b *testing.B) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			n, err := node.Start(ctx, node.Config{DataDir: b.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1},
+				AuditCheckpointEvery: every, AuditCheckpointKeep: size/every + 1, NoSyncCommits: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer n.Close()
+			done := make(chan error, 1)
+			go func() { done <- n.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			evs := backfilledWorkload(b, size, 5)
+			var last uint64
+			for i := 0; i < len(evs); i += 1000 {
+				rs, err := n.Appender.AppendBatch(ctx, evs[i:min(i+1000, len(evs))])
+				if err != nil {
+					b.Fatal(err)
+				}
+				last = rs[len(rs)-1].Seq
+			}
+			if err := n.WaitFor(ctx, last); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				cps := n.AuditCheckpoints()
+				if len(cps) > 0 && cps[len(cps)-1].Seq+every > last {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: 32 << 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if _, err := projector.Replay(ctx, n.JS, st, n.Models(), projector.ReplayOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			full := time.Since(start)
+			st.Close()
+			first, span := evs[0].Time, evs[len(evs)-1].Time.Sub(evs[0].Time)
+			rng := rand.New(rand.NewPCG(1, 2))
+			i, read := 0, uint64(0)
+			b.ResetTimer()
+			for b.Loop() {
+				var asOf *time.Time
+				var atSeq uint64
+				if i%3 != 1 {
+					atSeq = 1 + rng.Uint64N(last)
+				}
+				if i%3 != 0 {
+					t := first.Add(time.Duration(rng.Int64N(int64(span))))
+					asOf = &t
+				}
+				i++
+				_, release, err := n.At(ctx, asOf, atSeq)
+				if err != nil {
+					b.Fatal(err)
+				}
+				release()
+				b.StopTimer()
+				read += auditReads(b, n, asOf, atSeq, last)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(full), "full-fold-ratio")
+			b.ReportMetric(float64(full.Microseconds())/float64(last), "full-fold-µs/event")
+			b.ReportMetric(float64(read)/float64(b.N), "log-reads/op")
+		})
+	}
+}
+
+// auditReads is how many sequences of the log an audit reads after its
+// checkpoint (what the checkpoints bound, whatever the log's size).
+func auditReads(b *testing.B, n *node.Node, asOf *time.Time, atSeq, last uint64) uint64 {
+	target := last
+	if atSeq > 0 && atSeq < last {
+		target = atSeq
+	}
+	from, err := n.AuditStart(asOf, target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ranges, err := n.Store.AuditRanges(from, target, asOf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var read uint64
+	for _, r := range ranges {
+		read += r.To - r.From + 1
+	}
+	return read
+}

@@ -1,0 +1,209 @@
+package node_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector"
+)
+
+// backfilledWorkload is the bench workload with a share of its events
+// given earlier times (backfilled), so "as of a time" is not a log prefix.
+func backfilledWorkload(t testing.TB, n int, seed uint64) []*events.Event {
+	t.Helper()
+	g, err := benchkit.Workload{Seed: int64(seed), Loops: 16, Prefix: "audit"}.Generate(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for _, ev := range g.Events {
+		if rng.IntN(8) == 0 { // up to a few hundred events back, some before the first
+			ev.Time = ev.Time.Add(-time.Duration(rng.IntN(400)) * 10 * time.Millisecond)
+		}
+	}
+	return g.Events
+}
+
+// fullFold is the reference: the whole log folded to the point asked for.
+func fullFold(t *testing.T, n *node.Node, asOf *time.Time, atSeq uint64) string {
+	t.Helper()
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	o := projector.ReplayOptions{UntilSeq: atSeq}
+	if asOf != nil {
+		o.UntilTime = *asOf
+	}
+	if _, err := projector.Replay(context.Background(), n.JS, st, n.Models(), o); err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func derivedCount(t *testing.T, n *node.Node) uint64 {
+	t.Helper()
+	s, err := n.JS.Stream(context.Background(), events.DerivedStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// waitFor polls cond until it holds (no deadline of its own: the test's).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if t.Context().Err() != nil {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestAuditFromCheckpointsEqualsFullFold: audits at random sequences and
+// times (with backfilled event times in the log) answer from checkpoints
+// exactly what a fold of the whole log answers, announce nothing, and the
+// checkpoints stay within their bound and are cleaned on start.
+func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	data := t.TempDir()
+	stale := filepath.Join(data, node.AuditDir, "cp-00000000000000000042")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const keep = 4
+	n, err := node.Start(ctx, node.Config{DataDir: data, TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1},
+		AuditCheckpointEvery: 150, AuditCheckpointKeep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("a checkpoint left by an earlier process survived the start: %v", err)
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	runDone := make(chan error, 1)
+	go func() { runDone <- n.Run(runCtx) }()
+	defer func() { stopRun(); <-runDone }()
+
+	evs := backfilledWorkload(t, 2000, 3)
+	var last uint64
+	for i := 0; i < len(evs); i += 250 {
+		rs, err := n.Appender.AppendBatch(ctx, evs[i:min(i+250, len(evs))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = rs[len(rs)-1].Seq
+		if err := n.WaitFor(ctx, last); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "an audit checkpoint of the batch", func() bool {
+			cps := n.AuditCheckpoints()
+			return len(cps) > 0 && cps[len(cps)-1].Seq+150 > last
+		})
+	}
+	cps := n.AuditCheckpoints()
+	if len(cps) < 2 || len(cps) > keep {
+		t.Fatalf("%d audit checkpoints kept, want 2..%d: %+v", len(cps), keep, cps)
+	}
+	// The projector stops (audits need only the log and the store): from
+	// here on nothing but an audit could announce.
+	stopRun()
+	if err := <-runDone; err != nil {
+		t.Fatal(err)
+	}
+	runDone <- nil
+	announced := derivedCount(t, n)
+
+	rng := rand.New(rand.NewPCG(11, 13))
+	first, lastTime := evs[0].Time, evs[len(evs)-1].Time
+	var fromCheckpoint, skippedBlocks int
+	for i := 0; i < 24; i++ {
+		var asOf *time.Time
+		var atSeq uint64
+		switch i % 3 {
+		case 0:
+			atSeq = 1 + rng.Uint64N(last)
+		case 1:
+			at := evs[rng.IntN(len(evs))].Time // on an event's time: the bound is inclusive
+			if rng.IntN(2) == 0 {
+				at = first.Add(time.Duration(rng.Int64N(int64(lastTime.Sub(first)))))
+			}
+			asOf = &at
+		default:
+			atSeq = 1 + rng.Uint64N(last)
+			at := evs[rng.IntN(len(evs))].Time
+			asOf = &at
+		}
+		want := fullFold(t, n, asOf, atSeq)
+		v, release, err := n.At(ctx, asOf, atSeq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := node.ViewDigest(v)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("audit as of %v at seq %d: digest %s, full fold %s", asOf, atSeq, got, want)
+		}
+		target := last
+		if atSeq > 0 {
+			target = atSeq
+		}
+		if v.Seq() != target {
+			t.Fatalf("audit at seq %d answers at seq %d, want %d", atSeq, v.Seq(), target)
+		}
+		// How it was answered: from which checkpoint, over which ranges.
+		from, err := n.AuditStart(asOf, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from > 0 {
+			fromCheckpoint++
+		}
+		ranges, err := n.Store.AuditRanges(from, target, asOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := uint64(0)
+		for _, r := range ranges {
+			read += r.To - r.From + 1
+		}
+		if read < target-from {
+			skippedBlocks++
+		}
+	}
+	if fromCheckpoint == 0 || skippedBlocks == 0 {
+		t.Fatalf("audits started from a checkpoint %d times and skipped blocks %d times: the test exercised neither", fromCheckpoint, skippedBlocks)
+	}
+	if got := derivedCount(t, n); got != announced {
+		t.Fatalf("audits announced: derived stream %d messages, was %d", got, announced)
+	}
+	entries, err := os.ReadDir(filepath.Join(data, node.AuditDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) > keep {
+		t.Fatalf("%d folders under %s after the audits, want at most %d (copies removed)", len(entries), node.AuditDir, keep)
+	}
+}
