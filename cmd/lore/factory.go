@@ -244,8 +244,13 @@ func (f *Factory) Call(ctx context.Context, group, name string, args any, out an
 	if err != nil {
 		return err
 	}
-	// A command answers with {appended, projected, result}: the CLI shows
-	// the command's own result (or the whole reply when it has none).
+	return decodeReply(group, name, raw, out)
+}
+
+// decodeReply decodes an endpoint's reply into out (when non-nil). A
+// command answers with {appended, projected, result}: out receives the
+// command's own result (or the whole reply when it has none).
+func decodeReply(group, name string, raw json.RawMessage, out any) error {
 	if e, ok := app.Lookup(group, name); ok && e.Command != nil {
 		var reply api.CommandReply
 		if err := json.Unmarshal(raw, &reply); err == nil && len(reply.Result) > 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loredev/lore/api"
-	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/projector/crossloop"
 	"github.com/loredev/lore/ralph"
 )
@@ -74,19 +72,7 @@ func (l loreAPI) Call(ctx context.Context, group, name string, args any, key str
 		}
 		return fmt.Errorf("%w: %v", ralph.ErrUnreachable, err)
 	}
-	if e, ok := app.Lookup(group, name); ok && e.Command != nil {
-		var reply api.CommandReply
-		if err := json.Unmarshal(raw, &reply); err == nil && len(reply.Result) > 0 {
-			raw = reply.Result
-		}
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("decode reply of %s.%s: %w", group, name, err)
-	}
-	return nil
+	return decodeReply(group, name, raw, out)
 }
 
 // shellWords are shell keywords and builtins: a verify command starting
