@@ -199,6 +199,9 @@ func LastAnnouncedCause(ctx context.Context, js jetstream.JetStream) (uint64, er
 // from the committed checkpoint with backoff; storage failures end Run.
 func (r *Runtime) Run(ctx context.Context) error {
 	if err := r.Prepare(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while preparing: a clean stop, as below
+		}
 		return err
 	}
 	b := backoff.NewExponentialBackOff()

@@ -143,7 +143,7 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	defer svc.Stop()
 	url := n.ClientURL()
 	if n.Server != nil {
-		_ = os.WriteFile(filepath.Join(f.DataDir, urlFile), []byte(url+"\n"), 0o644)
+		writeURLFile(filepath.Join(f.DataDir, urlFile), url)
 		defer os.Remove(filepath.Join(f.DataDir, urlFile))
 	}
 	fmt.Fprintf(f.Err, "lore serving on %s (data %s, read model at seq %d); Ctrl-C to stop\n", url, f.DataDir, n.Runtime.Seq())
@@ -176,4 +176,14 @@ func singleServer(err error) bool {
 		return true
 	}
 	return strings.Contains(err.Error(), "insufficient resources")
+}
+
+// writeURLFile writes the client URL for other lore commands, atomically
+// (a temp file renamed over it): a reader sees no file or the whole URL,
+// never an empty or partial one.
+func writeURLFile(path, url string) {
+	tmp := path + ".tmp"
+	if os.WriteFile(tmp, []byte(url+"\n"), 0o644) == nil {
+		_ = os.Rename(tmp, path)
+	}
 }
