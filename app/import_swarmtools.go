@@ -23,7 +23,7 @@ import (
 
 func init() {
 	Register(Endpoint{Group: "import", Name: "swarm_tools",
-		Doc: "import swarm-tools rows (events table: subtask_outcome, human_feedback, decomposition_generated, memory_*; memories table and .hive/memories.jsonl) with their original times; idempotent: a row imported before is skipped; replies counts, rejections and bad rows",
+		Doc:  "import swarm-tools rows (events table: subtask_outcome, human_feedback, decomposition_generated, memory_*; memories table and .hive/memories.jsonl) with their original times; idempotent: a row imported before is skipped; replies counts, rejections and bad rows",
 		Args: ImportSwarmToolsArgs{}, Command: importSwarmTools, Reply: importSwarmToolsReply})
 }
 

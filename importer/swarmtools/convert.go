@@ -193,7 +193,9 @@ func count(field string, v *float64) (int, error) {
 // not imported. Items are in row order: events, then memories.
 func Convert(rows Rows, o Options) Conversion {
 	c := Conversion{Read: map[string]int{}}
-	bad := func(ref, format string, a ...any) { c.Bad = append(c.Bad, Note{Ref: ref, Reason: fmt.Sprintf(format, a...)}) }
+	bad := func(ref, format string, a ...any) {
+		c.Bad = append(c.Bad, Note{Ref: ref, Reason: fmt.Sprintf(format, a...)})
+	}
 	skip := func(ref, format string, a ...any) {
 		c.NotImported = append(c.NotImported, Note{Ref: ref, Reason: fmt.Sprintf(format, a...)})
 	}
