@@ -160,6 +160,16 @@ func importSwarmTools(_ context.Context, v View, req Request) ([]*events.Event, 
 		}
 		ev.ID, ev.Source = it.ID, swarmtools.Source
 		seen[it.ID] = true
+		if a.DryRun && it.Kind == swarmtools.KindKnowledge {
+			// The fold validates against the live pool; a dry run applies
+			// the layers that refuse (structure and safety) to the lesson alone.
+			if res, err := swarmToolsValidate(v, ev); err != nil {
+				return nil, nil, err
+			} else if !res.Valid {
+				rep.Rejected = append(rep.Rejected, SwarmToolsRejected{Row: it.Ref, EventID: ev.ID, Layer: res.Layer, Reason: res.Reason})
+				continue
+			}
+		}
 		evs = append(evs, ev)
 		rep.refs[ev.ID] = [2]string{it.Ref, it.Kind}
 		rep.Imported[it.Kind]++
@@ -232,4 +242,25 @@ func importSwarmToolsReply(_ context.Context, v View, _ Request, evs []*events.E
 	}
 	sort.SliceStable(rep.Rejected, func(i, j int) bool { return rep.Rejected[i].Row < rep.Rejected[j].Row })
 	return rep, nil
+}
+
+// swarmToolsValidate runs the knowledge validator on a submission alone
+// (for a dry run), with the defaults the fold applies.
+func swarmToolsValidate(v View, ev *events.Event) (knowledge.Result, error) {
+	cfg, err := kconfig(v)
+	if err != nil || !cfg.ValidationEnabled {
+		return knowledge.Result{Valid: true}, err
+	}
+	d, err := payload[events.KnowledgeSubmitted](ev)
+	if err != nil {
+		return knowledge.Result{}, err
+	}
+	scope, conf := d.Scope, 0.5
+	if scope == "" {
+		scope = "global"
+	}
+	if d.Confidence != nil {
+		conf = *d.Confidence
+	}
+	return knowledge.Validate(d.Lesson, nil, knowledge.Meta{Category: d.Category, Scope: scope, Confidence: conf, Tags: d.Tags}), nil
 }

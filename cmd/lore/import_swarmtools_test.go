@@ -146,7 +146,7 @@ func TestImportSwarmToolsEndToEnd(t *testing.T) {
 
 	// A dry run appends nothing and says what an import would do.
 	code, out, errs := cli(t, bg, "", append(append([]string{}, base...), "import", "swarm-tools", "--db", db, "--memories", mem, "--dry-run")...)
-	if code != 0 || !strings.Contains(out, "would import 7") {
+	if code != 0 || !strings.Contains(out, "would import 6") || !strings.Contains(out, "rejected 1\n  memories#mem-poison: layer 2") {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errs)
 	}
 	if n := stats(); n != 0 {

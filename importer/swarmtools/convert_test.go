@@ -183,3 +183,21 @@ func TestProjectOf(t *testing.T) {
 		t.Errorf("override: %q", got)
 	}
 }
+
+func TestChunksStayUnderTheByteBound(t *testing.T) {
+	big := strings.Repeat("x", swarmtools.ChunkBytes/3)
+	var rows swarmtools.Rows
+	for _, id := range []string{"a", "b", "c", "d"} {
+		rows.Memories = append(rows.Memories, swarmtools.MemoryRow{ID: id, Content: big})
+	}
+	chunks := swarmtools.Chunks(rows, swarmtools.ChunkRows)
+	if len(chunks) < 3 {
+		t.Fatalf("%d chunks of 4 memories of %d bytes, want each chunk under %d bytes", len(chunks), len(big), swarmtools.ChunkBytes)
+	}
+	for i, ch := range chunks {
+		b, _ := json.Marshal(ch)
+		if len(ch.Memories) > 1 && len(b) > swarmtools.ChunkBytes {
+			t.Errorf("chunk %d: %d bytes", i, len(b))
+		}
+	}
+}

@@ -97,7 +97,18 @@ func (r Rows) Len() int { return len(r.Events) + len(r.Memories) }
 // well under NATS's payload limit for ordinary rows).
 const ChunkRows = 200
 
-// Chunks splits rows into requests of about max rows each, keeping
+// ChunkBytes bounds the JSON size of one request's rows (NATS's default
+// payload limit is 1 MiB).
+const ChunkBytes = 512 << 10
+
+// size is about the JSON size of a row.
+func (r EventRow) size() int { return 96 + len(r.Type) + len(r.ProjectKey) + len(r.Data) }
+func (m MemoryRow) size() int {
+	return 160 + 2*len(m.Content) + len(m.Metadata) + 8*len(m.Tags) + len(m.ID)
+}
+
+// Chunks splits rows into requests of about max rows (and ChunkBytes)
+// each, keeping
 // together the rows Convert joins: an epic's decomposition, outcomes and
 // feedback (by project key and epic id), and a memory with the memory_*
 // events naming it (by memory id). A group larger than max is one chunk.
@@ -105,6 +116,7 @@ func Chunks(rows Rows, max int) []Rows {
 	type group struct {
 		first int // order of first appearance
 		rows  Rows
+		bytes int
 	}
 	groups := map[string]*group{}
 	var order []string
@@ -120,20 +132,24 @@ func Chunks(rows Rows, max int) []Rows {
 	for _, e := range rows.Events {
 		g := add(eventGroup(e))
 		g.rows.Events = append(g.rows.Events, e)
+		g.bytes += e.size()
 	}
 	for _, m := range rows.Memories {
 		g := add("mem\x00" + m.ID)
 		g.rows.Memories = append(g.rows.Memories, m)
+		g.bytes += m.size()
 	}
 	sort.SliceStable(order, func(i, j int) bool { return groups[order[i]].first < groups[order[j]].first })
 	var out []Rows
 	var cur Rows
+	curBytes := 0
 	for _, k := range order {
 		g := groups[k].rows
-		if cur.Len() > 0 && cur.Len()+g.Len() > max {
+		if cur.Len() > 0 && (cur.Len()+g.Len() > max || curBytes+groups[k].bytes > ChunkBytes) {
 			out = append(out, cur)
-			cur = Rows{}
+			cur, curBytes = Rows{}, 0
 		}
+		curBytes += groups[k].bytes
 		cur.Events = append(cur.Events, g.Events...)
 		cur.Memories = append(cur.Memories, g.Memories...)
 	}
