@@ -202,7 +202,13 @@ func importSwarmTools(_ context.Context, v View, req Request) ([]*events.Event, 
 func importSwarmToolsReply(_ context.Context, v View, _ Request, evs []*events.Event, result any) (any, error) {
 	rep, ok := result.(SwarmToolsReport)
 	if !ok {
-		return result, nil
+		// A call re-sent with its idempotency key: its events are stored
+		// already; the report says so.
+		rep = NewSwarmToolsReport()
+		for _, ev := range evs {
+			rep.Skipped[swarmToolsKind(ev.Type)]++
+		}
+		return rep, nil
 	}
 	rep.Pending = false
 	kr, lr := kreader(v), v.Model(learning.ModelName)
@@ -263,4 +269,17 @@ func swarmToolsValidate(v View, ev *events.Event) (knowledge.Result, error) {
 		conf = *d.Confidence
 	}
 	return knowledge.Validate(d.Lesson, nil, knowledge.Meta{Category: d.Category, Scope: scope, Confidence: conf, Tags: d.Tags}), nil
+}
+
+// swarmToolsKind is the report kind of an imported event's type.
+func swarmToolsKind(typ string) string {
+	switch typ {
+	case "outcome.recorded/v1":
+		return swarmtools.KindOutcome
+	case "feedback.recorded/v1":
+		return swarmtools.KindFeedback
+	case "knowledge.submitted/v1":
+		return swarmtools.KindKnowledge
+	}
+	return typ
 }
