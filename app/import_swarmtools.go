@@ -185,7 +185,7 @@ func importSwarmTools(_ context.Context, v View, req Request) ([]*events.Event, 
 			rep.Skipped[swarmtools.KindDecomposition]++
 		default:
 			rep.NotImported = append(rep.NotImported, swarmtools.Note{Ref: d,
-				Reason: "no subtask outcome of its epic was read: a decomposition is learned from through its outcomes (strategy and text)"})
+				Reason: "no subtask outcome of its epic was imported or read: a decomposition is learned from through its outcomes (strategy and text)"})
 		}
 	}
 	if a.DryRun {
