@@ -8,7 +8,7 @@ import "net/http"
 func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
 	if err != nil {
-		s.fail(w, r, "audit", "Audit", v, err)
+		s.fail(w, r, "Audit", v, err)
 		return
 	}
 	p := page{Title: "Audit", Nav: "Audit", View: v}

@@ -79,7 +79,10 @@ func (h *harness) try(group, name string, args any, out any) error {
 	return h.c.Call(ctx, group, name, req, out)
 }
 
-func startNode(t *testing.T) *harness {
+func startNode(t *testing.T) *harness { return startNodeWith(t, ui.Auth{}) }
+
+// startNodeWith starts a node, its API and a dashboard requiring auth.
+func startNodeWith(t *testing.T, auth ui.Auth) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1}})
 	if err != nil {
@@ -91,7 +94,7 @@ func startNode(t *testing.T) *harness {
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = n.Run(ctx) }()
-	s, err := ui.New(ui.Config{Backend: n, JS: n.JS, Project: "web"})
+	s, err := ui.New(ui.Config{Backend: n, JS: n.JS, Project: "web", Auth: auth})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ const curveDays = 180
 func (s *Server) criteriaPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
 	if err != nil {
-		s.fail(w, r, "criteria", "Criteria", v, err)
+		s.fail(w, r, "Criteria", v, err)
 		return
 	}
 	d := criteriaData{Plots: map[string]string{}}

@@ -23,7 +23,7 @@ type crossloopData struct {
 func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
 	if err != nil {
-		s.fail(w, r, "crossloop", "Cross-loop", v, err)
+		s.fail(w, r, "Cross-loop", v, err)
 		return
 	}
 	d := crossloopData{Trends: map[string]string{}, Applied: map[string][]string{}}

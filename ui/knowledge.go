@@ -65,7 +65,7 @@ func (s *Server) knowledgeData(r *http.Request, v view, d *knowledgeData) error 
 func (s *Server) knowledgePage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
 	if err != nil {
-		s.fail(w, r, "knowledge", "Knowledge", v, err)
+		s.fail(w, r, "Knowledge", v, err)
 		return
 	}
 	d := knowledgeData{Headroom: "0.5"}
@@ -122,7 +122,7 @@ type entryData struct {
 func (s *Server) entryPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
 	if err != nil {
-		s.fail(w, r, "entry", "Knowledge entry", v, err)
+		s.fail(w, r, "Knowledge entry", v, err)
 		return
 	}
 	d := entryData{ID: r.FormValue("id")}

@@ -297,7 +297,7 @@ type typeCount struct {
 func (s *Server) livePage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
 	if err != nil {
-		s.fail(w, r, "live", "Live", v, err)
+		s.fail(w, r, "Live", v, err)
 		return
 	}
 	d := livePageData{}
@@ -321,6 +321,10 @@ func (s *Server) livePage(w http.ResponseWriter, r *http.Request) {
 	if !v.Audit() {
 		if d.Status, err = s.query(r.Context(), v, "audit", "dead_letters", map[string]any{"limit": 50}); err != nil {
 			d.DLError = err.Error()
+		} else {
+			// Fresher than the last sample; the stream updates them.
+			d.Stats.FoldedSeq, d.Stats.LogLastSeq = uint64(fnum(d.Status, "folded_seq")), uint64(fnum(d.Status, "log_last_seq"))
+			d.Stats.LagEvents, d.Stats.DeadLetterTotal = uint64(fnum(d.Status, "lag_events")), uint64(fnum(d.Status, "dead_letter_total"))
 		}
 	}
 	s.render(w, r, code, "live", p)

@@ -23,7 +23,7 @@ type patternsData struct {
 func (s *Server) patternsPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
 	if err != nil {
-		s.fail(w, r, "patterns", "Patterns", v, err)
+		s.fail(w, r, "Patterns", v, err)
 		return
 	}
 	d := patternsData{}
@@ -62,7 +62,7 @@ const plotPoints = 12
 func (s *Server) patternPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
 	if err != nil {
-		s.fail(w, r, "pattern", "Pattern", v, err)
+		s.fail(w, r, "Pattern", v, err)
 		return
 	}
 	id := r.FormValue("id")

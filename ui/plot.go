@@ -97,12 +97,17 @@ func (c chart) svg() string {
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="%s">%s</text>`, sx(x), plotMT+ph+14, anchor, esc(label))
 	}
-	for _, t := range c.Thresholds {
+	for i, t := range c.Thresholds {
 		if t.Y < c.YMin || t.Y > maxY {
 			continue
 		}
+		// Labels alternate sides so that close thresholds stay readable.
+		tx, anchor := plotML+pw-3, "end"
+		if i%2 == 1 {
+			tx, anchor = plotML+3, "start"
+		}
 		fmt.Fprintf(&b, `<line x1="%d" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="4 3"/>`, plotML, plotML+pw, sy(t.Y), sy(t.Y), t.Colour)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="end" fill="%s">%s</text>`, plotML+pw-3, sy(t.Y)-3, t.Colour, esc(t.Label))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="%s" fill="%s">%s</text>`, tx, sy(t.Y)-3, anchor, t.Colour, esc(t.Label))
 	}
 	lx := float64(plotML)
 	for _, l := range c.Lines {

@@ -31,14 +31,14 @@ var navItems = []struct{ Path, Name string }{
 }
 
 var funcs = template.FuncMap{
-	"num":   num,
-	"pct":   pct,
-	"link":  link,
-	"when":  when,
-	"str":   func(v any) string { return fmt.Sprint(v) },
-	"list":  asList,
-	"keys":  sortedKeys,
-	"nav":   func() any { return navItems },
+	"num":  num,
+	"pct":  pct,
+	"link": link,
+	"when": when,
+	"str":  func(v any) string { return fmt.Sprint(v) },
+	"list": asList,
+	"keys": sortedKeys,
+	"nav":  func() any { return navItems },
 	"statuses": func() []string {
 		return []string{"candidate", "established", "promoted", "quarantined", "archived"}
 	},
@@ -106,9 +106,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name s
 	_, _ = b.WriteTo(w)
 }
 
-// fail renders a page whose view could not be read (bad audit control).
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, name, title string, v view, err error) {
-	s.render(w, r, status(err), name, page{Title: title, Nav: title, View: v, Error: err.Error()})
+// fail renders the error page for a page whose view could not be read
+// (a bad audit control).
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, title string, v view, err error) {
+	s.render(w, r, status(err), "error", page{Title: title, Nav: title, View: v, Error: err.Error()})
 }
 
 // num formats a JSON number: integers as such, others with 4 decimals.
