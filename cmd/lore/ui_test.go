@@ -42,6 +42,10 @@ func TestServeDashboardAndLoreUI(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<h1>Audit</h1>") {
 		t.Fatalf("dashboard: %d %s", resp.StatusCode, body)
 	}
+	code, out, errs = cli(t, context.Background(), "", "dead-letters", "--data", data)
+	if code != 0 || !strings.Contains(out, "0 dead letters") {
+		t.Fatalf("lore dead-letters: exit %d, out %q, err %q", code, out, errs)
+	}
 	stop()
 	<-served
 	if _, err := os.Stat(urlPath); !os.IsNotExist(err) {
