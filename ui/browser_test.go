@@ -137,6 +137,25 @@ func (h *harness) seed() {
 	h.call("loop", "iterate", map[string]any{"loop_id": "ralph-fix-types-00000001", "iteration": 1, "error_type": "TypeError",
 		"error_message": "Cannot read property 'email' of null", "fix_description": "Added null check for user object", "tests_passed": 3, "tests_failed": 0}, nil)
 	h.call("loop", "complete", map[string]any{"loop_id": "ralph-fix-types-00000001", "outcome": "success", "iterations": 1}, nil)
+	// A second loop is told what the first learned, and applies it.
+	h.call("loop", "start", map[string]any{"loop_id": "ralph-fix-types-00000002", "task": "Fix type errors", "category": "debugging", "agent": "agent-2"}, nil)
+	var inj struct {
+		Result struct {
+			Patterns []struct {
+				Pattern struct {
+					ID string `json:"pattern_id"`
+				} `json:"pattern"`
+			} `json:"patterns"`
+		} `json:"result"`
+	}
+	h.call("patterns", "inject", map[string]any{"loop_id": "ralph-fix-types-00000002"}, &inj)
+	if len(inj.Result.Patterns) > 0 {
+		h.call("loop", "apply", map[string]any{"loop_id": "ralph-fix-types-00000002", "pattern_id": inj.Result.Patterns[0].Pattern.ID,
+			"success": true, "iteration": 1, "agent": "agent-2"}, nil)
+	}
+	h.call("loop", "iterate", map[string]any{"loop_id": "ralph-fix-types-00000002", "iteration": 1, "fix_description": "Added null check for user object",
+		"tests_passed": 3, "tests_failed": 0}, nil)
+	h.call("loop", "complete", map[string]any{"loop_id": "ralph-fix-types-00000002", "outcome": "success", "iterations": 1}, nil)
 	// A message no projector can fold, published raw on a log subject.
 	js, err := h.n.NC.JetStream()
 	if err != nil {
@@ -405,6 +424,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.open("/crossloop?project=web")
 	if got := number(t, b.text("#improvement")); !near(got, m.EM.Benefit.Improvement) {
 		t.Errorf("cross-loop: improvement %v, API says %v", got, m.EM.Benefit.Improvement)
+	}
+	if got := b.text(`#loops tr[data-id="ralph-fix-types-00000002"]`); !strings.Contains(got, "pat-") {
+		t.Errorf("cross-loop: the second loop shows no injected pattern: %q", got)
 	}
 	if got := number(t, b.text("#total-patterns")); got != m.EM.Total {
 		t.Errorf("cross-loop: %v patterns, API says %v", got, m.EM.Total)

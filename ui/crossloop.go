@@ -53,7 +53,7 @@ func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		d.Trends[fstr(pat, "pattern_id")] = chart{Title: "Success rate of " + fstr(pat, "title"), W: 320, H: 150, YMax: 1,
-			XLabel: dateLabel, Lines: []line{{Name: "success rate", Colour: "#0b5cad", Points: pts}}}.svg()
+			Time: true, Lines: []line{{Name: "success rate", Colour: "#0b5cad", Points: pts}}}.svg()
 		for _, src := range asList(field(pat, "source_loops")) {
 			if fstr(src, "role") == "applied" {
 				id := fstr(src, "loop_id")
@@ -78,7 +78,7 @@ func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 			b := field(field(x.Res, "effectiveness_metrics"), "cross_loop_benefit")
 			pts = append(pts, point{float64(x.At.Unix()), fnum(b, "improvement_percentage")})
 		}
-		d.Improvement = chart{Title: "Improvement in iterations with injected patterns (%) over time", XLabel: dateLabel,
+		d.Improvement = chart{Title: "Improvement in iterations with injected patterns (%) over time", Time: true,
 			Lines: []line{{Name: "improvement %", Colour: "#17663a", Points: pts}}}.svg()
 	}
 	s.render(w, r, http.StatusOK, "crossloop", p)

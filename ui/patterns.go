@@ -94,13 +94,13 @@ func (s *Server) patternPage(w http.ResponseWriter, r *http.Request) {
 		}
 		prev = state
 	}
-	d.Plot = chart{Title: "Decayed helpful and harmful feedback over time", XLabel: dateLabel,
+	d.Plot = chart{Title: "Decayed helpful and harmful feedback over time", Time: true,
 		Lines: []line{{Name: "decayed helpful", Colour: "#17663a", Points: help}, {Name: "decayed harmful", Colour: "#a8071a", Dash: "6 3", Points: harm}},
 		Thresholds: []threshold{
 			{Y: cfg.MinHelpful - 0.01, Label: fmt.Sprintf("proven: helpful ≥ %.2f", cfg.MinHelpful-0.01), Colour: "#17663a"},
 			{Y: cfg.MinFeedback - 0.01, Label: fmt.Sprintf("candidate below total %.2f", cfg.MinFeedback-0.01), Colour: "#8a5a00"},
 		}}.svg()
-	d.Ratio = chart{Title: "Harmful ratio over time", XLabel: dateLabel, YMax: 1,
+	d.Ratio = chart{Title: "Harmful ratio over time", Time: true, YMax: 1,
 		Lines: []line{{Name: "harmful / (helpful + harmful)", Colour: "#a8071a", Points: ratio}},
 		Thresholds: []threshold{
 			{Y: cfg.DeprecationThreshold, Label: fmt.Sprintf("deprecated above %.2f", cfg.DeprecationThreshold), Colour: "#a8071a"},

@@ -5,6 +5,7 @@ import (
 	"html"
 	"math"
 	"strings"
+	"time"
 )
 
 // Plots are SVG written by hand, as sim/plot.go writes its own: a line
@@ -30,6 +31,9 @@ type chart struct {
 	Title      string
 	W, H       int
 	XLabel     func(x float64) string
+	// Time labels x (Unix seconds) as dates, with the time of day when
+	// the span is under three days (XLabel then unused).
+	Time bool
 	YMin, YMax float64 // YMax 0: from the data
 	Lines      []line
 	Thresholds []threshold
@@ -86,7 +90,12 @@ func (c chart) svg() string {
 	for i := 0; i <= 3; i++ {
 		x := minX + (maxX-minX)*float64(i)/3
 		label := trimNum(x)
-		if c.XLabel != nil {
+		switch {
+		case c.Time && maxX-minX < 3*86400:
+			label = time.Unix(int64(x), 0).UTC().Format("01-02 15:04")
+		case c.Time:
+			label = time.Unix(int64(x), 0).UTC().Format("2006-01-02")
+		case c.XLabel != nil:
 			label = c.XLabel(x)
 		}
 		anchor := "middle"

@@ -87,8 +87,3 @@ func (s *Server) samples(ctx context.Context, v view, group, name string, args a
 	}
 	return out
 }
-
-// dateLabel labels a time axis whose x is Unix seconds.
-func dateLabel(x float64) string {
-	return time.Unix(int64(x), 0).UTC().Format("2006-01-02")
-}
