@@ -28,12 +28,12 @@ type threshold struct {
 }
 
 type chart struct {
-	Title      string
-	W, H       int
-	XLabel     func(x float64) string
+	Title  string
+	W, H   int
+	XLabel func(x float64) string
 	// Time labels x (Unix seconds) as dates, with the time of day when
 	// the span is under three days (XLabel then unused).
-	Time bool
+	Time       bool
 	YMin, YMax float64 // YMax 0: from the data
 	Lines      []line
 	Thresholds []threshold
