@@ -72,7 +72,7 @@ func (s *Server) criteriaPage(w http.ResponseWriter, r *http.Request) {
 		at(res, t, true)
 	}
 	for name, cv := range curves {
-		d.Plots[name] = chart{Title: "Criterion " + name + ": decayed feedback", W: 420, H: 200,
+		d.Plots[name] = chart{Title: "Criterion " + name + ": decayed feedback", W: 500, H: 220,
 			XLabel: func(x float64) string { return fmt.Sprintf("%+.0f d", x) },
 			Lines: []line{
 				{Name: "helpful", Colour: "#17663a", Points: cv.help}, {Name: "harmful", Colour: "#a8071a", Points: cv.harm},

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
@@ -42,8 +43,8 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// DefaultAddr is the dashboard's default address: loopback, next to the
-// API's default NATS port (4222) and metrics (7777).
+// DefaultAddr is the dashboard's default address: loopback, a port of its
+// own (NATS listens on 4222, metrics on 9464).
 const DefaultAddr = "127.0.0.1:7778"
 
 // URLFile is the file in the data folder where `lore serve` writes the
@@ -76,7 +77,10 @@ type Config struct {
 	// events.DefaultProject).
 	Project string
 	// Auth is required of every request when set.
-	Auth   Auth
+	Auth Auth
+	// TLSCert and TLSKey, when set, serve HTTPS (the API's certificate:
+	// a password then never crosses the network in clear).
+	TLSCert, TLSKey string
 	Logger *slog.Logger
 	// Clock is the wall clock (default time.Now).
 	Clock func() time.Time
@@ -145,6 +149,14 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /audit", s.auditPage)
 }
 
+// Scheme is "https" when the dashboard serves TLS, else "http".
+func (s *Server) Scheme() string {
+	if s.cfg.TLSCert != "" {
+		return "https"
+	}
+	return "http"
+}
+
 // Handler is the dashboard's HTTP handler, authentication included.
 func (s *Server) Handler() http.Handler { return s.authenticate(s.mux) }
 
@@ -156,9 +168,20 @@ func (s *Server) Serve(ctx context.Context, addr string) (bound net.Addr, done <
 	if err := node.CheckListen("--ui", addr, s.cfg.Auth.Enabled()); err != nil {
 		return nil, nil, err
 	}
+	var tlsConfig *tls.Config
+	if s.cfg.TLSCert != "" || s.cfg.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: dashboard TLS certificate: %v", ErrInvalidOption, err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dashboard: listen %s: %w", addr, err)
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,

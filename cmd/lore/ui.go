@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +82,8 @@ func startDashboard(ctx context.Context, f *Factory, n *node.Node, logger *slog.
 		fmt.Fprintln(f.Err, "lore: dashboard disabled: it authenticates with --user/--password or --token, which this server does not use")
 		return func() {}
 	}
-	s, err := ui.New(ui.Config{Backend: n, JS: n.JS, Project: f.Project, Auth: auth, Logger: logger})
+	s, err := ui.New(ui.Config{Backend: n, JS: n.JS, Project: f.Project, Auth: auth, Logger: logger,
+		TLSCert: sec.TLSCert, TLSKey: sec.TLSKey})
 	if err != nil {
 		fmt.Fprintf(f.Err, "lore: dashboard disabled: %v\n", err)
 		return func() {}
@@ -97,7 +99,10 @@ func startDashboard(ctx context.Context, f *Factory, n *node.Node, logger *slog.
 		}
 		return func() {}
 	}
-	u := "http://" + bound.String() + "/"
+	u := s.Scheme() + "://" + bound.String() + "/"
+	if h, _, _ := net.SplitHostPort(addr); !node.IsLoopback(h) && sec.TLSCert == "" {
+		fmt.Fprintf(f.Err, "lore: dashboard on %s without TLS: the password or token crosses the network in clear (add --tls-cert and --tls-key)\n", addr)
+	}
 	path := filepath.Join(f.DataDir, ui.URLFile)
 	writeURLFile(path, u)
 	fmt.Fprintf(f.Err, "dashboard on %s (lore ui opens it)\n", u)
