@@ -81,7 +81,7 @@ type Config struct {
 	// TLSCert and TLSKey, when set, serve HTTPS (the API's certificate:
 	// a password then never crosses the network in clear).
 	TLSCert, TLSKey string
-	Logger *slog.Logger
+	Logger          *slog.Logger
 	// Clock is the wall clock (default time.Now).
 	Clock func() time.Time
 }
