@@ -3,12 +3,16 @@ package ui_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/ui"
 )
@@ -97,5 +101,46 @@ func TestDashboardFormsNeedTheirTokenAndOrigin(t *testing.T) {
 	}
 	if code := post(url.Values{"id": {"x"}, "action": {"quarantine"}, "csrf": {"guess"}}, "http://evil.example"); code != http.StatusForbidden {
 		t.Errorf("cross-origin form: %d, want 403", code)
+	}
+}
+
+// TestDeadLettersAnswerLiveOnly: audit.dead_letters lists a poison event
+// with its reason and the projector's lag, through the NATS API; an audit
+// point is bad input (dead letters are not folded).
+func TestDeadLettersAnswerLiveOnly(t *testing.T) {
+	h := startNode(t)
+	js, err := h.n.NC.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish("lore.ev.web.bead.bd-1", []byte("{not json"), nats.MsgId("poison-x")); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Log   uint64 `json:"log_last_seq"`
+		Lag   uint64 `json:"lag_events"`
+		Total uint64 `json:"dead_letter_total"`
+		Dead  []struct {
+			Seq     uint64 `json:"seq"`
+			Subject string `json:"subject"`
+			Reason  string `json:"reason"`
+		} `json:"dead_letters"`
+	}
+	waitFor(t, func() error {
+		h.call("audit", "dead_letters", nil, &st)
+		if st.Total != 1 || st.Lag != 0 {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+	if len(st.Dead) != 1 || st.Dead[0].Seq != st.Log || st.Dead[0].Subject != "lore.ev.web.bead.bd-1" || st.Dead[0].Reason == "" {
+		t.Fatalf("dead letters: %+v", st)
+	}
+	req, _ := api.NewRequest(nil)
+	req.AtSeq = 1
+	err = h.c.Call(context.Background(), "audit", "dead_letters", req, nil)
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Code != "400" {
+		t.Fatalf("dead letters at an audit point: %v, want code 400", err)
 	}
 }
