@@ -9,35 +9,53 @@ import (
 )
 
 // Plots over time ask a query at several past points (as_of audits
-// through the pipeline, as `--as-of` does). Answers are cached per live
-// log sequence: the same question at the same point of the same log has
-// the same answer.
+// through the pipeline, as `--as-of` does). Each audit folds from the
+// nearest audit checkpoint, so they are bounded: at most auditSlots run at
+// once, and answers are cached. The last point (the view's own) is keyed by
+// the live log sequence and always exact; earlier points on a grid of whole
+// minutes are kept for seriesTTL, so a busy log does not re-audit them on
+// every view (an event backfilled before such a point shows within that
+// time).
+
+const (
+	auditSlots = 2
+	seriesTTL  = 5 * time.Minute
+)
+
+type cached struct {
+	v  any
+	at time.Time
+}
 
 type seriesCache struct {
 	mu    sync.Mutex
 	max   int
-	m     map[string]any
+	m     map[string]cached
 	order []string
+	slots chan struct{}
 }
 
 func newSeriesCache(max int) *seriesCache {
-	return &seriesCache{max: max, m: map[string]any{}}
+	return &seriesCache{max: max, m: map[string]cached{}, slots: make(chan struct{}, auditSlots)}
 }
 
-func (c *seriesCache) get(k string) (any, bool) {
+func (c *seriesCache) get(k string, now time.Time) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[k]
-	return v, ok
+	if !ok || now.Sub(v.at) > seriesTTL {
+		return nil, false
+	}
+	return v.v, true
 }
 
-func (c *seriesCache) put(k string, v any) {
+func (c *seriesCache) put(k string, v any, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[k]; !ok {
 		c.order = append(c.order, k)
 	}
-	c.m[k] = v
+	c.m[k] = cached{v: v, at: now}
 	for len(c.order) > c.max {
 		delete(c.m, c.order[0])
 		c.order = c.order[1:]
@@ -66,22 +84,32 @@ func (s *Server) samples(ctx context.Context, v view, group, name string, args a
 	argKey, _ := json.Marshal(args)
 	live := s.cfg.Backend.Live().Seq()
 	out := make([]sampled, 0, n)
+	wall := s.cfg.Clock()
 	for i := range n {
-		at := from.Add(time.Duration(float64(to.Sub(from)) * float64(i) / float64(n-1))).Truncate(time.Second)
+		at := from.Add(time.Duration(float64(to.Sub(from)) * float64(i) / float64(n-1))).Truncate(time.Minute)
+		seq := uint64(0) // earlier points: kept for seriesTTL
 		if i == n-1 {
-			at = to
+			at, seq = to, live
 		}
-		key := fmt.Sprintf("%s.%s|%s|%s|%d|%d|%d", group, name, argKey, v.Project, at.UnixNano(), v.AtSeq, live)
-		if r, ok := s.cache.get(key); ok {
+		key := fmt.Sprintf("%s.%s|%s|%s|%d|%d|%d", group, name, argKey, v.Project, at.UnixNano(), v.AtSeq, seq)
+		if r, ok := s.cache.get(key, wall); ok {
 			out = append(out, r.(sampled))
 			continue
 		}
 		pv := v
-		pv.AsOf = &at
+		if pv.AsOf = &at; i == n-1 && !v.Audit() {
+			pv.AsOf = nil // the present: the live read models answer
+		}
+		select {
+		case s.cache.slots <- struct{}{}:
+		case <-ctx.Done():
+			return out
+		}
 		res, err := s.query(ctx, pv, group, name, args)
+		<-s.cache.slots
 		smp := sampled{At: at, Res: res, Err: err}
 		if ctx.Err() == nil {
-			s.cache.put(key, smp)
+			s.cache.put(key, smp, wall)
 		}
 		out = append(out, smp)
 	}
