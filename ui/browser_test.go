@@ -336,6 +336,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("pattern page: %d plotted lines, want helpful and harmful", plots)
 	}
 	b.shot("pattern")
+	// Deprecate by hand, with a reason, then reset: the API agrees each time.
+	b.run(chromedp.SetValue(chromedp.CSS("#deprecate-reason"), "splits too fine"), chromedp.Click(chromedp.CSS("#deprecate")),
+		chromedp.WaitVisible(chromedp.CSS("#flash")))
+	var one struct {
+		State       string `json:"state"`
+		StateReason string `json:"state_reason"`
+	}
+	h.call("learning", "pattern", map[string]any{"pattern_id": pats[0].ID}, &one)
+	if got := b.text("#pattern-state"); got != "deprecated" || one.State != "deprecated" || !strings.Contains(one.StateReason, "splits too fine") {
+		t.Errorf("after deprecate: page %q, API %+v", got, one)
+	}
+	b.run(chromedp.Click(chromedp.CSS("#reset")))
+	b.until(`(document.getElementById("flash") || {}).textContent === "reset: done"`)
+	h.call("learning", "pattern", map[string]any{"pattern_id": pats[0].ID}, &one)
+	if got := b.text("#pattern-state"); got != one.State || one.State == "deprecated" {
+		t.Errorf("after reset: page %q, API %q", got, one.State)
+	}
 
 	// Criteria: every weight as the API answers it.
 	var ws []struct {
@@ -443,4 +460,13 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	b.until(`!!document.querySelector('#announcements li[data-type="pattern.inverted/v1"]')`)
 	b.shot("live-inverted")
+	// The anti-pattern and the prompt block agents get.
+	var anti struct {
+		Text string `json:"text"`
+	}
+	h.call("learning", "anti_patterns", nil, &anti)
+	b.open("/patterns?project=web")
+	if got := b.text("#anti-text"); !strings.Contains(anti.Text, "AVOID") || got != strings.TrimSpace(anti.Text) {
+		t.Errorf("anti-patterns block %q, API says %q", got, anti.Text)
+	}
 }
