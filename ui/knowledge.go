@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/loredev/lore/app"
 )
 
 // The knowledge page: swarm (per project) and hive entries, filtered by
@@ -89,24 +91,20 @@ func (s *Server) injectAction(w http.ResponseWriter, r *http.Request) {
 		if d.Headroom != "" {
 			h, perr := strconv.ParseFloat(d.Headroom, 64)
 			if perr != nil {
-				err = fmt.Errorf("headroom %q: must be a number in [0, 1]", d.Headroom)
+				err = fmt.Errorf("%w: headroom %q: must be a number in [0, 1]", app.ErrBadRequest, d.Headroom)
 			}
 			args["headroom"] = h
 		}
 		if err == nil {
-			var reply any
+			var reply app.CommandReply
 			if reply, err = s.command(r.Context(), v, "knowledge", "inject", args); err == nil {
-				raw, _ := json.Marshal(reply)
-				var cr struct {
-					Result any `json:"result"`
-				}
-				_ = json.Unmarshal(raw, &cr)
-				d.Injection = cr.Result
+				err = json.Unmarshal(reply.Result, &d.Injection)
 			}
 		}
 	}
-	if err == nil {
-		err = s.knowledgeData(r, v, &d)
+	// The page around the preview, whatever became of it.
+	if derr := s.knowledgeData(r, v, &d); err == nil {
+		err = derr
 	}
 	if err != nil {
 		p.Error, code = err.Error(), status(err)

@@ -144,3 +144,30 @@ func TestDeadLettersAnswerLiveOnly(t *testing.T) {
 		t.Fatalf("dead letters at an audit point: %v, want code 400", err)
 	}
 }
+
+// TestInjectionPreviewNamesBadInput: the preview's bad headroom, and the
+// command's own refusal, are bad input on the page (400), named.
+func TestInjectionPreviewNamesBadInput(t *testing.T) {
+	h := startNode(t)
+	code, body := get(t, h.base+"/knowledge", nil)
+	if code != http.StatusOK {
+		t.Fatalf("knowledge page: %d", code)
+	}
+	i := strings.Index(body, `name="csrf" value="`)
+	if i < 0 {
+		t.Fatal("no form token on the knowledge page")
+	}
+	csrf := body[i+len(`name="csrf" value="`):]
+	csrf = csrf[:strings.Index(csrf, `"`)]
+	for _, tc := range []struct{ headroom, want string }{{"lots", "headroom"}, {"7", "headroom"}} {
+		resp, err := http.PostForm(h.base+"/knowledge/inject", url.Values{"csrf": {csrf}, "task": {"fix the build"}, "headroom": {tc.headroom}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), tc.want) {
+			t.Errorf("headroom %q: %d, want 400 naming %s", tc.headroom, resp.StatusCode, tc.want)
+		}
+	}
+}

@@ -24,7 +24,7 @@
   src.addEventListener("stats", function (e) {
     var s = JSON.parse(e.data);
     var set = function (id, v) { var el = document.getElementById(id); if (el) { el.textContent = v; } };
-    set("stat-folded", s.folded_seq);
+    set("stat-seq", s.folded_seq);
     set("stat-log", s.log_last_seq);
     set("stat-lag", s.lag_events);
     set("stat-dlq", s.dead_letter_total);
