@@ -347,6 +347,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := b.text("#pattern-state"); got != "deprecated" || one.State != "deprecated" || !strings.Contains(one.StateReason, "splits too fine") {
 		t.Errorf("after deprecate: page %q, API %+v", got, one)
 	}
+	// The manual transition reaches the timeline once announced.
+	waitFor(t, func() error {
+		b.open("/patterns/show?project=web&id=" + pats[0].ID)
+		if got := b.text("#timeline"); !strings.Contains(got, "(by hand)") || !strings.Contains(got, "splits too fine") {
+			return fmt.Errorf("timeline %q", got)
+		}
+		return nil
+	})
 	b.run(chromedp.Click(chromedp.CSS("#reset")))
 	b.until(`(document.getElementById("flash") || {}).textContent === "reset: done"`)
 	h.call("learning", "pattern", map[string]any{"pattern_id": pats[0].ID}, &one)

@@ -106,9 +106,22 @@ func (s *Server) patternPage(w http.ResponseWriter, r *http.Request) {
 			{Y: cfg.DeprecationThreshold, Label: fmt.Sprintf("deprecated above %.2f", cfg.DeprecationThreshold), Colour: "#a8071a"},
 			{Y: cfg.MaxHarmful, Label: fmt.Sprintf("proven below %.2f", cfg.MaxHarmful), Colour: "#17663a"},
 		}}.svg()
-	// The record's own times are exact.
-	for _, k := range []struct{ key, what string }{{"created_at", "first observed (candidate)"}, {"promoted_at", "promoted"},
-		{"inverted_at", "inverted into an anti-pattern"}, {"state_since", "in its state since: " + fstr(d.Pattern, "state_reason")}} {
+	// The announcements are the exact transitions; the points of the plot
+	// only bound them (the derived stream may be trimmed, or empty for a
+	// pattern that never changed state).
+	exact, terr := s.transitions(r.Context(), v, fstr(d.Pattern, "id"))
+	if terr != nil {
+		p.Error = terr.Error()
+	}
+	marks := []struct{ key, what string }{{"created_at", "first observed (candidate)"}}
+	if len(exact) > 0 {
+		d.Timeline = exact
+	} else {
+		marks = append(marks, struct{ key, what string }{"promoted_at", "promoted"},
+			struct{ key, what string }{"inverted_at", "inverted into an anti-pattern"},
+			struct{ key, what string }{"state_since", "in its state since: " + fstr(d.Pattern, "state_reason")})
+	}
+	for _, k := range marks {
 		if t := fstr(d.Pattern, k.key); t != "" {
 			d.Timeline = append(d.Timeline, transition{At: when(t), What: k.what, Exact: true})
 		}
