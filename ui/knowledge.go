@@ -27,7 +27,7 @@ type knowledgeData struct {
 
 // knowledgeFilters are the list's filter fields (knowledge.list arguments
 // but the text search, which the page applies to the answer).
-var knowledgeFilters = []string{"tier", "status", "category", "tag", "q", "quarantined", "archived"}
+var knowledgeFilters = []string{"tier", "status", "category", "tag", "q", "quarantined", "archived", "all_projects"}
 
 func (s *Server) knowledgeData(r *http.Request, v view, d *knowledgeData) error {
 	d.Filter = map[string]string{}
@@ -46,6 +46,9 @@ func (s *Server) knowledgeData(r *http.Request, v view, d *knowledgeData) error 
 	}
 	if d.Filter["archived"] != "" || d.Filter["status"] == "archived" {
 		args["archived"] = true
+	}
+	if d.Filter["all_projects"] != "" {
+		args["all_projects"] = true
 	}
 	list, err := s.query(r.Context(), v, "knowledge", "list", args)
 	if err != nil {

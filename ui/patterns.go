@@ -16,6 +16,7 @@ import (
 // transitions, why it is in its state, and the manual actions.
 
 type patternsData struct {
+	State    string // the state filter
 	Patterns any
 	Anti     any
 }
@@ -30,8 +31,8 @@ func (s *Server) patternsPage(w http.ResponseWriter, r *http.Request) {
 	p := page{Title: "Patterns", Nav: "Patterns", View: v, Data: &d}
 	code := http.StatusOK
 	args := map[string]any{}
-	if st := r.FormValue("state"); st != "" {
-		args["state"] = st
+	if d.State = r.FormValue("state"); d.State != "" {
+		args["state"] = d.State
 	}
 	if d.Patterns, err = s.query(r.Context(), v, "learning", "patterns", args); err == nil {
 		d.Anti, err = s.query(r.Context(), v, "learning", "anti_patterns", nil)

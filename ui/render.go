@@ -31,14 +31,15 @@ var navItems = []struct{ Path, Name string }{
 }
 
 var funcs = template.FuncMap{
-	"num":  num,
-	"pct":  pct,
-	"link": link,
-	"when": when,
-	"str":  func(v any) string { return fmt.Sprint(v) },
-	"list": asList,
-	"keys": sortedKeys,
-	"nav":  func() any { return navItems },
+	"num":    num,
+	"pct":    pct,
+	"link":   link,
+	"when":   when,
+	"str":    func(v any) string { return fmt.Sprint(v) },
+	"list":   asList,
+	"keys":   sortedKeys,
+	"nav":    func() any { return navItems },
+	"states": func() []string { return []string{"candidate", "established", "proven", "deprecated"} },
 	"statuses": func() []string {
 		return []string{"candidate", "established", "promoted", "quarantined", "archived"}
 	},
