@@ -24,7 +24,9 @@ func (v storeView) Seq() uint64                        { return v.seq() }
 var _ api.Backend = (*Node)(nil)
 
 // Live is the view of the live read models.
-func (n *Node) Live() app.View { return storeView{st: n.Store, seq: n.Runtime.Seq} }
+func (n *Node) Live() app.View {
+	return liveView{storeView: storeView{st: n.Store, seq: n.Runtime.Seq}, js: n.JS}
+}
 
 // Append stores events: one (optionally conditional) or a batch.
 func (n *Node) Append(ctx context.Context, evs []*events.Event, expect *uint64) ([]events.Result, error) {

@@ -111,7 +111,7 @@ func runSoak(cmd *cobra.Command, f *Factory, so benchkit.SoakOptions) error {
 		return fmt.Errorf("soak: %w", err)
 	}
 	so.Server = func(dataDir, metricsAddr string) *exec.Cmd {
-		c := exec.Command(exe, "serve", "--data", dataDir, "--port", "-1", "--metrics", metricsAddr, "--pprof")
+		c := exec.Command(exe, "serve", "--data", dataDir, "--port", "-1", "--metrics", metricsAddr, "--pprof", "--ui", "") // no dashboard: the soak measures the serving process as before
 		c.Env = append(os.Environ(), soakChildEnv+"=1")
 		return c
 	}

@@ -18,13 +18,14 @@ import (
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/ui"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
 type serveOptions struct {
-	host, fsync, replica              string
+	host, fsync, replica, uiAddr      string
 	port, replicas                    int
 	auditEvery, auditKeep             int
 	tick                              time.Duration
@@ -68,7 +69,8 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.BoolVar(&o.tlsVerify, "tls-verify", false, "embedded NATS: require client certificates signed by --tls-ca (mutual TLS)")
 	fl.IntVar(&o.auditEvery, "audit-checkpoint-every", node.DefaultAuditCheckpointEvery, "take a local checkpoint of the read model every N events, so an --as-of/--at-seq audit folds at most about N events (0: none, audits fold the whole log)")
 	fl.IntVar(&o.auditKeep, "audit-checkpoint-keep", node.DefaultAuditCheckpointKeep, "audit checkpoints to keep (older ones are thinned out evenly over the log)")
-	declare(fl, rules{"host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
+	fl.StringVar(&o.uiAddr, "ui", envOr("LORE_UI", ui.DefaultAddr), "serve the web dashboard on this address (\"\" disables; beyond loopback: authentication required; `lore ui` opens it)")
+	declare(fl, rules{"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
 		"stream-replicas": between(0, 5), "tick": atLeast(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(1)})
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
@@ -87,6 +89,11 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	// never stored text, and have no authentication of their own.
 	if o.ifc.metricsAddr != "" {
 		if err := node.CheckListen("--metrics", o.ifc.metricsAddr, sec.Authenticates()); err != nil {
+			return err
+		}
+	}
+	if o.uiAddr != "" {
+		if err := node.CheckListen("--ui", o.uiAddr, dashboardAuth(sec).Enabled()); err != nil {
 			return err
 		}
 	}
@@ -141,6 +148,8 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		return err
 	}
 	defer svc.Stop()
+	stopUI := startDashboard(ctx, f, n, logger, o.uiAddr, sec)
+	defer stopUI()
 	url := n.ClientURL()
 	if n.Server != nil {
 		writeURLFile(filepath.Join(f.DataDir, urlFile), url)

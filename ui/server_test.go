@@ -1,0 +1,173 @@
+package ui_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/ui"
+)
+
+func get(t *testing.T, u string, set func(*http.Request)) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set != nil {
+		set(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestDashboardRequiresTheAPICredential(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		auth ui.Auth
+		set  func(*http.Request)
+		want int
+	}{
+		{"no credential is refused", ui.Auth{User: "ops", Password: "s3cret"}, nil, http.StatusUnauthorized},
+		{"a wrong password is refused", ui.Auth{User: "ops", Password: "s3cret"}, func(r *http.Request) { r.SetBasicAuth("ops", "nope") }, http.StatusUnauthorized},
+		{"the user and password pass", ui.Auth{User: "ops", Password: "s3cret"}, func(r *http.Request) { r.SetBasicAuth("ops", "s3cret") }, http.StatusOK},
+		{"the token as bearer passes", ui.Auth{Token: "tok-1"}, func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok-1") }, http.StatusOK},
+		{"the token as password passes", ui.Auth{Token: "tok-1"}, func(r *http.Request) { r.SetBasicAuth("anyone", "tok-1") }, http.StatusOK},
+		{"a wrong token is refused", ui.Auth{Token: "tok-1"}, func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok-2") }, http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startNodeWith(t, tc.auth)
+			if code, body := get(t, h.base+"/audit", tc.set); code != tc.want {
+				t.Fatalf("GET /audit = %d, want %d: %s", code, tc.want, body)
+			}
+		})
+	}
+}
+
+func TestDashboardServeRefusesBeyondLoopbackWithoutAuth(t *testing.T) {
+	h := startNode(t)
+	s, err := ui.New(ui.Config{Backend: h.n, JS: h.n.JS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Serve(context.Background(), "0.0.0.0:0"); !errors.Is(err, node.ErrInvalidConfig) || !strings.Contains(err.Error(), "--ui") {
+		t.Fatalf("Serve on every interface without auth: %v, want ErrInvalidConfig naming --ui", err)
+	}
+}
+
+func TestDashboardAuditControlNamesBadInput(t *testing.T) {
+	h := startNode(t)
+	for _, q := range []string{"at_seq=abc", "at_seq=0", "as_of=yesterday"} {
+		code, body := get(t, h.base+"/patterns?"+q, nil)
+		field := strings.SplitN(q, "=", 2)[0]
+		if code != http.StatusBadRequest || !strings.Contains(body, field) {
+			t.Errorf("%s: %d, want 400 naming %s", q, code, field)
+		}
+	}
+}
+
+func TestDashboardFormsNeedTheirTokenAndOrigin(t *testing.T) {
+	h := startNode(t)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	post := func(form url.Values, origin string) int {
+		req, _ := http.NewRequest(http.MethodPost, h.base+"/knowledge/action", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(url.Values{"id": {"x"}, "action": {"quarantine"}}, ""); code != http.StatusForbidden {
+		t.Errorf("form without its token: %d, want 403", code)
+	}
+	if code := post(url.Values{"id": {"x"}, "action": {"quarantine"}, "csrf": {"guess"}}, "http://evil.example"); code != http.StatusForbidden {
+		t.Errorf("cross-origin form: %d, want 403", code)
+	}
+}
+
+// TestDeadLettersAnswerLiveOnly: audit.dead_letters lists a poison event
+// with its reason and the projector's lag, through the NATS API; an audit
+// point is bad input (dead letters are not folded).
+func TestDeadLettersAnswerLiveOnly(t *testing.T) {
+	h := startNode(t)
+	js, err := h.n.NC.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish("lore.ev.web.bead.bd-1", []byte("{not json"), nats.MsgId("poison-x")); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Log   uint64 `json:"log_last_seq"`
+		Lag   uint64 `json:"lag_events"`
+		Total uint64 `json:"dead_letter_total"`
+		Dead  []struct {
+			Seq     uint64 `json:"seq"`
+			Subject string `json:"subject"`
+			Reason  string `json:"reason"`
+		} `json:"dead_letters"`
+	}
+	waitFor(t, func() error {
+		h.call("audit", "dead_letters", nil, &st)
+		if st.Total != 1 || st.Lag != 0 {
+			return fmt.Errorf("%+v", st)
+		}
+		return nil
+	})
+	if len(st.Dead) != 1 || st.Dead[0].Seq != st.Log || st.Dead[0].Subject != "lore.ev.web.bead.bd-1" || st.Dead[0].Reason == "" {
+		t.Fatalf("dead letters: %+v", st)
+	}
+	req, _ := api.NewRequest(nil)
+	req.AtSeq = 1
+	err = h.c.Call(context.Background(), "audit", "dead_letters", req, nil)
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Code != "400" {
+		t.Fatalf("dead letters at an audit point: %v, want code 400", err)
+	}
+}
+
+// TestInjectionPreviewNamesBadInput: the preview's bad headroom, and the
+// command's own refusal, are bad input on the page (400), named.
+func TestInjectionPreviewNamesBadInput(t *testing.T) {
+	h := startNode(t)
+	code, body := get(t, h.base+"/knowledge", nil)
+	if code != http.StatusOK {
+		t.Fatalf("knowledge page: %d", code)
+	}
+	i := strings.Index(body, `name="csrf" value="`)
+	if i < 0 {
+		t.Fatal("no form token on the knowledge page")
+	}
+	csrf := body[i+len(`name="csrf" value="`):]
+	csrf = csrf[:strings.Index(csrf, `"`)]
+	for _, tc := range []struct{ headroom, want string }{{"lots", "headroom"}, {"7", "headroom"}} {
+		resp, err := http.PostForm(h.base+"/knowledge/inject", url.Values{"csrf": {csrf}, "task": {"fix the build"}, "headroom": {tc.headroom}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), tc.want) {
+			t.Errorf("headroom %q: %d, want 400 naming %s", tc.headroom, resp.StatusCode, tc.want)
+		}
+	}
+}
