@@ -60,9 +60,10 @@ func newCmdWeights(f *Factory) *cobra.Command {
 			}
 			return learnCall(cmd, f, "weights", a, func(ws []learning.CriterionView) {
 				tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "CRITERION\tWEIGHT\tHELPFUL\tHARMFUL\tDECAYED H/X\tLAST VALIDATED\tDEPRECATED")
+				fmt.Fprintln(tw, "CRITERION\tWEIGHT\tEFFECTIVE\tHELPFUL\tHARMFUL\tDECAYED H/X\tLAST VALIDATED\tDEPRECATED")
 				for _, w := range ws {
-					fmt.Fprintf(tw, "%s\t%.4f\t%d\t%d\t%.3f/%.3f\t%s\t%v\n", w.Criterion, w.Weight, w.HelpfulCount,
+					// WEIGHT is the decayed ratio; EFFECTIVE is what scoring uses (0 once deprecated).
+					fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%d\t%d\t%.3f/%.3f\t%s\t%v\n", w.Criterion, w.Weight, w.EffectiveWeight, w.HelpfulCount,
 						w.HarmfulCount, w.DecayedHelpful, w.DecayedHarmful, learnTime(w.LastValidated), w.Deprecated)
 				}
 				tw.Flush()
