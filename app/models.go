@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/eventlog"
+	"github.com/loredev/lore/projector/feedbacklog"
 )
 
 // Models returns the read models every projector folds, listed here and
@@ -18,5 +19,6 @@ func Models() []projector.Model {
 		crossloopModel,
 		knowledgeModel,
 		learningModel,
+		feedbacklog.Model{},
 	}
 }

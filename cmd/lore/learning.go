@@ -118,15 +118,17 @@ func learnPatternArgs(args []string, content string) (app.LearningPatternArgs, e
 
 func newCmdMaturity(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "maturity", Short: "Decomposition pattern maturity: list, show, observe, promote, deprecate, reset"}
-	var state string
+	var state, tag string
 	list := &cobra.Command{
 		Use: "list", Short: "Patterns with their maturity at now (decayed counts)", Args: cobra.NoArgs,
-		Example: "  lore maturity list --state proven",
+		Example: "  lore maturity list --state proven\n  lore maturity list --tag auth",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return learnCall(cmd, f, "patterns", app.LearningPatternsArgs{State: state}, func(ps []learning.PatternView) { printPatterns(f, ps) })
+			return learnCall(cmd, f, "patterns", app.LearningPatternsArgs{State: state, Tag: tag}, func(ps []learning.PatternView) { printPatterns(f, ps) })
 		},
 	}
 	list.Flags().StringVar(&state, "state", "", "candidate, established, proven or deprecated")
+	list.Flags().StringVar(&tag, "tag", "", "only patterns carrying this tag (getByTag)")
+	freeText(list.Flags(), "tag")
 	declare(list.Flags(), rules{"state": schemaEnum("pattern.maturity_changed/v1", "to")})
 	var content string
 	show := &cobra.Command{
@@ -261,7 +263,7 @@ func newCmdLearning(f *Factory) *cobra.Command {
 			}
 			return nil
 		},
-	}, newCmdLearningFeedback(f))
+	}, newCmdLearningFeedback(f), newCmdLearningFeedbackList(f), newCmdLearningExtract(f))
 	return cmd
 }
 
@@ -348,7 +350,7 @@ func newCmdErrors(f *Factory) *cobra.Command {
 			return learnCall(cmd, f, "resolve_error", app.LearningResolveArgs{ErrorID: args[0]}, printRecorded(f))
 		},
 	}
-	cmd.AddCommand(ctxCmd, stats, rec, resolve)
+	cmd.AddCommand(ctxCmd, stats, rec, resolve, newCmdErrorsList(f))
 	return cmd
 }
 
