@@ -4,6 +4,7 @@ import (
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/eventlog"
 	"github.com/loredev/lore/projector/feedbacklog"
+	"github.com/loredev/lore/projector/imported"
 )
 
 // Models returns the read models every projector folds, listed here and
@@ -19,6 +20,7 @@ func Models() []projector.Model {
 		crossloopModel,
 		knowledgeModel,
 		learningModel,
+		imported.Model{},
 		feedbacklog.Model{},
 	}
 }

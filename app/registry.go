@@ -97,7 +97,7 @@ type ReplyFunc func(ctx context.Context, v View, req Request, evs []*events.Even
 
 // Endpoint is one query or command: reachable as lore.api.<group>.<name>.
 type Endpoint struct {
-	Group string // "learning", "knowledge", "patterns", "inject", "audit", "record"
+	Group string // "learning", "knowledge", "patterns", "inject", "audit", "record", "import"
 	Name  string // "weights"
 	Doc   string
 	// Args is a zero value of the endpoint's complete argument type (nil
