@@ -37,7 +37,7 @@ func init() {
 	}
 	q("weights", "criterion weights at now (decayed helpful vs harmful), optionally one criterion", LearningWeightsArgs{}, learnQueryWeights)
 	q("criterion", "one criterion's weight and why it is what it is", LearningCriterionArgs{}, learnQueryCriterion)
-	q("patterns", "decomposition patterns with their maturity at now, optionally of one state", LearningPatternsArgs{}, learnQueryPatterns)
+	q("patterns", "decomposition patterns with their maturity at now, optionally of one state and with one tag", LearningPatternsArgs{}, learnQueryPatterns)
 	q("pattern", "one pattern (by id or content): maturity, decayed counts, observations and why", LearningPatternArgs{}, learnQueryPattern)
 	q("anti_patterns", "anti-patterns and their prompt block (formatAntiPatternsForPrompt)", nil, learnQueryAntiPatterns)
 	q("decomposition_prompt", "decomposition prompt block: patterns by maturity, proven ones, exclusions, anti-patterns", nil, learnQueryDecomposition)
@@ -121,6 +121,8 @@ func learnQueryCriterion(_ context.Context, v View, req Request) (any, error) {
 // LearningPatternsArgs are the arguments of learning.patterns.
 type LearningPatternsArgs struct {
 	State string `json:"state,omitempty"`
+	// Tag keeps the patterns carrying this tag (getByTag).
+	Tag string `json:"tag,omitempty"`
 }
 
 func learnQueryPatterns(_ context.Context, v View, req Request) (any, error) {
@@ -136,7 +138,13 @@ func learnQueryPatterns(_ context.Context, v View, req Request) (any, error) {
 		}
 		st = s
 	}
-	ps, err := learningModel.Patterns(v.Model(learning.ModelName), req.Project, req.Now, st)
+	var ps []learning.PatternView
+	var err error
+	if a.Tag != "" {
+		ps, err = learningModel.PatternsByTag(v.Model(learning.ModelName), req.Project, req.Now, st, a.Tag)
+	} else {
+		ps, err = learningModel.Patterns(v.Model(learning.ModelName), req.Project, req.Now, st)
+	}
 	if ps == nil {
 		ps = []learning.PatternView{}
 	}

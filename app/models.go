@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/eventlog"
+	"github.com/loredev/lore/projector/feedbacklog"
 	"github.com/loredev/lore/projector/imported"
 )
 
@@ -20,5 +21,6 @@ func Models() []projector.Model {
 		knowledgeModel,
 		learningModel,
 		imported.Model{},
+		feedbacklog.Model{},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/benchkit"
 )
 
@@ -45,8 +46,8 @@ func TestBench(t *testing.T) {
 		}
 		models = append(models, m.Model)
 	}
-	if got := strings.Join(models, ","); len(models) != 4 || !strings.Contains(got, "eventlog") || !strings.Contains(got, "crossloop") {
-		t.Errorf("models rebuilt alone: %s, want each of the 4", got)
+	if got := strings.Join(models, ","); len(models) != len(app.Models()) || !strings.Contains(got, "eventlog") || !strings.Contains(got, "crossloop") {
+		t.Errorf("models rebuilt alone: %s, want each of the %d", got, len(app.Models()))
 	}
 	if rep.Lag.N != 100 || !(rep.Lag.P99us > 0) {
 		t.Errorf("lag: %+v, want 100 events measured", rep.Lag)

@@ -26,7 +26,7 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"lore demo: 6 concurrent agent loops × 30 tasks, 2025-11-01 → 2026-03-01 (seed 7)",
 		"── What was recorded  (lore stats)",
-		"── Criterion weights", "CRITERION", "type_safe", "tests_pass", "small_diff",
+		"── Criterion weights", "CRITERION", "EFFECTIVE", "type_safe", "tests_pass", "small_diff",
 		"── Decomposition patterns by maturity", "## Proven Patterns", "Split by feature", "## Anti-Patterns to Avoid",
 		"── Knowledge an agent gets for a new task", "Lessons from lore",
 		"── Cross-loop context for a new Ralph loop", "## Cross-Loop Learning Context", "TypeError: null check",
@@ -45,6 +45,17 @@ func TestDemo(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("demo output does not match %s:\n%s", re, out)
+		}
+	}
+	// A deprecated criterion shows its decayed weight and, beside it, the
+	// effective weight scoring uses: 0.
+	deprecated := regexp.MustCompile(`(?m)^\S+\s+(\d\.\d{4})\s+(\d\.\d{4})\s.*\strue$`).FindAllStringSubmatch(out, -1)
+	if len(deprecated) == 0 {
+		t.Errorf("demo shows no deprecated criterion:\n%s", out)
+	}
+	for _, m := range deprecated {
+		if m[2] != "0.0000" {
+			t.Errorf("deprecated criterion with effective weight %s (weight %s), want 0.0000", m[2], m[1])
 		}
 	}
 	if code, again, _ := cli(t, ctx, "", "demo", "--now", "2026-03-01"); code != 0 || again != out {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,14 +48,22 @@ func newCmdEventsTail(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().Uint64Var(&o.fromSeq, "from-seq", 0, "start at this stream sequence")
-	cmd.Flags().IntVarP(&o.last, "last", "n", 20, "start this many events before the end (with no --from-seq)")
-	cmd.Flags().StringSliceVar(&o.types, "type", nil, "only these types (e.g. outcome.recorded)")
+	cmd.Flags().IntVarP(&o.last, "last", "n", 20, "print the last N events that pass the filters (--type, --project), with no --from-seq")
+	cmd.Flags().StringSliceVar(&o.types, "type", nil, "only these types (e.g. outcome.recorded); -n counts only these")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing new events")
 	declare(cmd.Flags(), rules{"from-seq": atLeast(0), "last": atLeast(0), "type": domain("event-type")})
 	return cmd
 }
 
 func runEventsTail(ctx context.Context, f *Factory, o tailOptions) error {
+	var types []string
+	for _, t := range o.types {
+		r, ok := events.ResolveType(t)
+		if !ok {
+			return fmt.Errorf("%w: --type: unknown type %q", errBadInput, t)
+		}
+		types = append(types, r)
+	}
 	nc, err := f.Conn()
 	if err != nil {
 		return err
@@ -67,24 +76,27 @@ func runEventsTail(ctx context.Context, f *Factory, o tailOptions) error {
 	if err != nil {
 		return fmt.Errorf("log stream (is lore serving on this NATS?): %w", err)
 	}
-	info, err := st.Info(ctx)
+	// The filters apply before -n: the last N events of the wanted types.
+	q := eventlog.TailQuery{Last: o.last, FromSeq: o.fromSeq, Types: types, Project: f.Project}
+	got, end, err := eventlog.Tail(ctx, st, q)
 	if err != nil {
 		return err
 	}
-	start := o.fromSeq
-	if start == 0 {
-		start = 1
-		if last := info.State.LastSeq; last > uint64(o.last) {
-			start = last - uint64(o.last) + 1
-		}
+	for _, e := range got {
+		printEntry(f, e)
 	}
-	end := info.State.LastSeq
-	if end < start && !o.follow {
+	if !o.follow {
 		return nil
 	}
+	return followLog(ctx, f, st, end+1, q)
+}
+
+// followLog prints the events of q appended from seq start on, until ctx
+// ends.
+func followLog(ctx context.Context, f *Factory, st jetstream.Stream, start uint64, q eventlog.TailQuery) error {
 	filter := []string{events.EventsFilter}
-	if f.Project != "" {
-		filter = []string{events.EventsPrefix + "." + events.EncodeToken(f.Project) + ".>"}
+	if q.Project != "" {
+		filter = []string{events.EventsPrefix + "." + events.EncodeToken(q.Project) + ".>"}
 	}
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: filter,
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start})
@@ -98,20 +110,13 @@ func runEventsTail(ctx context.Context, f *Factory, o tailOptions) error {
 	defer it.Stop()
 	go func() { <-ctx.Done(); it.Stop() }()
 	want := map[string]bool{}
-	for _, t := range o.types {
-		if r, ok := events.ResolveType(t); ok {
-			want[r] = true
-		} else {
-			return fmt.Errorf("%w: --type: unknown type %q", errBadInput, t)
-		}
+	for _, t := range q.Types {
+		want[t] = true
 	}
 	for {
 		msg, err := it.Next(jetstream.NextMaxWait(time.Second))
 		if err != nil {
 			if errors.Is(err, nats.ErrTimeout) {
-				if !o.follow {
-					return nil
-				}
 				continue
 			}
 			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
@@ -121,15 +126,20 @@ func runEventsTail(ctx context.Context, f *Factory, o tailOptions) error {
 		}
 		meta, _ := msg.Metadata()
 		ev, derr := events.Decode(msg.Data())
-		if derr == nil && (len(want) == 0 || want[ev.Type]) {
-			printEvent(f, meta.Sequence.Stream, ev)
-		} else if derr != nil {
-			fmt.Fprintf(f.Err, "seq %d: undecodable: %v\n", meta.Sequence.Stream, derr)
-		}
-		if !o.follow && meta.Sequence.Stream >= end {
-			return nil
+		if derr != nil || len(want) == 0 || want[ev.Type] {
+			printEntry(f, eventlog.Entry{Seq: meta.Sequence.Stream, Event: ev, Err: derr})
 		}
 	}
+}
+
+// printEntry prints one event of the log, or says on stderr that it does
+// not decode.
+func printEntry(f *Factory, e eventlog.Entry) {
+	if e.Err != nil {
+		fmt.Fprintf(f.Err, "seq %d: undecodable: %v\n", e.Seq, e.Err)
+		return
+	}
+	printEvent(f, e.Seq, e.Event)
 }
 
 func printEvent(f *Factory, seq uint64, ev *events.Event) {
@@ -166,14 +176,17 @@ func newCmdEventsTypes(f *Factory) *cobra.Command {
 			if f.JSON {
 				return f.PrintJSON(out)
 			}
+			// Columns aligned by tabwriter whatever a type's or aggregate's length.
+			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TYPE\tAGGREGATE\tMEANING")
 			for _, t := range out {
 				d := ""
 				if t.Derived {
 					d = " (announced by lore)"
 				}
-				fmt.Fprintf(f.Out, "%-34s %-10s %s%s\n", t.Type, t.Aggregate, t.Doc, d)
+				fmt.Fprintf(tw, "%s\t%s\t%s%s\n", t.Type, t.Aggregate, t.Doc, d)
 			}
-			return nil
+			return tw.Flush()
 		},
 	}
 }

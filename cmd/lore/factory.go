@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/app"
@@ -52,6 +53,8 @@ type Factory struct {
 	Now func() time.Time
 
 	nc *nats.Conn
+	// globalFlags tells a flag set from its default (dataExplicit).
+	globalFlags *pflag.FlagSet
 }
 
 // NewFactory returns a factory on the given streams.
@@ -61,8 +64,9 @@ func NewFactory(in io.Reader, out, errw io.Writer) *Factory {
 
 func (f *Factory) bindGlobalFlags(root *cobra.Command) {
 	p := root.PersistentFlags()
-	p.StringVar(&f.NatsURL, "nats", os.Getenv("LORE_NATS"), "NATS URL of a lore deployment (default: the URL lore serve wrote in the data folder, else nats://127.0.0.1:4222)")
-	p.StringVar(&f.DataDir, "data", envOr("LORE_DATA", defaultDataDir()), "data folder")
+	f.globalFlags = p
+	p.StringVar(&f.NatsURL, "nats", os.Getenv("LORE_NATS"), "NATS URL of a lore deployment (env LORE_NATS; default: the lore serve of --data, else the one started in this folder or a parent, else the one of the default data folder)")
+	p.StringVar(&f.DataDir, "data", envOr("LORE_DATA", defaultDataDir()), "data folder (env LORE_DATA); a client talks to the lore serve of this folder")
 	p.BoolVar(&f.JSON, "json", false, "print JSON (one object per line for streams)")
 	p.StringVar(&f.Project, "project", os.Getenv("LORE_PROJECT"), "project scope (default \"default\")")
 	p.StringVar(&f.Source, "source", envOr("LORE_SOURCE", "cli"), "who reports: agent, loop id or user")
@@ -133,32 +137,32 @@ func defaultDataDir() string {
 // urlFile is where `lore serve` writes the client URL of its NATS server.
 const urlFile = "nats.url"
 
-// natsURL resolves which NATS to dial.
-func (f *Factory) natsURL() string {
-	if f.NatsURL != "" {
-		return f.NatsURL
-	}
-	if b, err := os.ReadFile(filepath.Join(f.DataDir, urlFile)); err == nil {
-		if u := strings.TrimSpace(string(b)); u != "" {
-			return u
-		}
-	}
-	return "nats://127.0.0.1:4222"
-}
-
-// Conn dials NATS once, lazily.
+// Conn dials NATS once, lazily, at the lore found by resolveTarget. A
+// server whose id differs from the one its serve record names is refused.
 func (f *Factory) Conn() (*nats.Conn, error) {
 	if f.nc != nil {
 		return f.nc, nil
 	}
-	url := f.natsURL()
+	t, err := f.resolveTarget()
+	if err != nil {
+		return nil, err
+	}
 	auth, err := f.Sec.ClientOptions()
 	if err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(url, append([]nats.Option{nats.Name("lore-cli"), nats.Timeout(5 * time.Second)}, auth...)...)
+	nc, err := nats.Connect(t.url, append([]nats.Option{nats.Name("lore-cli"), nats.Timeout(5 * time.Second)}, auth...)...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to lore at %s (%s): %w", url, connectHint(err), err)
+		if t.serverID != "" {
+			return nil, fmt.Errorf("connect to lore at %s, found from %s (is it still running? start it again, or pass --data DIR or --nats URL): %w", t.url, t.from, err)
+		}
+		return nil, fmt.Errorf("connect to lore at %s (%s): %w", t.url, connectHint(err), err)
+	}
+	if t.serverID != "" && nc.ConnectedServerId() != t.serverID {
+		got := nc.ConnectedServerId()
+		nc.Close()
+		return nil, fmt.Errorf("%w: %s is answered by NATS server %s, not by %s recorded by %s: that lore stopped; start it again, or pass --data DIR or --nats URL",
+			errNoLore, t.url, got, t.serverID, t.from)
 	}
 	f.nc = nc
 	return nc, nil

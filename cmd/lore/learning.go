@@ -60,9 +60,10 @@ func newCmdWeights(f *Factory) *cobra.Command {
 			}
 			return learnCall(cmd, f, "weights", a, func(ws []learning.CriterionView) {
 				tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "CRITERION\tWEIGHT\tHELPFUL\tHARMFUL\tDECAYED H/X\tLAST VALIDATED\tDEPRECATED")
+				fmt.Fprintln(tw, "CRITERION\tWEIGHT\tEFFECTIVE\tHELPFUL\tHARMFUL\tDECAYED H/X\tLAST VALIDATED\tDEPRECATED")
 				for _, w := range ws {
-					fmt.Fprintf(tw, "%s\t%.4f\t%d\t%d\t%.3f/%.3f\t%s\t%v\n", w.Criterion, w.Weight, w.HelpfulCount,
+					// WEIGHT is the decayed ratio; EFFECTIVE is what scoring uses (0 once deprecated).
+					fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%d\t%d\t%.3f/%.3f\t%s\t%v\n", w.Criterion, w.Weight, w.EffectiveWeight, w.HelpfulCount,
 						w.HarmfulCount, w.DecayedHelpful, w.DecayedHarmful, learnTime(w.LastValidated), w.Deprecated)
 				}
 				tw.Flush()
@@ -117,15 +118,17 @@ func learnPatternArgs(args []string, content string) (app.LearningPatternArgs, e
 
 func newCmdMaturity(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "maturity", Short: "Decomposition pattern maturity: list, show, observe, promote, deprecate, reset"}
-	var state string
+	var state, tag string
 	list := &cobra.Command{
 		Use: "list", Short: "Patterns with their maturity at now (decayed counts)", Args: cobra.NoArgs,
-		Example: "  lore maturity list --state proven",
+		Example: "  lore maturity list --state proven\n  lore maturity list --tag auth",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return learnCall(cmd, f, "patterns", app.LearningPatternsArgs{State: state}, func(ps []learning.PatternView) { printPatterns(f, ps) })
+			return learnCall(cmd, f, "patterns", app.LearningPatternsArgs{State: state, Tag: tag}, func(ps []learning.PatternView) { printPatterns(f, ps) })
 		},
 	}
 	list.Flags().StringVar(&state, "state", "", "candidate, established, proven or deprecated")
+	list.Flags().StringVar(&tag, "tag", "", "only patterns carrying this tag (getByTag)")
+	freeText(list.Flags(), "tag")
 	declare(list.Flags(), rules{"state": schemaEnum("pattern.maturity_changed/v1", "to")})
 	var content string
 	show := &cobra.Command{
@@ -260,7 +263,7 @@ func newCmdLearning(f *Factory) *cobra.Command {
 			}
 			return nil
 		},
-	}, newCmdLearningFeedback(f), newCmdLearningExport(f))
+	}, newCmdLearningFeedback(f), newCmdLearningExport(f), newCmdLearningFeedbackList(f), newCmdLearningExtract(f))
 	return cmd
 }
 
@@ -347,7 +350,7 @@ func newCmdErrors(f *Factory) *cobra.Command {
 			return learnCall(cmd, f, "resolve_error", app.LearningResolveArgs{ErrorID: args[0]}, printRecorded(f))
 		},
 	}
-	cmd.AddCommand(ctxCmd, stats, rec, resolve)
+	cmd.AddCommand(ctxCmd, stats, rec, resolve, newCmdErrorsList(f))
 	return cmd
 }
 

@@ -12,5 +12,14 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	// Serve records of the tests' `lore serve` go to a folder of their own,
+	// never the user's.
+	rt, err := os.MkdirTemp("", "lore-test-run-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", rt)
+	code := m.Run()
+	os.RemoveAll(rt)
+	os.Exit(code)
 }

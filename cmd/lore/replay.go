@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,10 +28,18 @@ func newCmdReplay(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay --out DIR [--until-seq N | --until-time T]",
 		Short: "Rebuild the read models from the log into a fresh Pebble folder (whole, or up to a point, for audits)",
-		Long: `Fold the log into a new Pebble store in DIR: the whole log, up to a stream
-sequence (--until-seq), or the events that happened up to a time (--until-time).
-A replay announces nothing. Query the result with
-` + "`lore serve --data`" + ` pointed at a copy, or use --as-of/--at-seq on any query.`,
+		Long: `Fold the log into the read model of a new data folder DIR (its Pebble store,
+DIR/pebble): the whole log, up to a stream sequence (--until-seq), or the events
+that happened up to a time (--until-time). A replay announces nothing.
+
+Query the result by serving DIR on its own: ` + "`lore serve --data DIR --port -1 --tick 0`" + `
+starts a lore with an empty log of its own, so the read model stays as replayed;
+then run any query with --data DIR (lore stats --data DIR, lore weights --data DIR).
+Or ask the live lore with --as-of/--at-seq on any query: the same fold, up to
+the same point.`,
+		Example: `  lore replay --out /tmp/audit --until-time 2026-03-01T00:00:00Z
+  lore serve --data /tmp/audit --port -1 --tick 0 &
+  lore stats --data /tmp/audit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.out == "" {
@@ -41,7 +50,7 @@ A replay announces nothing. Query the result with
 	}
 	cmd.Flags().Uint64Var(&o.untilSeq, "until-seq", 0, "stop after this stream sequence")
 	cmd.Flags().StringVar(&o.untilTime, "until-time", "", "fold only events that happened up to this time (RFC 3339)")
-	cmd.Flags().StringVar(&o.out, "out", "", "new folder for the Pebble store (must be empty or absent)")
+	cmd.Flags().StringVar(&o.out, "out", "", "new data folder for the replayed read model (must be empty or absent; the store goes to DIR/pebble)")
 	declare(cmd.Flags(), rules{"until-seq": atLeast(0), "until-time": timestamp})
 	freeText(cmd.Flags(), "out")
 	return cmd
@@ -68,7 +77,8 @@ func runReplay(ctx context.Context, f *Factory, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := projector.OpenStore(o.out, projector.StoreOptions{})
+	// NB: DIR/pebble is where lore serve --data DIR finds a read model.
+	st, err := projector.OpenStore(filepath.Join(o.out, "pebble"), projector.StoreOptions{})
 	if err != nil {
 		return err
 	}

@@ -154,6 +154,12 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	if n.Server != nil {
 		writeURLFile(filepath.Join(f.DataDir, urlFile), url)
 		defer os.Remove(filepath.Join(f.DataDir, urlFile))
+		// Clients started in this working directory (or below) find it.
+		removeRecord, err := writeServeRecord(serveRecord{URL: url, ServerID: n.Server.ID(), Data: f.DataDir, PID: os.Getpid()})
+		if err != nil {
+			fmt.Fprintf(f.Err, "lore: clients of this folder will need --data or --nats: %v\n", err)
+		}
+		defer removeRecord()
 	}
 	fmt.Fprintf(f.Err, "lore serving on %s (data %s, read model at seq %d); Ctrl-C to stop\n", url, f.DataDir, n.Runtime.Seq())
 	ifc.running(true)

@@ -1,5 +1,5 @@
 // Package eventlog is the read model of the log itself: how many events of
-// each type and project were folded, the last event time, and a hash chain
+// each type and project were folded, the newest event time, and a hash chain
 // over the folded event ids in stream order. The chain makes any event
 // folded twice, skipped or reordered visible: two stores that folded the
 // same log hold the same chain.
@@ -36,7 +36,10 @@ type Model struct{}
 var _ projector.Model = Model{}
 
 func (Model) Name() string { return Name }
-func (Model) Version() int { return 1 }
+
+// Version 2: last-time is the newest event time folded (was the time of the
+// last event folded, which went backwards after a backfilled event).
+func (Model) Version() int { return 2 }
 
 // Fold counts the event and extends the chain.
 func (Model) Fold(tx projector.Tx, ev *events.Event, _ events.Payload) error {
@@ -59,6 +62,18 @@ func (Model) Fold(tx projector.Tx, ev *events.Event, _ events.Payload) error {
 	if err := tx.Set([]byte(keyChain), h.Sum(nil)); err != nil {
 		return err
 	}
+	// INVARIANT: last-time is the newest event time folded so far (the
+	// time of the latest thing that happened), never the time of the last
+	// event appended: writers backfill, so it never goes backwards.
+	cur, ok, err := tx.Get([]byte(keyLastTime))
+	if err != nil {
+		return err
+	}
+	if ok {
+		if t, perr := time.Parse(time.RFC3339Nano, string(cur)); perr == nil && !ev.Time.After(t) {
+			return nil
+		}
+	}
 	return tx.Set([]byte(keyLastTime), []byte(ev.Time.UTC().Format(time.RFC3339Nano)))
 }
 
@@ -79,8 +94,10 @@ type Stats struct {
 	Total     uint64            `json:"total"`
 	ByType    map[string]uint64 `json:"by_type"`
 	ByProject map[string]uint64 `json:"by_project"`
-	LastTime  string            `json:"last_event_time,omitempty"`
-	Chain     string            `json:"chain"`
+	// LastTime is the newest event time folded (RFC 3339, UTC): the latest
+	// moment anything happened, whatever order the events were appended in.
+	LastTime string `json:"last_event_time,omitempty"`
+	Chain    string `json:"chain"`
 }
 
 // Read returns the model's stats.
@@ -113,7 +130,7 @@ func Format(s Stats) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "events folded: %d\n", s.Total)
 	if s.LastTime != "" {
-		fmt.Fprintf(&b, "last event time: %s\n", s.LastTime)
+		fmt.Fprintf(&b, "newest event time: %s\n", humanTime(s.LastTime))
 	}
 	for _, group := range []struct {
 		title string
@@ -131,4 +148,14 @@ func Format(s Stats) string {
 	}
 	fmt.Fprintf(&b, "chain: %s\n", s.Chain)
 	return b.String()
+}
+
+// humanTime renders a stored RFC 3339 time for people as every lore table
+// does: RFC 3339 UTC to the second.
+func humanTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
 }

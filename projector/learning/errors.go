@@ -78,7 +78,7 @@ func ErrorContext(entries []ErrorEntry, includeResolved bool) string {
 			if e.StackTrace != "" {
 				lines = append(lines, "  - Stack: `"+promptline.Line(utf16Prefix(e.StackTrace, 100))+"...`")
 			}
-			tl := "  - Time: " + e.Time.UTC().Format(time.RFC3339Nano)
+			tl := "  - Time: " + contextTime(e.Time)
 			if e.Resolved {
 				tl += " (resolved)"
 			}
@@ -90,6 +90,12 @@ func ErrorContext(entries []ErrorEntry, includeResolved bool) string {
 		"- Are there patterns across error types?", "")
 	return strings.Join(lines, "\n")
 }
+
+// contextTime renders an error's time on the context's Time: line: RFC 3339
+// in UTC to the second (SPEC §4), whether the writer backfilled the time or
+// lore stamped it with the clock's nanoseconds.
+// INVARIANT: the same instant renders the same line, whatever its precision.
+func contextTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 
 // utf16Prefix is JavaScript's s.substring(0, n): the first n UTF-16 units.
 func utf16Prefix(s string, n int) string {

@@ -259,7 +259,7 @@ func TestErrorAccumulatorFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "## Previous Errors\n\nThe following errors were encountered during execution:\n\n### timeout (1 error)\n\n- **Worker exceeded 10m**\n  - Time: 2026-01-01T00:01:26.4Z\n\n### validation (1 error)\n\n- **Missing import**\n  - Tool: typecheck\n  - Time: 2026-01-01T00:02:52.8Z\n\n**Action Required**: Address these errors before proceeding. Consider:\n- What caused each error?\n- How can you prevent similar errors?\n- Are there patterns across error types?\n"
+	want := "## Previous Errors\n\nThe following errors were encountered during execution:\n\n### timeout (1 error)\n\n- **Worker exceeded 10m**\n  - Time: 2026-01-01T00:01:26Z\n\n### validation (1 error)\n\n- **Missing import**\n  - Tool: typecheck\n  - Time: 2026-01-01T00:02:52Z\n\n**Action Required**: Address these errors before proceeding. Consider:\n- What caused each error?\n- How can you prevent similar errors?\n- Are there patterns across error types?\n"
 	if ctx != want {
 		t.Errorf("context:\n%q\nwant\n%q", ctx, want)
 	}

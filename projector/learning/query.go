@@ -5,6 +5,7 @@ import (
 
 	json "github.com/goccy/go-json"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -430,4 +431,37 @@ func (m *Model) ErrorBead(r projector.Reader, proj, errorID string) (bead string
 		return "", false, false, err
 	}
 	return b, e.Resolved, true, nil
+}
+
+// PatternsByTag is getByTag: the project's patterns at now that carry tag
+// (exact match), in Patterns' order; state filters when set.
+func (m *Model) PatternsByTag(r projector.Reader, proj string, now time.Time, state MaturityState, tag string) ([]PatternView, error) {
+	ps, err := m.Patterns(r, proj, now, state)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PatternView, 0, len(ps))
+	for _, p := range ps {
+		if slices.Contains(p.Tags, tag) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// BeadErrorEntries is ErrorStorage's getByBead (all) or
+// getUnresolvedByBead (unresolvedOnly): a bead's raw error entries, ids
+// included, in recording order; never nil.
+func (m *Model) BeadErrorEntries(r projector.Reader, proj, bead string, unresolvedOnly bool) ([]ErrorEntry, error) {
+	es, err := m.BeadErrors(r, proj, bead)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ErrorEntry, 0, len(es))
+	for _, e := range es {
+		if !unresolvedOnly || !e.Resolved {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
