@@ -40,6 +40,41 @@ func kCall[T any](cmd *cobra.Command, f *Factory, group, name string, args any, 
 	return nil
 }
 
+// kGet calls an endpoint and decodes its reply; with --json it prints the
+// reply as well, for a caller that decides on its content (an exit code).
+func kGet[T any](cmd *cobra.Command, f *Factory, group, name string, args any) (T, error) {
+	var out T
+	var raw json.RawMessage
+	if err := f.Call(cmd.Context(), group, name, args, &raw); err != nil {
+		return out, err
+	}
+	if f.JSON {
+		if err := f.PrintJSON(raw); err != nil {
+			return out, err
+		}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("decode reply of %s.%s: %w", group, name, err)
+	}
+	return out, nil
+}
+
+func printAddResult(f *Factory, r app.KnowledgeAddResult) {
+	switch r.Outcome {
+	case knowledge.OutcomeRejected:
+		fmt.Fprintf(f.Out, "rejected (layer %d): %s\n", r.Layer, r.Reason)
+	case knowledge.OutcomeReinforced:
+		fmt.Fprintf(f.Out, "reinforced %s\n", r.DuplicateOf)
+	case app.OutcomePending:
+		fmt.Fprintf(f.Out, "submitted %s (the decision is pending: lore knowledge show %s)\n", r.EventID, r.ID)
+	default:
+		fmt.Fprintf(f.Out, "added %s\n", r.ID)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(f.Err, "warning: layer %d: %s\n", w.Layer, w.Reason)
+	}
+}
+
 func shortID(id string) string {
 	if len(id) > 8 {
 		return id[:8]
@@ -102,7 +137,7 @@ func newCmdKnowledgeList(f *Factory) *cobra.Command {
 	fl.BoolVar(&o.All, "all", false, "include everything, removed todos too")
 	fl.IntVar(&o.Limit, "limit", 0, "at most this many entries")
 	declare(fl, rules{"tier": schemaEnum("knowledge.submitted/v1", "tier"), "status": domain("knowledge-status"),
-		"category": domain("knowledge-category-or-seed"), "limit": atLeast(0)})
+		"category": domain("knowledge-category"), "limit": atLeast(0)})
 	freeText(fl, "tag")
 	return cmd
 }
@@ -110,11 +145,18 @@ func newCmdKnowledgeList(f *Factory) *cobra.Command {
 func newCmdKnowledgeShow(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show ID",
-		Short: "Show one entry (id or unique id prefix)",
+		Short: "Show one entry (id or unique id prefix); the id of a merged submission shows the entry it went to",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return kCall(cmd, f, "knowledge", "show", map[string]string{"id": args[0]}, func(v app.KnowledgeEntryView) {
 				e := v.Entry
+				if m := v.Merged; m != nil {
+					how := "reinforced it"
+					if m.Outcome == knowledge.OutcomeDropped {
+						how = "a near-duplicate, dropped at import"
+					}
+					fmt.Fprintf(f.Out, "%s was merged into %s (%s)\n", m.ID, e.ID, how)
+				}
 				fmt.Fprintf(f.Out, "id:          %s\ntier:        %s\nstatus:      %s\nlesson:      %s\ncategory:    %s\ntags:        %s\nscope:       %s\nconfidence:  %.2f\n",
 					e.ID, e.Tier, e.Status, e.Lesson, e.Category, strings.Join(e.Tags, ", "), e.Scope, e.Confidence)
 				if e.Tier == knowledge.TierHive {
@@ -153,7 +195,7 @@ func newCmdKnowledgeAdd(f *Factory) *cobra.Command {
 	var eligible, fastTrack bool
 	cmd := &cobra.Command{
 		Use:     "add LESSON",
-		Short:   "Submit a lesson (rejected lessons are kept in the rejected list)",
+		Short:   "Submit a lesson (rejected lessons are kept in the rejected list; exit code 5)",
 		Example: `  lore knowledge add "Run bun test with --coverage before merging" --category testing --phase 3`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -167,23 +209,22 @@ func newCmdKnowledgeAdd(f *Factory) *cobra.Command {
 			if fastTrack {
 				d.Tags = append(d.Tags, knowledge.FastTrackTag)
 			}
-			return kCall(cmd, f, "knowledge", "add", d, func(r app.KnowledgeAddResult) {
-				switch r.Outcome {
-				case "rejected":
-					fmt.Fprintf(f.Out, "rejected (layer %d): %s\n", r.Layer, r.Reason)
-				case "reinforced":
-					fmt.Fprintf(f.Out, "reinforced %s\n", r.DuplicateOf)
-				default:
-					fmt.Fprintf(f.Out, "added %s\n", r.ID)
-				}
-				for _, w := range r.Warnings {
-					fmt.Fprintf(f.Err, "warning: layer %d: %s\n", w.Layer, w.Reason)
-				}
-			})
+			r, err := kGet[app.KnowledgeAddResult](cmd, f, "knowledge", "add", d)
+			if err != nil {
+				return err
+			}
+			if !f.JSON {
+				printAddResult(f, r)
+			}
+			// With --json too, the exit code says a rejection.
+			if r.Outcome == knowledge.OutcomeRejected {
+				return fmt.Errorf("%w (layer %d: %s); it is kept in `lore knowledge rejected`", errRejected, r.Layer, r.Reason)
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&d.Category, "category", "other", "process, architecture, tooling, security, testing, debugging, performance, integration, todo, other")
+	fl.StringVar(&d.Category, "category", "other", "process, architecture, tooling, security, testing, debugging, performance, integration, todo, other, lesson, pattern, domain, decision")
 	fl.StringSliceVar(&d.Tags, "tag", nil, "tag (repeatable)")
 	fl.StringVar(&d.Scope, "scope", "global", "global or stack:<name>")
 	fl.Float64Var(&conf, "confidence", 0.5, "confidence in [0, 1]")
@@ -321,9 +362,11 @@ func projectFor(f *Factory, dir string) string {
 	return events.DefaultProject
 }
 
-func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []events.KnowledgeSubmitted, bad []knowledge.LineError) error {
+// sendImport sends parsed submissions in chunks and reports what the fold
+// made of each: lines[i] is the source line of subs[i] (nil: none).
+func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []events.KnowledgeSubmitted, lines []int, bad []knowledge.LineError) error {
 	const batch = app.KnowledgeImportChunk
-	total := app.KnowledgeImportResult{}
+	total := app.KnowledgeImportResult{Items: []app.KnowledgeImportItem{}, Promoted: []knowledge.Promotion{}, Archived: []string{}}
 	// A long import reports its progress on stderr, at most once a second.
 	lastProgress := time.Now()
 	for i := 0; i < len(subs) || i == 0; i += batch {
@@ -336,19 +379,49 @@ func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []e
 		if err := f.Call(cmd.Context(), "knowledge", "import", app.KnowledgeImportArgs{Format: format, Project: project, Submissions: part}, &r); err != nil {
 			return err
 		}
-		total.Sent += r.Sent
-		total.Existing += r.Existing
+		total.Add(r, i)
 		if len(subs) == 0 {
 			break
 		}
 	}
+	where := func(it app.KnowledgeImportItem) string {
+		if it.Index < len(lines) && lines[it.Index] > 0 {
+			return fmt.Sprintf("line %d", lines[it.Index])
+		}
+		return fmt.Sprintf("item %d", it.Index+1)
+	}
 	if f.JSON {
-		return f.PrintJSON(map[string]any{"format": format, "project": project, "read": len(subs), "sent": total.Sent, "existing": total.Existing, "bad_lines": bad})
+		return f.PrintJSON(struct {
+			Format   string                `json:"format"`
+			Project  string                `json:"project"`
+			Read     int                   `json:"read"`
+			BadLines []knowledge.LineError `json:"bad_lines"`
+			Lines    []int                 `json:"lines,omitempty"`
+			app.KnowledgeImportResult
+		}{format, project, len(subs), append([]knowledge.LineError{}, bad...), lines, total})
 	}
 	for _, b := range bad {
 		fmt.Fprintf(f.Err, "line %d skipped: %s\n", b.Line, b.Err)
 	}
 	fmt.Fprintf(f.Out, "%s: read %d, sent %d, already imported %d, bad lines %d\n", format, len(subs), total.Sent, total.Existing, len(bad))
+	fmt.Fprintf(f.Out, "  added %d, rejected %d, merged %d, reinforced %d, pending %d; promoted to the hive %d, archived by cap %d\n",
+		total.Added, total.Rejected, total.Merged, total.Reinforced, total.Pending, len(total.Promoted), len(total.Archived))
+	for _, it := range total.Items {
+		switch it.Outcome {
+		case knowledge.OutcomeRejected:
+			fmt.Fprintf(f.Out, "  rejected\t%s\t%s\tlayer %d: %s\n", where(it), shortID(it.ID), it.Layer, it.Reason)
+		case app.OutcomeMerged, knowledge.OutcomeReinforced:
+			fmt.Fprintf(f.Out, "  %s\t%s\t%s into %s\n", it.Outcome, where(it), it.ID, it.MergedInto)
+		case app.OutcomePending:
+			fmt.Fprintf(f.Out, "  pending\t%s\t%s (event %s)\n", where(it), it.ID, it.EventID)
+		}
+	}
+	for _, p := range total.Promoted {
+		fmt.Fprintf(f.Out, "  promoted\t%s to hive %s (route %s)\n", p.SwarmID, p.HiveID, p.Route)
+	}
+	for _, id := range total.Archived {
+		fmt.Fprintf(f.Out, "  archived\t%s (cap)\n", id)
+	}
 	return nil
 }
 
@@ -381,7 +454,7 @@ func newCmdKnowledgeMigrate(f *Factory) *cobra.Command {
 			for _, it := range knowledge.ParseContextMD(string(b)) {
 				subs = append(subs, it.Submission(project))
 			}
-			return sendImport(cmd, f, knowledge.FormatContextMD, project, subs, nil)
+			return sendImport(cmd, f, knowledge.FormatContextMD, project, subs, nil, nil)
 		},
 	}
 }
@@ -412,10 +485,11 @@ func newCmdKnowledgeImport(f *Factory) *cobra.Command {
 				recs, bad := knowledge.ReadJSONL(fh, fm, project)
 				fh.Close()
 				subs := make([]events.KnowledgeSubmitted, len(recs))
+				lines := make([]int, len(recs))
 				for i, r := range recs {
-					subs[i] = r.Submission
+					subs[i], lines[i] = r.Submission, r.Line
 				}
-				if err := sendImport(cmd, f, fm, project, subs, bad); err != nil {
+				if err := sendImport(cmd, f, fm, project, subs, lines, bad); err != nil {
 					return err
 				}
 			}

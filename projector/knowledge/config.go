@@ -61,6 +61,21 @@ type Enrichment struct {
 	QuotaWindow    string `json:"quota_window"`
 }
 
+// DisabledReason is why every knowledge write is refused while the master
+// switch knowledge.enabled is false (the reference wires no knowledge hook
+// then): no lesson is added, imported, promoted, curated, quarantined,
+// restored or rated, no sweep runs, and an injection shows nothing. The
+// entries stay stored and readable; knowledge.configured/v1 is the way back.
+const DisabledReason = "knowledge is disabled (knowledge.enabled is false); turn it on with: lore knowledge config --set enabled=true"
+
+// Refuses reports whether the configuration refuses an event of this type:
+// while knowledge.enabled is false, every knowledge event but
+// knowledge.configured/v1. INVARIANT: the fold and every door ask this one
+// rule.
+func (c Config) Refuses(eventType string) bool {
+	return !c.Enabled && eventType != "knowledge.configured/v1"
+}
+
 // DefaultConfig returns the defaults of opencode-swarm v7.103.2.
 func DefaultConfig() Config {
 	return Config{

@@ -134,7 +134,7 @@ func (f *fold) promoted(d *events.KnowledgePromoted) error {
 		}
 	}
 	h := NewHiveEntry(src, hid, RouteManual, f.t, f.cfg)
-	h.PromotedFrom, h.EventID, h.CreatedSeq = "", f.ev.ID, f.tx.Seq()
+	h.PromotedFrom, h.EventID, h.CreatedSeq, h.MaxPhases = "", f.ev.ID, f.tx.Seq(), f.cfg.DefaultMaxPhases
 	if err := saveEntry(f.tx, &h); err != nil {
 		return err
 	}
