@@ -40,7 +40,6 @@ func init() {
 	cr("quarantine", "hide an entry (id or unique prefix) from queries and injection, with a reason", KnowledgeReasonArgs{}, knowledgeQuarantine, kReplyStatus)
 	cr("restore", "restore a quarantined entry after re-validation", KnowledgeReasonArgs{}, knowledgeRestore, kReplyStatus)
 	cr("promote", "promote new text, or a swarm entry by id, to the hive", events.KnowledgePromoted{}, knowledgePromote, kReplyPromoted)
-	c("curate", "curation pass of a project: lifecycle steps, hive promotion checks, health report", KnowledgeProjectArgs{}, knowledgeCurate)
 	c("inject", "the budgeted knowledge block for a task at a context headroom; records what was shown", KnowledgeInjectArgs{}, knowledgeInject)
 	cr("outcome", "record what an agent made of an entry it was shown: applied, helpful or harmful", KnowledgeOutcomeArgs{}, knowledgeOutcome, kReplyOutcome)
 	cr("configure", "set knowledge.* configuration keys (over the defaults) for every replica", KnowledgeConfigureArgs{}, knowledgeConfigure, kReplyConfigured)
@@ -478,6 +477,30 @@ func knowledgeRestore(_ context.Context, v View, req Request) ([]*events.Event, 
 	return []*events.Event{ev}, map[string]string{"id": e.ID, "status": probe.Status}, nil
 }
 
+// kPromoteRefusal says why swarm entry e cannot be promoted to the hive by
+// hand or by a curator ("" when it can).
+func kPromoteRefusal(e *knowledge.Entry, hive []*knowledge.Entry, cfg knowledge.Config) string {
+	switch {
+	case e.Tier != knowledge.TierSwarm:
+		return fmt.Sprintf("entry %s is already in the hive", e.ID)
+	case e.PromotedTo != "":
+		return fmt.Sprintf("entry %s was already promoted to hive entry %s", e.ID, e.PromotedTo)
+	case !e.Active():
+		return fmt.Sprintf("entry %s is %s", e.ID, e.Status)
+	}
+	return kHiveDuplicate(e.Lesson, hive, cfg)
+}
+
+// kHiveDuplicate says which hive entry lesson near-duplicates ("" none).
+func kHiveDuplicate(lesson string, hive []*knowledge.Entry, cfg knowledge.Config) string {
+	for _, h := range hive {
+		if knowledge.NearDuplicate(lesson, h.Lesson, cfg.DedupThreshold) {
+			return fmt.Sprintf("lesson already exists in hive (near-duplicate of %s)", h.ID)
+		}
+	}
+	return ""
+}
+
 func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var a events.KnowledgePromoted
 	if err := req.Bind(&a); err != nil {
@@ -503,47 +526,18 @@ func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, 
 		if err != nil {
 			return nil, nil, err
 		}
-		if e.Tier != knowledge.TierSwarm {
-			return nil, nil, fmt.Errorf("%w: entry %s is already in the hive", ErrConflict, e.ID)
-		}
-		if e.PromotedTo != "" {
-			return nil, nil, fmt.Errorf("%w: entry %s was already promoted to hive entry %s", ErrConflict, e.ID, e.PromotedTo)
-		}
-		if !e.Active() {
-			return nil, nil, fmt.Errorf("%w: entry %s is %s", ErrConflict, e.ID, e.Status)
+		if why := kPromoteRefusal(e, hive, cfg); why != "" {
+			return nil, nil, fmt.Errorf("%w: %s", ErrConflict, why)
 		}
 		a.EntryID, lesson, project = e.ID, e.Lesson, e.Project
-	}
-	for _, h := range hive {
-		if knowledge.NearDuplicate(lesson, h.Lesson, cfg.DedupThreshold) {
-			return nil, nil, fmt.Errorf("%w: lesson already exists in hive (near-duplicate of %s)", ErrConflict, h.ID)
-		}
+	} else if why := kHiveDuplicate(lesson, hive, cfg); why != "" {
+		return nil, nil, fmt.Errorf("%w: %s", ErrConflict, why)
 	}
 	ev, err := kEvent(req, "knowledge.promoted/v1", project, &a)
 	if err != nil {
 		return nil, nil, err
 	}
 	return []*events.Event{ev}, map[string]string{"hive_id": kHiveID(&a, ev.ID), "route": knowledge.RouteManual}, nil
-}
-
-func knowledgeCurate(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a KnowledgeProjectArgs
-	if err := req.Bind(&a); err != nil {
-		return nil, nil, err
-	}
-	if err := kWritable(v, "knowledge.curated/v1"); err != nil {
-		return nil, nil, err
-	}
-	p := kProject(req, a.Project)
-	rep, err := knowledge.Curation(kreader(v), knowledge.DefaultConfig(), p, req.Now)
-	if err != nil {
-		return nil, nil, err
-	}
-	ev, err := kEvent(req, "knowledge.curated/v1", p, &events.KnowledgeCurated{Project: p})
-	if err != nil {
-		return nil, nil, err
-	}
-	return []*events.Event{ev}, rep, nil
 }
 
 // KnowledgeInjectArgs ask for a knowledge block.

@@ -102,9 +102,7 @@ func ParseConfig(raw []byte) (Config, error) {
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return cfg, fmt.Errorf("knowledge config: %w", err)
 	}
-	if inner, ok := probe["knowledge"]; ok && len(probe) == 1 {
-		raw = inner
-	}
+	raw = ConfigKeys(raw)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
@@ -114,6 +112,20 @@ func ParseConfig(raw []byte) (Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// ConfigKeys returns the object of knowledge.* keys of a configuration
+// document: the "knowledge" object of a whole config (its only key), else
+// the document itself.
+func ConfigKeys(raw []byte) []byte {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) != nil {
+		return raw
+	}
+	if inner, ok := probe["knowledge"]; ok && len(probe) == 1 {
+		return inner
+	}
+	return raw
 }
 
 // Validate checks every key against the reference's ranges and names the

@@ -65,7 +65,7 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	case *events.KnowledgeSubmitted, *events.KnowledgeQuarantined, *events.KnowledgeRestored,
 		*events.KnowledgeOutcome, *events.KnowledgeInjected, *events.KnowledgePromoted,
 		*events.KnowledgeCurated, *events.KnowledgeConfigured, *events.PhaseCompleted,
-		*events.KnowledgeRescanned:
+		*events.KnowledgeRescanned, *events.KnowledgeMerged:
 	default:
 		return nil
 	}
@@ -123,6 +123,8 @@ func (f *fold) apply(data events.Payload) error {
 		return f.phaseCompleted(orProject(d.Project, f.ev.Project), d.Phase)
 	case *events.KnowledgeRescanned:
 		return f.rescanned(d)
+	case *events.KnowledgeMerged:
+		return f.merged(d)
 	}
 	return nil
 }
