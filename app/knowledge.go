@@ -357,6 +357,10 @@ type KnowledgeAddResult struct {
 	Layer       int               `json:"layer,omitempty"`
 	Reason      string            `json:"reason,omitempty"`
 	Warnings    []knowledge.Issue `json:"warnings,omitempty"`
+	// Promoted and Archived: what the submission caused (hive promotions,
+	// cap archives), read back from the fold's decision.
+	Promoted []knowledge.Promotion `json:"promoted,omitempty"`
+	Archived []string              `json:"archived,omitempty"`
 }
 
 // OutcomePending marks a reply whose fold decision is not read back yet.
@@ -403,7 +407,7 @@ func knowledgeAddReply(_ context.Context, v View, _ Request, evs []*events.Event
 
 func kAddResult(d *knowledge.Decision) KnowledgeAddResult {
 	return KnowledgeAddResult{ID: d.ID, EventID: d.EventID, Outcome: d.Outcome, DuplicateOf: d.DuplicateOf,
-		Layer: d.Layer, Reason: d.Reason, Warnings: d.Warnings}
+		Layer: d.Layer, Reason: d.Reason, Warnings: d.Warnings, Promoted: d.Promoted, Archived: d.Archived}
 }
 
 func knowledgeSubmission(_ context.Context, v View, req Request) (any, error) {

@@ -75,6 +75,9 @@ func TestKnowledgeMaxPhasesSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := res.(app.KnowledgeAddResult).ID
+	if p := res.(app.KnowledgeAddResult).Promoted; len(p) != 1 || p[0].SwarmID != id || p[0].Route != knowledge.RouteFastTrack {
+		t.Errorf("add reply's promotions %+v, want the fast-tracked entry", p)
+	}
 	withMax := kImportSub("Pin the docker base image digest in CI builds", "tooling", "c")
 	withMax.Import.MaxPhases = 12
 	if _, err := v.call(t, "import", app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Submissions: []events.KnowledgeSubmitted{

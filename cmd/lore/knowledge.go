@@ -68,6 +68,12 @@ func printAddResult(f *Factory, r app.KnowledgeAddResult) {
 	default:
 		fmt.Fprintf(f.Out, "added %s\n", r.ID)
 	}
+	for _, p := range r.Promoted {
+		fmt.Fprintf(f.Out, "promoted %s to hive %s (route %s)\n", p.SwarmID, p.HiveID, p.Route)
+	}
+	for _, id := range r.Archived {
+		fmt.Fprintf(f.Out, "archived %s (cap)\n", id)
+	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(f.Err, "warning: layer %d: %s\n", w.Layer, w.Reason)
 	}

@@ -80,7 +80,6 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	if err != nil {
 		return err
 	}
-	f := &fold{tx: &poolTx{Tx: tx, pools: &m.folds}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
 	if cfg.Refuses(ev.Type) {
 		// The master switch is off: nothing changes; a submission's
 		// decision says why.
@@ -89,6 +88,7 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 		}
 		return nil
 	}
+	f := &fold{tx: &poolTx{Tx: tx, pools: &m.folds}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
 	err = f.apply(data)
 	if err == nil {
 		err = f.flushDecision()
