@@ -154,7 +154,7 @@ func kCurateLLM(ctx context.Context, v View, req Request, project string, maxEnt
 	}
 	advice, err := ParseCuratorAnswer(content, known)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s answered outside the shape asked for (%v); nothing was recorded", errCurator, cc.endpoint(), err)
+		return nil, nil, fmt.Errorf("%w: %s answered outside the shape asked for (%v); nothing was recorded", errCurator, cc.shown(), err)
 	}
 	cfg, err := kconfig(v)
 	if err != nil {

@@ -199,6 +199,15 @@ func TestKnowledgeCurateLLMFailures(t *testing.T) {
 			t.Errorf("%s: %v, want an error with %q saying nothing was recorded", c.name, err, c.want)
 		}
 	}
+	// A password in the URL is never repeated in an error.
+	t.Setenv("LORE_CURATOR_TIMEOUT", "")
+	for _, u := range []string{strings.Replace(srv.URL, "http://", "http://u:s3cretpw@", 1), "http://u:s3cretpw@127.0.0.1:1"} {
+		t.Setenv("LORE_CURATOR_URL", u)
+		answer = func(map[string]any) (int, string) { return 500, "down" }
+		if _, err := v.call(t, "curate", map[string]any{"llm": true}, now); err == nil || strings.Contains(err.Error(), "s3cretpw") {
+			t.Errorf("endpoint %s: %v, want an error without the password", u, err)
+		}
+	}
 	if len(v.b.log) != before {
 		t.Fatalf("%d events appended by failed curations", len(v.b.log)-before)
 	}

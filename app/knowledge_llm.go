@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -54,6 +55,16 @@ func curatorFromEnv() (c CuratorConfig, ok bool, err error) {
 		c.Timeout = d
 	}
 	return c, true, nil
+}
+
+// shown is the endpoint as errors name it: a password in the URL is
+// masked.
+func (c CuratorConfig) shown() string {
+	u, err := neturl.Parse(c.endpoint())
+	if err != nil {
+		return "the configured endpoint"
+	}
+	return u.Redacted()
 }
 
 func (c CuratorConfig) endpoint() string {
@@ -108,26 +119,29 @@ func (c CuratorConfig) complete(ctx context.Context, system, user string) (strin
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-	url := c.endpoint()
+	url, name := c.endpoint(), c.shown()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return "", fmt.Errorf("%w: request to %s: %v", errCurator, url, err)
+		return "", fmt.Errorf("%w: request to %s: %v", errCurator, name, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
 	resp, err := http.DefaultClient.Do(req)
+	if ue := (*neturl.Error)(nil); errors.As(err, &ue) {
+		err = ue.Err // its message repeats the URL, password included
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return "", fmt.Errorf("%w: %s did not answer within %s", errCurator, url, c.Timeout)
+			return "", fmt.Errorf("%w: %s did not answer within %s", errCurator, name, c.Timeout)
 		}
-		return "", fmt.Errorf("%w: %s: %v", errCurator, url, err)
+		return "", fmt.Errorf("%w: %s: %v", errCurator, name, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: read the answer: %v", errCurator, url, err)
+		return "", fmt.Errorf("%w: %s: read the answer: %v", errCurator, name, err)
 	}
 	var out chatResponse
 	jerr := json.Unmarshal(raw, &out)
@@ -139,13 +153,13 @@ func (c CuratorConfig) complete(ctx context.Context, system, user string) (strin
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
-		return "", fmt.Errorf("%w: %s: status %d: %s", errCurator, url, resp.StatusCode, msg)
+		return "", fmt.Errorf("%w: %s: status %d: %s", errCurator, name, resp.StatusCode, msg)
 	}
 	if jerr != nil {
-		return "", fmt.Errorf("%w: %s: the answer is not a chat completion: %v", errCurator, url, jerr)
+		return "", fmt.Errorf("%w: %s: the answer is not a chat completion: %v", errCurator, name, jerr)
 	}
 	if len(out.Choices) == 0 {
-		return "", fmt.Errorf("%w: %s: the answer has no choices", errCurator, url)
+		return "", fmt.Errorf("%w: %s: the answer has no choices", errCurator, name)
 	}
 	return out.Choices[0].Message.Content, nil
 }
