@@ -24,6 +24,13 @@ type fakeCurator struct {
 	answer   func(req map[string]any) (status int, body string)
 }
 
+// set changes the answer of the next requests.
+func (f *fakeCurator) set(answer func(req map[string]any) (int, string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answer = answer
+}
+
 func (f *fakeCurator) start(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -171,8 +178,7 @@ func TestKnowledgeCurateLLMFailures(t *testing.T) {
 	if _, err := v.call(t, "curate", map[string]any{"llm": true}, now); !errors.Is(err, app.ErrConflict) || !strings.Contains(err.Error(), "LORE_CURATOR_URL") {
 		t.Errorf("unconfigured: %v", err)
 	}
-	var answer func(map[string]any) (int, string)
-	fc := &fakeCurator{answer: func(r map[string]any) (int, string) { return answer(r) }}
+	fc := &fakeCurator{}
 	srv := fc.start(t)
 	t.Setenv("LORE_CURATOR_URL", srv.URL+"/v1")
 	for _, c := range []struct {
@@ -193,7 +199,7 @@ func TestKnowledgeCurateLLMFailures(t *testing.T) {
 		{"into on a promote", "", 200, chatAnswer(recs(map[string]string{"action": "promote", "id": id, "into": id, "reason": "x"})), `"recommendations[0].into"`},
 	} {
 		t.Setenv("LORE_CURATOR_TIMEOUT", c.timeout)
-		answer = func(map[string]any) (int, string) { return c.status, c.body }
+		fc.set(func(map[string]any) (int, string) { return c.status, c.body })
 		_, err := v.call(t, "curate", map[string]any{"llm": true}, now)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing was recorded") {
 			t.Errorf("%s: %v, want an error with %q saying nothing was recorded", c.name, err, c.want)
@@ -203,7 +209,7 @@ func TestKnowledgeCurateLLMFailures(t *testing.T) {
 	t.Setenv("LORE_CURATOR_TIMEOUT", "")
 	for _, u := range []string{strings.Replace(srv.URL, "http://", "http://u:s3cretpw@", 1), "http://u:s3cretpw@127.0.0.1:1"} {
 		t.Setenv("LORE_CURATOR_URL", u)
-		answer = func(map[string]any) (int, string) { return 500, "down" }
+		fc.set(func(map[string]any) (int, string) { return 500, "down" })
 		if _, err := v.call(t, "curate", map[string]any{"llm": true}, now); err == nil || strings.Contains(err.Error(), "s3cretpw") {
 			t.Errorf("endpoint %s: %v, want an error without the password", u, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	loremcp "github.com/loredev/lore/mcp"
@@ -18,10 +19,11 @@ import (
 // knowledge_curate tool runs the LLM curator against a fake
 // chat-completions endpoint on 127.0.0.1 and records what it accepts.
 func TestMCPKnowledgeScopesAndCurator(t *testing.T) {
-	var answer string
+	var answer atomic.Value // string: the fake endpoint's answer
+	answer.Store("")
 	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
-		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": answer}}}})
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": answer.Load()}}}})
 		_, _ = w.Write(b)
 	}))
 	defer llm.Close()
@@ -58,12 +60,12 @@ func TestMCPKnowledgeScopesAndCurator(t *testing.T) {
 	}
 
 	b, _ := json.Marshal(map[string]any{"recommendations": []any{map[string]string{"action": "promote", "id": id[1], "reason": "general advice"}}})
-	answer = string(b)
+	answer.Store(string(b))
 	out, isErr = call(t, cs, "knowledge_curate", map[string]any{"llm": true})
 	if isErr || !strings.Contains(out, `"accepted":1`) || !strings.Contains(out, `"result":"promoted to hive `) {
 		t.Fatalf("knowledge_curate llm: error=%v %s", isErr, out)
 	}
-	answer = `{"recommendations":[{"action":"promote","id":"nope","reason":"x"}]}`
+	answer.Store(`{"recommendations":[{"action":"promote","id":"nope","reason":"x"}]}`)
 	if out, isErr = call(t, cs, "knowledge_curate", map[string]any{"llm": true}); !isErr || !strings.Contains(out, "nothing was recorded") {
 		t.Fatalf("knowledge_curate with a bad answer: error=%v %s", isErr, out)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,10 +24,11 @@ import (
 // merged into, promoted by age), a merged id shown, and curate --llm
 // against a fake chat-completions endpoint on 127.0.0.1.
 func TestCLIKnowledgeConfigImportCurate(t *testing.T) {
-	var curatorAnswer string
+	var curatorAnswer atomic.Value // string: the fake endpoint's answer
+	curatorAnswer.Store("")
 	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
-		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": curatorAnswer}}}})
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": curatorAnswer.Load()}}}})
 		_, _ = w.Write(b)
 	}))
 	defer llm.Close()
@@ -137,13 +139,13 @@ func TestCLIKnowledgeConfigImportCurate(t *testing.T) {
 
 	// The LLM curator: one accepted recommendation, recorded and read back.
 	b, _ := json.Marshal(map[string]any{"recommendations": []any{map[string]string{"action": "quarantine", "id": patternID, "reason": "too specific to one library"}}})
-	curatorAnswer = string(b)
+	curatorAnswer.Store(string(b))
 	code, out, errs = run("knowledge", "curate", "--llm")
 	if code != 0 || !strings.Contains(out, "llm curator fake: 2 entries sent; 1 recommendations accepted, 0 refused") ||
 		!strings.Contains(out, "quarantine "+patternID[:8]+": quarantined (too specific to one library)") {
 		t.Fatalf("curate --llm: exit %d, out %q, err %q", code, out, errs)
 	}
-	curatorAnswer = "not json"
+	curatorAnswer.Store("not json")
 	if code, _, errs := run("knowledge", "curate", "--llm"); code == 0 || !strings.Contains(errs, "nothing was recorded") {
 		t.Fatalf("curate --llm with a malformed answer: exit %d, err %q", code, errs)
 	}
