@@ -224,3 +224,36 @@ func TestKnowledgeCurateLLMFailures(t *testing.T) {
 		t.Errorf("max_entries without llm: %v", err)
 	}
 }
+
+// TestParseCuratorAnswer: the answer's shape is checked strictly; the
+// first fault refuses the whole answer, naming the field.
+func TestParseCuratorAnswer(t *testing.T) {
+	known := map[string]bool{"a": true, "b": true}
+	for _, c := range []struct {
+		name, content, err string
+		n                  int
+	}{
+		{"empty list", `{"recommendations":[]}`, "", 0},
+		{"all three", `{"recommendations":[{"action":"promote","id":"a","reason":"r"},{"action":"merge","id":"b","into":"a","reason":"same"}]}`, "", 2},
+		{"fenced", "```json\n{\"recommendations\":[{\"action\":\"quarantine\",\"id\":\"a\",\"reason\":\"wrong\"}]}\n```", "", 1},
+		{"missing list", `{}`, `"recommendations": is required`, 0},
+		{"null list", `{"recommendations":null}`, `"recommendations": is required`, 0},
+		{"trailing data", `{"recommendations":[]} {"recommendations":[]}`, "data after the object", 0},
+		{"prose around", `Here: {"recommendations":[]}`, "not the JSON shape", 0},
+		{"unknown top key", `{"recommendations":[],"note":"x"}`, "not the JSON shape", 0},
+		{"twice the same id", `{"recommendations":[{"action":"promote","id":"a","reason":"r"},{"action":"quarantine","id":"a","reason":"r"}]}`, `"recommendations[1].id": entry a has a recommendation already`, 0},
+		{"merge into itself", `{"recommendations":[{"action":"merge","id":"a","into":"a","reason":"r"}]}`, `"recommendations[0].into": an entry cannot be merged into itself`, 0},
+		{"merge into an entry not sent", `{"recommendations":[{"action":"merge","id":"a","into":"z","reason":"r"}]}`, `"recommendations[0].into": "z" is not one of the entries sent`, 0},
+		{"merge without into", `{"recommendations":[{"action":"merge","id":"a","reason":"r"}]}`, `"recommendations[0].into": "" is not one of the entries sent`, 0},
+		{"reason too long", `{"recommendations":[{"action":"promote","id":"a","reason":"` + strings.Repeat("x", 501) + `"}]}`, `"recommendations[0].reason"`, 0},
+		{"wrong type", `{"recommendations":[{"action":"promote","id":1,"reason":"r"}]}`, "not the JSON shape", 0},
+	} {
+		got, err := app.ParseCuratorAnswer(c.content, known)
+		switch {
+		case c.err == "" && (err != nil || len(got) != c.n):
+			t.Errorf("%s: %v %+v, want %d recommendations", c.name, err, got, c.n)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.err)
+		}
+	}
+}
