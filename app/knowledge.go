@@ -40,8 +40,6 @@ func init() {
 	cr("quarantine", "hide an entry (id or unique prefix) from queries and injection, with a reason", KnowledgeReasonArgs{}, knowledgeQuarantine, kReplyStatus)
 	cr("restore", "restore a quarantined entry after re-validation", KnowledgeReasonArgs{}, knowledgeRestore, kReplyStatus)
 	cr("promote", "promote new text, or a swarm entry by id, to the hive", events.KnowledgePromoted{}, knowledgePromote, kReplyPromoted)
-	c("curate", "curation pass of a project: lifecycle steps, hive promotion checks, health report", KnowledgeProjectArgs{}, knowledgeCurate)
-	c("import", "import parsed entries (knowledge.jsonl, shared-learnings.jsonl, rejected files, context.md); idempotent", KnowledgeImportArgs{}, knowledgeImport)
 	c("inject", "the budgeted knowledge block for a task at a context headroom; records what was shown", KnowledgeInjectArgs{}, knowledgeInject)
 	cr("outcome", "record what an agent made of an entry it was shown: applied, helpful or harmful", KnowledgeOutcomeArgs{}, knowledgeOutcome, kReplyOutcome)
 	cr("configure", "set knowledge.* configuration keys (over the defaults) for every replica", KnowledgeConfigureArgs{}, knowledgeConfigure, kReplyConfigured)
@@ -210,6 +208,20 @@ func kFind(v View, id string) (*knowledge.Entry, error) {
 	return e, err
 }
 
+// kWritable refuses an event of type typ while the configuration refuses it
+// (the master switch knowledge.enabled is off): the same rule the fold
+// applies (knowledge.Config.Refuses), said before anything is appended.
+func kWritable(v View, typ string) error {
+	cfg, err := kconfig(v)
+	if err != nil {
+		return err
+	}
+	if cfg.Refuses(typ) {
+		return fmt.Errorf("%w: %s", ErrConflict, knowledge.DisabledReason)
+	}
+	return nil
+}
+
 func kEvent(req Request, typ, project string, p events.Payload) (*events.Event, error) {
 	return req.newEvent(typ, project, req.Now, p)
 }
@@ -226,10 +238,12 @@ func knowledgeList(_ context.Context, v View, req Request) (any, error) {
 	return knowledge.List(kreader(v), o)
 }
 
-// KnowledgeEntryView is an entry with its evaluated health.
+// KnowledgeEntryView is an entry with its evaluated health; Merged is set
+// when the id asked for is that of a submission merged into this entry.
 type KnowledgeEntryView struct {
 	*knowledge.Entry
 	Health knowledge.Health `json:"health"`
+	Merged *knowledge.Merge `json:"merged,omitempty"`
 }
 
 func knowledgeShow(_ context.Context, v View, req Request) (any, error) {
@@ -238,6 +252,22 @@ func knowledgeShow(_ context.Context, v View, req Request) (any, error) {
 		return nil, err
 	}
 	e, err := kFind(v, a.ID)
+	var merged *knowledge.Merge
+	if errors.Is(err, ErrNotFound) {
+		// The id of a submission merged into another entry leads there.
+		m, ok, merr := knowledge.MergedInto(kreader(v), a.ID)
+		switch {
+		case errors.Is(merr, knowledge.ErrAmbiguous):
+			return nil, fmt.Errorf("%w: field \"id\": %v", ErrBadRequest, merr)
+		case merr != nil:
+			return nil, merr
+		case ok:
+			if e, err = kFind(v, m.Into); err != nil {
+				return nil, fmt.Errorf("entry %s was merged into %s: %w", m.ID, m.Into, err)
+			}
+			merged = m
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +275,7 @@ func knowledgeShow(_ context.Context, v View, req Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return KnowledgeEntryView{Entry: e, Health: knowledge.EntryHealth(e, cfg)}, nil
+	return KnowledgeEntryView{Entry: e, Health: knowledge.EntryHealth(e, cfg), Merged: merged}, nil
 }
 
 func knowledgeRejected(_ context.Context, v View, req Request) (any, error) {
@@ -327,14 +357,21 @@ type KnowledgeAddResult struct {
 	Layer       int               `json:"layer,omitempty"`
 	Reason      string            `json:"reason,omitempty"`
 	Warnings    []knowledge.Issue `json:"warnings,omitempty"`
+	// Promoted and Archived: what the submission caused (hive promotions,
+	// cap archives), read back from the fold's decision.
+	Promoted []knowledge.Promotion `json:"promoted,omitempty"`
+	Archived []string              `json:"archived,omitempty"`
 }
 
 // OutcomePending marks a reply whose fold decision is not read back yet.
 const OutcomePending = "pending"
 
-func knowledgeAdd(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+func knowledgeAdd(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var d events.KnowledgeSubmitted
 	if err := req.Bind(&d); err != nil {
+		return nil, nil, err
+	}
+	if err := kWritable(v, "knowledge.submitted/v1"); err != nil {
 		return nil, nil, err
 	}
 	if d.Import != nil {
@@ -370,7 +407,7 @@ func knowledgeAddReply(_ context.Context, v View, _ Request, evs []*events.Event
 
 func kAddResult(d *knowledge.Decision) KnowledgeAddResult {
 	return KnowledgeAddResult{ID: d.ID, EventID: d.EventID, Outcome: d.Outcome, DuplicateOf: d.DuplicateOf,
-		Layer: d.Layer, Reason: d.Reason, Warnings: d.Warnings}
+		Layer: d.Layer, Reason: d.Reason, Warnings: d.Warnings, Promoted: d.Promoted, Archived: d.Archived}
 }
 
 func knowledgeSubmission(_ context.Context, v View, req Request) (any, error) {
@@ -396,6 +433,9 @@ func knowledgeQuarantine(_ context.Context, v View, req Request) ([]*events.Even
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
+	if err := kWritable(v, "knowledge.quarantined/v1"); err != nil {
+		return nil, nil, err
+	}
 	e, err := kFind(v, a.ID)
 	if err != nil {
 		return nil, nil, err
@@ -414,6 +454,9 @@ func knowledgeQuarantine(_ context.Context, v View, req Request) ([]*events.Even
 func knowledgeRestore(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var a KnowledgeReasonArgs
 	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if err := kWritable(v, "knowledge.restored/v1"); err != nil {
 		return nil, nil, err
 	}
 	e, err := kFind(v, a.ID)
@@ -438,6 +481,30 @@ func knowledgeRestore(_ context.Context, v View, req Request) ([]*events.Event, 
 	return []*events.Event{ev}, map[string]string{"id": e.ID, "status": probe.Status}, nil
 }
 
+// kPromoteRefusal says why swarm entry e cannot be promoted to the hive by
+// hand or by a curator ("" when it can).
+func kPromoteRefusal(e *knowledge.Entry, hive []*knowledge.Entry, cfg knowledge.Config) string {
+	switch {
+	case e.Tier != knowledge.TierSwarm:
+		return fmt.Sprintf("entry %s is already in the hive", e.ID)
+	case e.PromotedTo != "":
+		return fmt.Sprintf("entry %s was already promoted to hive entry %s", e.ID, e.PromotedTo)
+	case !e.Active():
+		return fmt.Sprintf("entry %s is %s", e.ID, e.Status)
+	}
+	return kHiveDuplicate(e.Lesson, hive, cfg)
+}
+
+// kHiveDuplicate says which hive entry lesson near-duplicates ("" none).
+func kHiveDuplicate(lesson string, hive []*knowledge.Entry, cfg knowledge.Config) string {
+	for _, h := range hive {
+		if knowledge.NearDuplicate(lesson, h.Lesson, cfg.DedupThreshold) {
+			return fmt.Sprintf("lesson already exists in hive (near-duplicate of %s)", h.ID)
+		}
+	}
+	return ""
+}
+
 func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var a events.KnowledgePromoted
 	if err := req.Bind(&a); err != nil {
@@ -445,6 +512,9 @@ func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, 
 	}
 	if (a.EntryID == "") == (a.Lesson == "") {
 		return nil, nil, fmt.Errorf("%w: field \"entry_id\": give exactly one of entry_id and lesson", ErrBadRequest)
+	}
+	if err := kWritable(v, "knowledge.promoted/v1"); err != nil {
+		return nil, nil, err
 	}
 	cfg, err := kconfig(v)
 	if err != nil {
@@ -460,21 +530,12 @@ func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, 
 		if err != nil {
 			return nil, nil, err
 		}
-		if e.Tier != knowledge.TierSwarm {
-			return nil, nil, fmt.Errorf("%w: entry %s is already in the hive", ErrConflict, e.ID)
-		}
-		if e.PromotedTo != "" {
-			return nil, nil, fmt.Errorf("%w: entry %s was already promoted to hive entry %s", ErrConflict, e.ID, e.PromotedTo)
-		}
-		if !e.Active() {
-			return nil, nil, fmt.Errorf("%w: entry %s is %s", ErrConflict, e.ID, e.Status)
+		if why := kPromoteRefusal(e, hive, cfg); why != "" {
+			return nil, nil, fmt.Errorf("%w: %s", ErrConflict, why)
 		}
 		a.EntryID, lesson, project = e.ID, e.Lesson, e.Project
-	}
-	for _, h := range hive {
-		if knowledge.NearDuplicate(lesson, h.Lesson, cfg.DedupThreshold) {
-			return nil, nil, fmt.Errorf("%w: lesson already exists in hive (near-duplicate of %s)", ErrConflict, h.ID)
-		}
+	} else if why := kHiveDuplicate(lesson, hive, cfg); why != "" {
+		return nil, nil, fmt.Errorf("%w: %s", ErrConflict, why)
 	}
 	ev, err := kEvent(req, "knowledge.promoted/v1", project, &a)
 	if err != nil {
@@ -483,94 +544,12 @@ func knowledgePromote(_ context.Context, v View, req Request) ([]*events.Event, 
 	return []*events.Event{ev}, map[string]string{"hive_id": kHiveID(&a, ev.ID), "route": knowledge.RouteManual}, nil
 }
 
-func knowledgeCurate(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a KnowledgeProjectArgs
-	if err := req.Bind(&a); err != nil {
-		return nil, nil, err
-	}
-	p := kProject(req, a.Project)
-	rep, err := knowledge.Curation(kreader(v), knowledge.DefaultConfig(), p, req.Now)
-	if err != nil {
-		return nil, nil, err
-	}
-	ev, err := kEvent(req, "knowledge.curated/v1", p, &events.KnowledgeCurated{Project: p})
-	if err != nil {
-		return nil, nil, err
-	}
-	return []*events.Event{ev}, rep, nil
-}
-
-// KnowledgeImportArgs are parsed entries to import (the CLI reads the files).
-type KnowledgeImportArgs struct {
-	Format      string                      `json:"format"`
-	Project     string                      `json:"project"`
-	Submissions []events.KnowledgeSubmitted `json:"submissions"`
-}
-
-// KnowledgeImportChunk is how many submissions a client sends in one
-// knowledge.import request (the CLI's size: a request stays well under
-// NATS's payload limit).
-const KnowledgeImportChunk = 200
-
-// KnowledgeImportResult counts what an import sent.
-type KnowledgeImportResult struct {
-	Sent     int `json:"sent"`
-	Existing int `json:"existing"`
-}
-
-func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
-	var a KnowledgeImportArgs
-	if err := req.Bind(&a); err != nil {
-		return nil, nil, err
-	}
-	a.Project = kProject(req, a.Project)
-	// Each submission is validated as sent (see dataEvent).
-	var raw struct {
-		Submissions []map[string]json.RawMessage `json:"submissions"`
-	}
-	if err := json.Unmarshal(req.Args, &raw); err != nil {
-		return nil, nil, fmt.Errorf("%w: field \"submissions\": %v", ErrBadRequest, err)
-	}
-	var evs []*events.Event
-	var res KnowledgeImportResult
-	for i := range a.Submissions {
-		d := &a.Submissions[i]
-		if d.Import == nil || d.Import.Digest == "" {
-			return nil, nil, fmt.Errorf("%w: field \"submissions[%d].import.digest\": is required", ErrBadRequest, i)
-		}
-		if a.Format != "" && d.Import.Format != a.Format {
-			return nil, nil, fmt.Errorf("%w: field \"submissions[%d].import.format\": %q, want %q", ErrBadRequest, i, d.Import.Format, a.Format)
-		}
-		if d.Project == "" {
-			d.Project = a.Project
-		}
-		id := knowledge.SubmissionID("", d.Project, d)
-		if _, err := knowledge.Find(kreader(v), id); err == nil {
-			res.Existing++
-			continue
-		}
-		data := raw.Submissions[i]
-		if err := setDefault(data, "project", d.Project); err != nil {
-			return nil, nil, err
-		}
-		ev, _, err := dataEvent(req, "knowledge.submitted/v1", d.Project, req.Now, data)
-		if err != nil {
-			return nil, nil, fmt.Errorf("submissions[%d]: %w", i, err)
-		}
-		// Named by content: importing the same entry again appends nothing.
-		ev.ID = knowledge.ImportEventID(d.Import.Format, d.Project, d.Import.Digest)
-		evs = append(evs, ev)
-	}
-	res.Sent = len(evs)
-	return evs, res, nil
-}
-
 // KnowledgeInjectArgs ask for a knowledge block.
 type KnowledgeInjectArgs struct {
 	Task     string   `json:"task"`
 	Headroom *float64 `json:"headroom"`
 	Project  string   `json:"project"`
-	Scopes   []string `json:"scopes"`
+	Scopes   []string `json:"scopes" jsonschema:"scopes to include besides knowledge.scope_filter (default [global]), e.g. stack:go"`
 }
 
 // KnowledgeInjectResult is the block with the id of the event recording it.
@@ -634,6 +613,9 @@ func knowledgeOutcome(_ context.Context, v View, req Request) ([]*events.Event, 
 	case knowledge.OutcomeApplied, knowledge.OutcomeHelpful, knowledge.OutcomeHarmful:
 	default:
 		return nil, nil, fmt.Errorf("%w: field \"outcome\": %q must be applied, helpful or harmful", ErrBadRequest, a.Outcome)
+	}
+	if err := kWritable(v, "knowledge.outcome/v1"); err != nil {
+		return nil, nil, err
 	}
 	e, err := kFind(v, a.ID)
 	if err != nil {

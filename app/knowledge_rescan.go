@@ -27,6 +27,9 @@ func knowledgeRescan(_ context.Context, v View, req Request) ([]*events.Event, a
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
+	if err := kWritable(v, "knowledge.rescanned/v1"); err != nil {
+		return nil, nil, err
+	}
 	rep, _, err := knowledge.Rescan(kreader(v))
 	if err != nil {
 		return nil, nil, err

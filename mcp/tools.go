@@ -77,7 +77,7 @@ func namedTools() []named {
 			schema: object("a task and how much of the context window is free", obj{
 				"task":     str("the task about to start"),
 				"headroom": obj{"type": "number", "minimum": 0, "maximum": 1, "description": "fraction of the context window free (1 = all free; smaller gives a shorter block)"},
-				"scopes":   strs("scopes to include (default: all)"),
+				"scopes":   strs("scopes to include besides knowledge.scope_filter (default [\"global\"]: global lessons only), e.g. stack:go"),
 				"project":  projectProp,
 			}, "task"),
 			route: fixed("knowledge", "inject"),

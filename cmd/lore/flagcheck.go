@@ -153,14 +153,8 @@ type domainCheck struct {
 // domainChecks are checks owned by the domain packages, by name.
 var domainChecks = map[string]domainCheck{
 	"knowledge-category": {func(s string) error {
-		if !knowledge.ValidCategory(s, false) {
-			return fmt.Errorf("must be one of %s", strings.Join(knowledge.Categories, ", "))
-		}
-		return nil
-	}, "nonsense"},
-	"knowledge-category-or-seed": {func(s string) error {
-		if !knowledge.ValidCategory(s, true) {
-			return fmt.Errorf("must be one of %s (or, for imported entries, %s)",
+		if !knowledge.ValidCategory(s) {
+			return fmt.Errorf("must be one of %s, %s",
 				strings.Join(knowledge.Categories, ", "), strings.Join(knowledge.SeedCategories, ", "))
 		}
 		return nil

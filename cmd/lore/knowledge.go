@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,6 +36,47 @@ func kCall[T any](cmd *cobra.Command, f *Factory, group, name string, args any, 
 	}
 	human(out)
 	return nil
+}
+
+// kGet calls an endpoint and decodes its reply; with --json it prints the
+// reply as well, for a caller that decides on its content (an exit code).
+func kGet[T any](cmd *cobra.Command, f *Factory, group, name string, args any) (T, error) {
+	var out T
+	var raw json.RawMessage
+	if err := f.Call(cmd.Context(), group, name, args, &raw); err != nil {
+		return out, err
+	}
+	if f.JSON {
+		if err := f.PrintJSON(raw); err != nil {
+			return out, err
+		}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("decode reply of %s.%s: %w", group, name, err)
+	}
+	return out, nil
+}
+
+func printAddResult(f *Factory, r app.KnowledgeAddResult) {
+	switch r.Outcome {
+	case knowledge.OutcomeRejected:
+		fmt.Fprintf(f.Out, "rejected (layer %d): %s\n", r.Layer, r.Reason)
+	case knowledge.OutcomeReinforced:
+		fmt.Fprintf(f.Out, "reinforced %s\n", r.DuplicateOf)
+	case app.OutcomePending:
+		fmt.Fprintf(f.Out, "submitted %s (the decision is pending: lore knowledge show %s)\n", r.EventID, r.ID)
+	default:
+		fmt.Fprintf(f.Out, "added %s\n", r.ID)
+	}
+	for _, p := range r.Promoted {
+		fmt.Fprintf(f.Out, "promoted %s to hive %s (route %s)\n", p.SwarmID, p.HiveID, p.Route)
+	}
+	for _, id := range r.Archived {
+		fmt.Fprintf(f.Out, "archived %s (cap)\n", id)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(f.Err, "warning: layer %d: %s\n", w.Layer, w.Reason)
+	}
 }
 
 func shortID(id string) string {
@@ -102,7 +141,7 @@ func newCmdKnowledgeList(f *Factory) *cobra.Command {
 	fl.BoolVar(&o.All, "all", false, "include everything, removed todos too")
 	fl.IntVar(&o.Limit, "limit", 0, "at most this many entries")
 	declare(fl, rules{"tier": schemaEnum("knowledge.submitted/v1", "tier"), "status": domain("knowledge-status"),
-		"category": domain("knowledge-category-or-seed"), "limit": atLeast(0)})
+		"category": domain("knowledge-category"), "limit": atLeast(0)})
 	freeText(fl, "tag")
 	return cmd
 }
@@ -110,11 +149,18 @@ func newCmdKnowledgeList(f *Factory) *cobra.Command {
 func newCmdKnowledgeShow(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show ID",
-		Short: "Show one entry (id or unique id prefix)",
+		Short: "Show one entry (id or unique id prefix); the id of a merged submission shows the entry it went to",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return kCall(cmd, f, "knowledge", "show", map[string]string{"id": args[0]}, func(v app.KnowledgeEntryView) {
 				e := v.Entry
+				if m := v.Merged; m != nil {
+					how := "reinforced it"
+					if m.Outcome == knowledge.OutcomeDropped {
+						how = "a near-duplicate, dropped at import"
+					}
+					fmt.Fprintf(f.Out, "%s was merged into %s (%s)\n", m.ID, e.ID, how)
+				}
 				fmt.Fprintf(f.Out, "id:          %s\ntier:        %s\nstatus:      %s\nlesson:      %s\ncategory:    %s\ntags:        %s\nscope:       %s\nconfidence:  %.2f\n",
 					e.ID, e.Tier, e.Status, e.Lesson, e.Category, strings.Join(e.Tags, ", "), e.Scope, e.Confidence)
 				if e.Tier == knowledge.TierHive {
@@ -132,6 +178,9 @@ func newCmdKnowledgeShow(f *Factory) *cobra.Command {
 				}
 				if e.PromotedTo != "" {
 					fmt.Fprintf(f.Out, "promoted to: %s\n", e.PromotedTo)
+				}
+				if e.MergedInto != "" {
+					fmt.Fprintf(f.Out, "merged into: %s\n", e.MergedInto)
 				}
 				if e.QuarantineReason != "" {
 					fmt.Fprintf(f.Out, "quarantined: %s (by %s)\n", e.QuarantineReason, e.ReportedBy)
@@ -153,7 +202,7 @@ func newCmdKnowledgeAdd(f *Factory) *cobra.Command {
 	var eligible, fastTrack bool
 	cmd := &cobra.Command{
 		Use:     "add LESSON",
-		Short:   "Submit a lesson (rejected lessons are kept in the rejected list)",
+		Short:   "Submit a lesson (rejected lessons are kept in the rejected list; exit code 5)",
 		Example: `  lore knowledge add "Run bun test with --coverage before merging" --category testing --phase 3`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -167,23 +216,22 @@ func newCmdKnowledgeAdd(f *Factory) *cobra.Command {
 			if fastTrack {
 				d.Tags = append(d.Tags, knowledge.FastTrackTag)
 			}
-			return kCall(cmd, f, "knowledge", "add", d, func(r app.KnowledgeAddResult) {
-				switch r.Outcome {
-				case "rejected":
-					fmt.Fprintf(f.Out, "rejected (layer %d): %s\n", r.Layer, r.Reason)
-				case "reinforced":
-					fmt.Fprintf(f.Out, "reinforced %s\n", r.DuplicateOf)
-				default:
-					fmt.Fprintf(f.Out, "added %s\n", r.ID)
-				}
-				for _, w := range r.Warnings {
-					fmt.Fprintf(f.Err, "warning: layer %d: %s\n", w.Layer, w.Reason)
-				}
-			})
+			r, err := kGet[app.KnowledgeAddResult](cmd, f, "knowledge", "add", d)
+			if err != nil {
+				return err
+			}
+			if !f.JSON {
+				printAddResult(f, r)
+			}
+			// With --json too, the exit code says a rejection.
+			if r.Outcome == knowledge.OutcomeRejected {
+				return fmt.Errorf("%w (layer %d: %s); it is kept in `lore knowledge rejected`", errRejected, r.Layer, r.Reason)
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&d.Category, "category", "other", "process, architecture, tooling, security, testing, debugging, performance, integration, todo, other")
+	fl.StringVar(&d.Category, "category", "other", "process, architecture, tooling, security, testing, debugging, performance, integration, todo, other, lesson, pattern, domain, decision")
 	fl.StringSliceVar(&d.Tags, "tag", nil, "tag (repeatable)")
 	fl.StringVar(&d.Scope, "scope", "global", "global or stack:<name>")
 	fl.Float64Var(&conf, "confidence", 0.5, "confidence in [0, 1]")
@@ -255,12 +303,19 @@ func newCmdKnowledgePromote(f *Factory) *cobra.Command {
 }
 
 func newCmdKnowledgeCurate(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "curate",
-		Short: "Run a curation pass (lifecycle steps, hive promotion checks) and report entry health",
-		Args:  cobra.NoArgs,
+	var a app.KnowledgeCurateArgs
+	cmd := &cobra.Command{
+		Use:   "curate [--llm [--max N]]",
+		Short: "Run a curation pass (lifecycle steps, hive promotion checks) and report entry health; --llm asks the LLM curator too",
+		Long: "The rule-based pass, and with --llm the LLM curator: the project's active swarm entries (the newest\n" +
+			"--max, default 50) go to the OpenAI-compatible chat-completions server named by LORE_CURATOR_URL\n" +
+			"(LORE_CURATOR_MODEL, LORE_CURATOR_API_KEY, LORE_CURATOR_TIMEOUT) where lore serves; each promote,\n" +
+			"quarantine or merge recommendation the current state accepts is recorded as an event. Nothing is\n" +
+			"sent unless configured; a failing, slow or malformed answer records nothing.",
+		Example: "  lore knowledge curate\n  LORE_CURATOR_URL=http://127.0.0.1:11434 LORE_CURATOR_MODEL=llama3.1 lore serve &\n  lore knowledge curate --llm",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return kCall(cmd, f, "knowledge", "curate", nil, func(r knowledge.CurationReport) {
+			return kCall(cmd, f, "knowledge", "curate", a, func(r app.KnowledgeCurateResult) {
 				fmt.Fprintf(f.Out, "%d active entries; %d flagged, %d evergreen, %d eligible for the hive\n", r.Entries, len(r.Flagged), len(r.Evergreen), len(r.Eligible))
 				for _, h := range r.Flagged {
 					fmt.Fprintf(f.Out, "flagged\t%s\t%s\t%s\n", shortID(h.ID), h.Issue, oneLine(h.Lesson, 80))
@@ -268,9 +323,28 @@ func newCmdKnowledgeCurate(f *Factory) *cobra.Command {
 				for _, e := range r.Eligible {
 					fmt.Fprintf(f.Out, "to hive\t%s\t%s\t%s\n", shortID(e.ID), e.Route, oneLine(e.Lesson, 80))
 				}
+				if l := r.LLM; l != nil {
+					fmt.Fprintf(f.Out, "llm curator %s: %d entries sent; %d recommendations accepted, %d refused\n",
+						l.Model, l.Candidates, l.Accepted, l.Refused)
+					for _, rec := range l.Recommendations {
+						what := rec.Action + " " + shortID(rec.ID)
+						if rec.Into != "" {
+							what += " into " + shortID(rec.Into)
+						}
+						if rec.Accepted {
+							fmt.Fprintf(f.Out, "  %s: %s (%s)\n", what, rec.Result, rec.Reason)
+						} else {
+							fmt.Fprintf(f.Out, "  %s: refused: %s (%s)\n", what, rec.Refused, rec.Reason)
+						}
+					}
+				}
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&a.LLM, "llm", false, "also ask the LLM curator (LORE_CURATOR_URL where lore serves)")
+	cmd.Flags().IntVar(&a.MaxEntries, "max", 0, "with --llm: most entries sent (default 50, at most 200)")
+	declare(cmd.Flags(), rules{"max": between(0, app.MaxCuratorEntries)})
+	return cmd
 }
 
 func newCmdKnowledgeRescan(f *Factory) *cobra.Command {
@@ -298,170 +372,6 @@ func newCmdKnowledgeRescan(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "note kept on the quarantined entries")
 	freeText(cmd.Flags(), "reason")
-	return cmd
-}
-
-// projectFor picks the project of a migration: --project, else the name in
-// package.json, else the directory's base name.
-func projectFor(f *Factory, dir string) string {
-	if f.Project != "" {
-		return f.Project
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil {
-		var p struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(b, &p) == nil && p.Name != "" && !strings.ContainsAny(p.Name, " \t") {
-			return p.Name
-		}
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		return filepath.Base(abs)
-	}
-	return events.DefaultProject
-}
-
-func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []events.KnowledgeSubmitted, bad []knowledge.LineError) error {
-	const batch = app.KnowledgeImportChunk
-	total := app.KnowledgeImportResult{}
-	// A long import reports its progress on stderr, at most once a second.
-	lastProgress := time.Now()
-	for i := 0; i < len(subs) || i == 0; i += batch {
-		if i > 0 && time.Since(lastProgress) >= time.Second {
-			fmt.Fprintf(f.Err, "%s: %d of %d sent\n", format, i, len(subs))
-			lastProgress = time.Now()
-		}
-		part := subs[i:min(i+batch, len(subs))]
-		var r app.KnowledgeImportResult
-		if err := f.Call(cmd.Context(), "knowledge", "import", app.KnowledgeImportArgs{Format: format, Project: project, Submissions: part}, &r); err != nil {
-			return err
-		}
-		total.Sent += r.Sent
-		total.Existing += r.Existing
-		if len(subs) == 0 {
-			break
-		}
-	}
-	if f.JSON {
-		return f.PrintJSON(map[string]any{"format": format, "project": project, "read": len(subs), "sent": total.Sent, "existing": total.Existing, "bad_lines": bad})
-	}
-	for _, b := range bad {
-		fmt.Fprintf(f.Err, "line %d skipped: %s\n", b.Line, b.Err)
-	}
-	fmt.Fprintf(f.Out, "%s: read %d, sent %d, already imported %d, bad lines %d\n", format, len(subs), total.Sent, total.Existing, len(bad))
-	return nil
-}
-
-func newCmdKnowledgeMigrate(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "migrate [DIR | FILE]",
-		Short: "Import a legacy .swarm/context.md (idempotent: same content, same entries)",
-		Long: "Sections lessons learned, patterns, SME cache and decisions become entries of category\n" +
-			"lesson, pattern, domain and decision (confidence 0.3). The project is --project, else the\n" +
-			"name in package.json, else the directory name.",
-		Example: "  lore knowledge migrate .\n  lore knowledge migrate path/to/.swarm/context.md --project web",
-		Args:    cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			path := "."
-			if len(args) == 1 {
-				path = args[0]
-			}
-			dir := path
-			if st, err := os.Stat(path); err == nil && st.IsDir() {
-				path = filepath.Join(path, ".swarm", "context.md")
-			} else {
-				dir = filepath.Dir(filepath.Dir(path))
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("%w: %v", errBadInput, err)
-			}
-			project := projectFor(f, dir)
-			var subs []events.KnowledgeSubmitted
-			for _, it := range knowledge.ParseContextMD(string(b)) {
-				subs = append(subs, it.Submission(project))
-			}
-			return sendImport(cmd, f, knowledge.FormatContextMD, project, subs, nil)
-		},
-	}
-}
-
-func newCmdKnowledgeImport(f *Factory) *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "import FILE...",
-		Short: "Import opencode-swarm knowledge.jsonl, shared-learnings.jsonl or their -rejected files",
-		Long: "Corrupt lines are reported and skipped; unknown fields are ignored. Importing the same\n" +
-			"content twice adds nothing. Swarm entries without project_name go to --project.",
-		Example: "  lore knowledge import .swarm/knowledge.jsonl --project web\n  lore knowledge import ~/.local/share/opencode-swarm/shared-learnings.jsonl",
-		Args:    cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			project := f.Project // lore's default project when empty
-			for _, p := range args {
-				fm := format
-				if fm == "" {
-					fm = knowledge.FormatOf(filepath.Base(p))
-				}
-				if fm == "" || fm == knowledge.FormatContextMD {
-					return fmt.Errorf("%w: %s: unknown format; pass --format (knowledge.jsonl, shared-learnings.jsonl, knowledge-rejected.jsonl, shared-learnings-rejected.jsonl) or use migrate for context.md", errBadInput, p)
-				}
-				fh, err := os.Open(p)
-				if err != nil {
-					return fmt.Errorf("%w: %v", errBadInput, err)
-				}
-				recs, bad := knowledge.ReadJSONL(fh, fm, project)
-				fh.Close()
-				subs := make([]events.KnowledgeSubmitted, len(recs))
-				for i, r := range recs {
-					subs[i] = r.Submission
-				}
-				if err := sendImport(cmd, f, fm, project, subs, bad); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&format, "format", "", "file format (default: from the file name)")
-	declare(cmd.Flags(), rules{"format": schemaEnum("knowledge.submitted/v1", "import.format")})
-	return cmd
-}
-
-func newCmdKnowledgeExport(f *Factory) *cobra.Command {
-	var tier, out string
-	var rejected, all bool
-	cmd := &cobra.Command{
-		Use:     "export",
-		Short:   "Write entries (or rejected lessons) as opencode-swarm JSONL",
-		Example: "  lore knowledge export -o .swarm/knowledge.jsonl\n  lore knowledge export --tier hive -o shared-learnings.jsonl",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var r app.KnowledgeExportResult
-			if err := f.Call(cmd.Context(), "knowledge", "export", map[string]any{"tier": tier, "rejected": rejected, "all": all}, &r); err != nil {
-				return err
-			}
-			w := f.Out
-			if out != "" && out != "-" {
-				fh, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				defer fh.Close()
-				w = fh
-			}
-			if rejected {
-				return knowledge.WriteJSONL(w, r.Rejected)
-			}
-			return knowledge.WriteJSONL(w, r.Entries)
-		},
-	}
-	fl := cmd.Flags()
-	fl.StringVar(&tier, "tier", "swarm", "swarm (this project) or hive")
-	fl.BoolVar(&rejected, "rejected", false, "export the rejected lessons instead")
-	fl.BoolVar(&all, "all", false, "include removed todos")
-	fl.StringVarP(&out, "output", "o", "", "file to write (default stdout)")
-	declare(fl, rules{"tier": schemaEnum("knowledge.submitted/v1", "tier")})
-	freeText(fl, "output")
 	return cmd
 }
 
@@ -536,29 +446,56 @@ func newCmdKnowledgeRejected(f *Factory) *cobra.Command {
 
 func newCmdKnowledgeConfig(f *Factory) *cobra.Command {
 	var file string
+	var sets []string
 	cmd := &cobra.Command{
-		Use:     "config [--file CONFIG.json]",
-		Short:   "Show the knowledge.* configuration, or set it from a JSON file for every replica",
-		Example: "  lore knowledge config\n  lore knowledge config --file knowledge.json   # {\"dedup_threshold\": 0.7} or {\"knowledge\": {...}}",
-		Args:    cobra.NoArgs,
+		Use:   "config [--file CONFIG.json] [--set key=value]...",
+		Short: "Show the knowledge.* configuration, or set it (a JSON file, or keys over the configuration in force) for every replica",
+		Long: "Without flags, the configuration in force. --file sets it from a JSON object of keys (over the\n" +
+			"defaults) or a whole config with a knowledge object; --set key=value (repeatable; dotted keys\n" +
+			"for nested ones, values read as JSON when they are) changes keys of the configuration in force,\n" +
+			"or of the file's with --file. Unknown keys and values out of range are refused, naming the key.",
+		Example: "  lore knowledge config\n  lore knowledge config --set enabled=false\n  lore knowledge config --set dedup_threshold=0.7 --set 'scope_filter=[\"global\",\"stack:go\"]'\n" +
+			"  lore knowledge config --file knowledge.json   # {\"dedup_threshold\": 0.7} or {\"knowledge\": {...}}",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
+			if file == "" && len(sets) == 0 {
 				return kCall(cmd, f, "knowledge", "config", nil, func(c knowledge.Config) { _ = f.PrintJSON(c) })
 			}
-			b, err := os.ReadFile(file)
-			if err != nil {
+			var doc []byte
+			if file != "" {
+				b, err := os.ReadFile(file)
+				if err != nil {
+					return fmt.Errorf("%w: %v", errBadInput, err)
+				}
+				doc = b
+			} else {
+				var cur json.RawMessage
+				if err := f.Call(cmd.Context(), "knowledge", "config", nil, &cur); err != nil {
+					return err
+				}
+				doc = cur
+			}
+			if len(sets) > 0 {
+				if file != "" {
+					doc = knowledge.ConfigKeys(doc)
+				}
+				b, err := applyConfigSets(doc, sets)
+				if err != nil {
+					return err
+				}
+				doc = b
+			}
+			if _, err := knowledge.ParseConfig(doc); err != nil {
 				return fmt.Errorf("%w: %v", errBadInput, err)
 			}
-			if _, err := knowledge.ParseConfig(b); err != nil {
-				return fmt.Errorf("%w: %v", errBadInput, err)
-			}
-			return kCall(cmd, f, "knowledge", "configure", map[string]json.RawMessage{"config": b}, func(c knowledge.Config) {
+			return kCall(cmd, f, "knowledge", "configure", map[string]json.RawMessage{"config": doc}, func(c knowledge.Config) {
 				fmt.Fprintln(f.Out, "configuration set")
 			})
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "JSON file of knowledge.* keys")
-	freeText(cmd.Flags(), "file")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "key=value over the configuration in force (repeatable)")
+	freeText(cmd.Flags(), "file", "set")
 	return cmd
 }
 

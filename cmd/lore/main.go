@@ -69,10 +69,14 @@ const (
 	exitOK       = 0
 	exitFailure  = 1
 	exitBadInput = 2
+	exitRejected = 5 // lore knowledge add: the lesson was rejected (kept in the rejected list)
 )
 
 // errBadInput marks a usage or input error (exit code 2).
 var errBadInput = errors.New("bad input")
+
+// errRejected marks a lesson the validator rejected (exit code 5).
+var errRejected = errors.New("lesson rejected")
 
 func ralphErr(err error) bool { _, ok := ralphExitCode(err); return ok }
 
@@ -86,6 +90,8 @@ func exitCode(err error) int {
 		return code
 	case isBadInput(err):
 		return exitBadInput
+	case errors.Is(err, errRejected):
+		return exitRejected
 	default:
 		return exitFailure
 	}

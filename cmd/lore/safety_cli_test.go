@@ -48,8 +48,8 @@ func TestCLIKnowledgeSafetyAndRescan(t *testing.T) {
 	const key = "ghp_Zr8Kq2Lm5Nx7Vb3Wc9Pd4Tf6Hy1Js0Ga2Eu8"
 
 	code, out, errs := cli(t, bg, "", append(d, "--json", "knowledge", "add", "Push release tags with "+key+" as the token", "--category", "tooling")...)
-	if code != 0 || !strings.Contains(out, "secret or credential detected: github-token") || strings.Contains(out, key) {
-		t.Fatalf("add with a key: exit %d, out %q, err %q; want rejected naming github-token, without the key", code, out, errs)
+	if code != exitRejected || !strings.Contains(out, "secret or credential detected: github-token") || strings.Contains(out, key) {
+		t.Fatalf("add with a key: exit %d, out %q, err %q; want rejected (exit %d) naming github-token, without the key", code, out, errs, exitRejected)
 	}
 	code, _, errs = cli(t, bg, `{"bead_id":"bd-7","error_type":"tool_failure","message":"push refused for `+key+`"}`, append(d, "record", "error.recorded")...)
 	if code != 0 {

@@ -42,6 +42,8 @@ func newCmdExitCodes(*Factory) *cobra.Command {
   3  lore ralph run: the loop reached --max-iterations without verify passing
   4  lore ralph run: lore unreachable (--on-unreachable fail refused to start, or
      records of the loop could not be sent)
+  5  lore knowledge add: the lesson was rejected by validation (the reason is printed; it
+     is kept in lore knowledge rejected); a reinforced lesson exits 0
   130  lore ralph run: stopped by Ctrl-C or SIGTERM (the loop is recorded as partial)
 lore hook claude-code exits 0 whatever happens (Claude Code reads exit code 2 as "block"):
 its problems are said on stderr.`,

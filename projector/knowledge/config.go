@@ -61,6 +61,21 @@ type Enrichment struct {
 	QuotaWindow    string `json:"quota_window"`
 }
 
+// DisabledReason is why every knowledge write is refused while the master
+// switch knowledge.enabled is false (the reference wires no knowledge hook
+// then): no lesson is added, imported, promoted, curated, quarantined,
+// restored or rated, no sweep runs, and an injection shows nothing. The
+// entries stay stored and readable; knowledge.configured/v1 is the way back.
+const DisabledReason = "knowledge is disabled (knowledge.enabled is false); turn it on with: lore knowledge config --set enabled=true"
+
+// Refuses reports whether the configuration refuses an event of this type:
+// while knowledge.enabled is false, every knowledge event but
+// knowledge.configured/v1. INVARIANT: the fold and every door ask this one
+// rule.
+func (c Config) Refuses(eventType string) bool {
+	return !c.Enabled && eventType != "knowledge.configured/v1"
+}
+
 // DefaultConfig returns the defaults of opencode-swarm v7.103.2.
 func DefaultConfig() Config {
 	return Config{
@@ -87,9 +102,7 @@ func ParseConfig(raw []byte) (Config, error) {
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return cfg, fmt.Errorf("knowledge config: %w", err)
 	}
-	if inner, ok := probe["knowledge"]; ok && len(probe) == 1 {
-		raw = inner
-	}
+	raw = ConfigKeys(raw)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
@@ -99,6 +112,20 @@ func ParseConfig(raw []byte) (Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// ConfigKeys returns the object of knowledge.* keys of a configuration
+// document: the "knowledge" object of a whole config (its only key), else
+// the document itself.
+func ConfigKeys(raw []byte) []byte {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) != nil {
+		return raw
+	}
+	if inner, ok := probe["knowledge"]; ok && len(probe) == 1 {
+		return inner
+	}
+	return raw
 }
 
 // Validate checks every key against the reference's ranges and names the

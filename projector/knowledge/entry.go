@@ -35,6 +35,7 @@ const (
 	ArchiveTTL     = "ttl"      // phases_alive > max_phases
 	ArchiveTTLTodo = "ttl-todo" // todo past todo_max_phases: removed from view
 	ArchiveCap     = "cap"      // over the tier's cap
+	ArchiveMerged  = "merged"   // merged into another entry (knowledge.merged/v1; MergedInto)
 )
 
 // Confirmation is one confirming phase of one project.
@@ -90,6 +91,8 @@ type Entry struct {
 
 	// PromotedTo is the hive entry made from this swarm entry (set once).
 	PromotedTo string `json:"promoted_to,omitempty"`
+	// MergedInto is the entry this one was merged into (archived, reason merged).
+	MergedInto string `json:"merged_into,omitempty"`
 	// PromotedFrom is the swarm entry a hive entry was made from.
 	PromotedFrom string `json:"promoted_from,omitempty"`
 	// PromotionRoute: explicit, fast-track, age or manual.

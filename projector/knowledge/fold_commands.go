@@ -134,11 +134,76 @@ func (f *fold) promoted(d *events.KnowledgePromoted) error {
 		}
 	}
 	h := NewHiveEntry(src, hid, RouteManual, f.t, f.cfg)
-	h.PromotedFrom, h.EventID, h.CreatedSeq = "", f.ev.ID, f.tx.Seq()
+	h.PromotedFrom, h.EventID, h.CreatedSeq, h.MaxPhases = "", f.ev.ID, f.tx.Seq(), f.cfg.DefaultMaxPhases
 	if err := saveEntry(f.tx, &h); err != nil {
 		return err
 	}
 	f.emit("knowledge.hive_promoted/v1", project, hid, "hive:"+hid, &events.KnowledgeHivePromoted{
 		HiveID: hid, Route: RouteManual, SourceProject: project, Lesson: h.Lesson})
 	return f.enforceCap(hive, &h, TierHive, project, f.cfg.HiveMaxEntries)
+}
+
+// merged merges entry d.EntryID into d.Into: both active entries of the
+// same store (tier and project); otherwise nothing changes (the command
+// refuses these before appending). The merged entry is archived (reason
+// merged, never deleted); the other takes its confirmations (once per
+// project and phase) and retrieval outcomes, is alive again, and takes a
+// lifecycle step as a reinforced entry does.
+func (f *fold) merged(d *events.KnowledgeMerged) error {
+	x, okx, err := GetEntry(f.tx, d.EntryID)
+	if err != nil {
+		return err
+	}
+	y, oky, err := GetEntry(f.tx, d.Into)
+	if err != nil || !okx || !oky || MergeRefusal(x, y) != "" {
+		return err
+	}
+	for _, c := range x.ConfirmedBy {
+		dup := false
+		for _, o := range y.ConfirmedBy {
+			if o.Project == c.Project && o.Phase == c.Phase {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			y.ConfirmedBy = append(y.ConfirmedBy, c)
+		}
+	}
+	y.Outcomes.Shown += x.Outcomes.Shown
+	y.Outcomes.Applied += x.Outcomes.Applied
+	y.Outcomes.Helpful += x.Outcomes.Helpful
+	y.Outcomes.Harmful += x.Outcomes.Harmful
+	if x.Outcomes.LastShownAt.After(y.Outcomes.LastShownAt) {
+		y.Outcomes.LastShownAt = x.Outcomes.LastShownAt
+	}
+	y.PhasesAlive, y.UpdatedAt = 0, f.t
+	Archive(x, ArchiveMerged, f.t)
+	x.MergedInto = y.ID
+	if err := saveEntry(f.tx, x); err != nil {
+		return err
+	}
+	if err := saveEntry(f.tx, y); err != nil {
+		return err
+	}
+	if y.Tier == TierSwarm {
+		return f.lifecycle(y)
+	}
+	return nil
+}
+
+// MergeRefusal says why x cannot be merged into y ("" when it can): both
+// must be distinct active entries of the same store.
+func MergeRefusal(x, y *Entry) string {
+	switch {
+	case x.ID == y.ID:
+		return "an entry cannot be merged into itself"
+	case x.Tier != y.Tier || x.Project != y.Project:
+		return "entries of different stores (" + x.Tier + " " + x.Project + ", " + y.Tier + " " + y.Project + ")"
+	case !x.Active():
+		return "entry " + x.ID + " is " + x.Status
+	case !y.Active():
+		return "entry " + y.ID + " is " + y.Status
+	}
+	return ""
 }

@@ -35,7 +35,7 @@ func FuzzValidate(f *testing.F) {
 		switch {
 		case n < knowledge.MinLessonLen || n > knowledge.MaxLessonLen:
 			t.Fatalf("accepted a lesson of %d UTF-16 units", n)
-		case !knowledge.ValidCategory(category, false):
+		case !knowledge.ValidCategory(category):
 			t.Fatalf("accepted category %q", category)
 		case !knowledge.ValidScope(scope):
 			t.Fatalf("accepted scope %q", scope)

@@ -59,7 +59,7 @@ func Restore(e *Entry, existing []Existing, cfg Config, now time.Time) (Result, 
 	res := Result{Valid: true}
 	if cfg.ValidationEnabled {
 		res = Validate(e.Lesson, existing, Meta{Category: e.Category, Scope: e.Scope, Confidence: e.Confidence,
-			Tags: e.Tags, AllowSeedCategories: e.Imported})
+			Tags: e.Tags})
 	}
 	if !res.Valid {
 		e.RestoreError, e.UpdatedAt = res.Reason, now

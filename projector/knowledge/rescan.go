@@ -31,8 +31,7 @@ type RescanReport struct {
 // on a stored entry: the rule's reason, or "" when the entry passes.
 // Structural and semantic findings are not a rescan's business.
 func RescanCheck(e *Entry) string {
-	res := Validate(e.Lesson, nil, Meta{Category: e.Category, Scope: e.Scope, Confidence: e.Confidence,
-		AllowSeedCategories: true})
+	res := Validate(e.Lesson, nil, Meta{Category: e.Category, Scope: e.Scope, Confidence: e.Confidence})
 	if !res.Valid && res.Layer == LayerSafety {
 		return res.Reason
 	}

@@ -20,6 +20,8 @@ import (
 //	x/...                       entry summaries (summary.go) and pool
 //	                            versions (poolcache.go)
 //	r/<id>                      rejected record (JSON Rejected)
+//	d/<event id>                the decision on a submission (decision.go)
+//	m/<id>                      where the id of a merged submission went
 //	seen/<event id>             events already folded (idempotence)
 //	phase/<project token>/<n>   completed phases (one sweep per phase)
 const (

@@ -3,6 +3,7 @@ package knowledge
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/loredev/lore/safety"
@@ -44,29 +45,18 @@ const (
 	MaxLessonLen = 280
 )
 
-// Categories of the reference; SeedCategories are the seed's migration
-// categories, accepted on import only.
+// Categories of the reference and SeedCategories, the seed's own (its
+// example entry and its migration use them): one rule for every door,
+// whether a lesson is added, imported, migrated or promoted.
 var (
 	Categories     = []string{"process", "architecture", "tooling", "security", "testing", "debugging", "performance", "integration", "todo", "other"}
 	SeedCategories = []string{"lesson", "pattern", "domain", "decision"}
 )
 
-// ValidCategory reports whether c is a category; seed categories count only
-// when allowSeed (imports and migrations).
-func ValidCategory(c string, allowSeed bool) bool {
-	for _, x := range Categories {
-		if c == x {
-			return true
-		}
-	}
-	if allowSeed {
-		for _, x := range SeedCategories {
-			if c == x {
-				return true
-			}
-		}
-	}
-	return false
+// ValidCategory reports whether c is a category (the reference's or the
+// seed's).
+func ValidCategory(c string) bool {
+	return slices.Contains(Categories, c) || slices.Contains(SeedCategories, c)
 }
 
 var scopeRe = regexp.MustCompile(`^stack:[a-zA-Z0-9_-]{1,64}$`)
@@ -82,8 +72,6 @@ type Meta struct {
 	// Tags are the candidate's own tags; they join the inferred tags when
 	// looking for contradictions.
 	Tags []string
-	// AllowSeedCategories accepts lesson, pattern, domain, decision.
-	AllowSeedCategories bool
 	// feat, when set, holds featuresOf(candidate, Tags, ...) (the fold
 	// has them already); nil computes what is needed.
 	feat *features
@@ -268,7 +256,7 @@ func Validate(candidate string, existing []Existing, m Meta) Result {
 		return reject(LayerStructural, ReasonTooShort)
 	case n > MaxLessonLen:
 		return reject(LayerStructural, ReasonTooLong)
-	case !ValidCategory(m.Category, m.AllowSeedCategories):
+	case !ValidCategory(m.Category):
 		return reject(LayerStructural, reasonCategory+m.Category)
 	case !ValidScope(m.Scope):
 		return reject(LayerStructural, ReasonScope)

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/test/natstest"
+)
+
+// TestCLIKnowledgeConfigImportCurate drives the knowledge CLI against a
+// served lore: config --set over the configuration in force and the
+// master switch, the exit code of a rejected lesson, the seed's
+// categories, an import report read back from the fold (added, rejected,
+// merged into, promoted by age), a merged id shown, and curate --llm
+// against a fake chat-completions endpoint on 127.0.0.1.
+func TestCLIKnowledgeConfigImportCurate(t *testing.T) {
+	var curatorAnswer atomic.Value // string: the fake endpoint's answer
+	curatorAnswer.Store("")
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": curatorAnswer.Load()}}}})
+		_, _ = w.Write(b)
+	}))
+	defer llm.Close()
+	t.Setenv("LORE_CURATOR_URL", llm.URL)
+	t.Setenv("LORE_CURATOR_MODEL", "fake")
+
+	data := t.TempDir()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan int, 1)
+	go func() {
+		code, _, errs := cli(t, ctx, "", "serve", "--data", data, "--port", "-1", "--tick", "0")
+		if code != 0 {
+			t.Errorf("serve exited %d: %s", code, errs)
+		}
+		served <- code
+	}()
+	defer func() {
+		stop()
+		select {
+		case <-served:
+		case <-time.After(2 * time.Minute): // only ends a test that would hang
+			t.Error("serve did not stop")
+		}
+	}()
+	natstest.WaitFor(t, 2*time.Minute, func() error {
+		_, err := os.Stat(filepath.Join(data, urlFile))
+		return err
+	})
+	bg := context.Background()
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		return cli(t, bg, "", append([]string{"--data", data}, args...)...)
+	}
+	config := func() map[string]any {
+		t.Helper()
+		code, out, errs := run("--json", "knowledge", "config")
+		var c map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &c) != nil {
+			t.Fatalf("config: exit %d, out %q, err %q", code, out, errs)
+		}
+		return c
+	}
+
+	// --set changes keys over the configuration in force.
+	if code, _, errs := run("knowledge", "config", "--set", "dedup_threshold=0.7"); code != 0 {
+		t.Fatalf("config --set: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run("knowledge", "config", "--set", "enabled=false"); code != 0 {
+		t.Fatalf("config --set enabled=false: exit %d: %s", code, errs)
+	}
+	if c := config(); c["enabled"] != false || c["dedup_threshold"] != 0.7 {
+		t.Fatalf("config after two --set: %v", c)
+	}
+	if code, _, errs := run("knowledge", "config", "--set", "bogus_key=1"); code != exitBadInput || !strings.Contains(errs, "bogus_key") {
+		t.Fatalf("config --set of an unknown key: exit %d, err %q", code, errs)
+	}
+	lesson := "Prefer stream.Readable.from(generator) over async iterators for backpressure."
+	if code, _, errs := run("knowledge", "add", lesson, "--category", "pattern"); code != exitFailure || !strings.Contains(errs, "knowledge.enabled") {
+		t.Fatalf("add while disabled: exit %d, err %q", code, errs)
+	}
+	if code, _, errs := run("knowledge", "config", "--set", "enabled=true"); code != 0 {
+		t.Fatalf("config --set enabled=true: exit %d: %s", code, errs)
+	}
+	code, out, errs := run("knowledge", "add", lesson, "--category", "pattern")
+	if code != 0 || !strings.HasPrefix(out, "added ") {
+		t.Fatalf("add of the seed's example (category pattern): exit %d, out %q, err %q", code, out, errs)
+	}
+	patternID := strings.TrimSpace(strings.TrimPrefix(out, "added "))
+	if code, out, _ := run("knowledge", "add", "too short", "--category", "testing"); code != exitRejected || !strings.Contains(out, "lesson too short") {
+		t.Fatalf("rejected add: exit %d (want %d), out %q", code, exitRejected, out)
+	}
+
+	// An import reports what the fold decided for each line.
+	old := time.Now().UTC().AddDate(0, 0, -200).Format(time.RFC3339)
+	const idA, idB = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
+	file := filepath.Join(t.TempDir(), "knowledge.jsonl")
+	lines := []string{
+		fmt.Sprintf(`{"id":%q,"tier":"swarm","lesson":"Pin the docker base image digest so CI builds stay reproducible","category":"tooling","tags":[],"scope":"global","confidence":0.9,"status":"established","confirmed_by":[],"created_at":%q}`, idA, old),
+		fmt.Sprintf(`{"id":%q,"tier":"swarm","lesson":"Pin the docker base image digest so CI builds stay reproducible always","category":"tooling","scope":"global","confidence":0.5,"status":"candidate"}`, idB),
+		`{"id":"cccccccc-0000-4000-8000-000000000003","tier":"swarm","lesson":"Keep the release checklist in the repository root","category":"nonsense","scope":"global"}`,
+		`{not json`,
+	}
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run("knowledge", "import", file)
+	for _, want := range []string{"read 3, sent 3, already imported 0, bad lines 1", "added 1, rejected 1, merged 1, reinforced 0, pending 0; promoted to the hive 1",
+		"merged\tline 2\t" + idB + " into " + idA, "rejected\tline 3\tcccccccc\tlayer 1: invalid category: nonsense", "promoted\t" + idA + " to hive", "(route age)"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("import: exit %d, err %q; out %q lacks %q", code, errs, out, want)
+		}
+	}
+	code, out, errs = run("--json", "knowledge", "import", file)
+	var rep struct {
+		Sent, Existing int
+		Items          []struct {
+			Outcome    string `json:"outcome"`
+			MergedInto string `json:"merged_into"`
+		} `json:"items"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Sent != 0 || rep.Existing != 3 || rep.Items[1].MergedInto != idA {
+		t.Fatalf("re-import --json: exit %d, err %q, out %s", code, errs, out)
+	}
+	code, out, _ = run("knowledge", "show", idB[:8])
+	if code != 0 || !strings.Contains(out, idB+" was merged into "+idA) || !strings.Contains(out, "id:          "+idA) {
+		t.Fatalf("show of a merged id: exit %d, out %q", code, out)
+	}
+
+	// The LLM curator: one accepted recommendation, recorded and read back.
+	b, _ := json.Marshal(map[string]any{"recommendations": []any{map[string]string{"action": "quarantine", "id": patternID, "reason": "too specific to one library"}}})
+	curatorAnswer.Store(string(b))
+	code, out, errs = run("knowledge", "curate", "--llm")
+	if code != 0 || !strings.Contains(out, "llm curator fake: 2 entries sent; 1 recommendations accepted, 0 refused") ||
+		!strings.Contains(out, "quarantine "+patternID[:8]+": quarantined (too specific to one library)") {
+		t.Fatalf("curate --llm: exit %d, out %q, err %q", code, out, errs)
+	}
+	curatorAnswer.Store("not json")
+	if code, _, errs := run("knowledge", "curate", "--llm"); code == 0 || !strings.Contains(errs, "nothing was recorded") {
+		t.Fatalf("curate --llm with a malformed answer: exit %d, err %q", code, errs)
+	}
+}
