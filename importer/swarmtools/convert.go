@@ -426,7 +426,7 @@ func memorySubmission(m MemoryRow) (*events.KnowledgeSubmitted, error) {
 		cat = strings.ToLower(strings.TrimSpace(meta.Category))
 	}
 	category := "other"
-	if knowledge.ValidCategory(cat, false) {
+	if knowledge.ValidCategory(cat) {
 		category = cat
 	} else if cat != "" {
 		tags = append(tags, cat)
