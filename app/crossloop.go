@@ -409,7 +409,7 @@ func loopIterate(_ context.Context, _ View, req Request) ([]*events.Event, any, 
 	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "iteration": a.Iteration}, nil
 }
 
-func loopComplete(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+func loopComplete(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var a events.LoopCompleted
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
@@ -417,6 +417,12 @@ func loopComplete(_ context.Context, _ View, req Request) ([]*events.Event, any,
 	ev, err := clData(req, "loop.completed/v1", nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	// The fold refuses the same event (poison) when it comes by the raw door.
+	if ok, err := crossloop.LoopStarted(clReader(v), a.LoopID); err != nil {
+		return nil, nil, err
+	} else if !ok {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNotFound, crossloop.ErrLoopNotStarted(a.LoopID))
 	}
 	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "outcome": a.Outcome}, nil
 }

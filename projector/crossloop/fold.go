@@ -38,7 +38,9 @@ func (m *Model) Name() string { return ModelName }
 // postings packed in chunks (index.go). Version 6: a term's record
 // carries the fingerprint of its postings (termDF). Version 7: new
 // postings go to a tail key of the last chunk (index.go).
-func (m *Model) Version() int { return 8 }
+// Version 9: a loop records whether it was started (loopHead.Begun); a
+// completion of a loop never started is refused.
+func (m *Model) Version() int { return 9 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
@@ -129,7 +131,7 @@ func (f *folder) started(d *events.LoopStarted) error {
 	if err != nil {
 		return err
 	}
-	l.Task, l.Category, l.Agent, l.Started = d.Task, d.Category, d.Agent, f.t
+	l.Task, l.Category, l.Agent, l.Started, l.Begun = d.Task, d.Category, d.Agent, f.t, true
 	if l.Agent == "" {
 		l.Agent = f.ev.Source
 	}
@@ -152,10 +154,16 @@ func (f *folder) iteration(d *events.LoopIteration) error {
 	return saveLoopHead(f.tx, l)
 }
 
+// completed ends a begun loop; a completion of a loop never started is
+// refused (poison: the raw door's equivalent of the command's 404), so it
+// is never counted in the metrics.
 func (f *folder) completed(d *events.LoopCompleted) error {
-	l, err := f.loop(d.LoopID)
+	l, ok, err := loadLoopHead(f.tx, d.LoopID)
 	if err != nil {
 		return err
+	}
+	if !ok || !l.Begun {
+		return fmt.Errorf("%w: field \"data.loop_id\": %v", errPoison, ErrLoopNotStarted(d.LoopID))
 	}
 	if err := loadIterations(f.tx, l); err != nil {
 		return err
