@@ -163,3 +163,20 @@ func init() {
 	Register(Kind{Type: "registry.pattern_archived/v1", Aggregate: "pattern", Derived: true,
 		Doc: "a pattern was pruned to the archive", New: func() Payload { return new(PatternArchived) }})
 }
+
+// PatternRestored (derived): an archived pattern came back to the active
+// registry: a loop (or an import) reinforced it and the prune rule in
+// force no longer archives it.
+type PatternRestored struct {
+	PatternID string `json:"pattern_id"`
+	Month     string `json:"month"`      // the archive it leaves
+	PrunedFor string `json:"pruned_for"` // the reason it was pruned
+	Cause     string `json:"cause"`      // the loop id, or "import"
+}
+
+func (e *PatternRestored) AggregateID() string { return e.PatternID }
+
+func init() {
+	Register(Kind{Type: "registry.pattern_restored/v1", Aggregate: "pattern", Derived: true,
+		Doc: "an archived pattern was reinforced and restored to the registry", New: func() Payload { return new(PatternRestored) }})
+}

@@ -85,6 +85,9 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	return nil
 }
 
+// cfg is the configuration the event folds with.
+func (f *folder) cfg() Config { return f.m.cfg }
+
 type folder struct {
 	mm memo // text analysis of this event
 	m  *Model
@@ -197,7 +200,7 @@ func (f *folder) completed(d *events.LoopCompleted) error {
 
 // extract upserts what a loop teaches; its iterations must be loaded.
 func (f *folder) extract(l *loopHead, types map[string]bool) error {
-	for _, c := range Extract(&l.Loop, ExtractOptions{Types: types, Templates: f.m.cfg.templates()}) {
+	for _, c := range Extract(&l.Loop, ExtractOptions{Types: types, Templates: f.cfg().templates()}) {
 		if err := f.upsert(l, c); err != nil {
 			return err
 		}
@@ -227,7 +230,7 @@ func (f *folder) agentOf(l *loopHead) (string, error) {
 // one, ties to the smaller id; with first, the first one in candidate
 // order (mergeMatches). "" when none.
 func (f *folder) mergeTarget(typ, sig string, first bool) (string, error) {
-	ms, err := mergeMatches(f.tx, typ, sig, f.m.cfg.SimilarityThreshold, &f.mm)
+	ms, err := mergeMatches(f.tx, typ, sig, f.cfg().SimilarityThreshold, &f.mm)
 	if err != nil || len(ms) == 0 {
 		return "", err
 	}
@@ -244,14 +247,17 @@ func (f *folder) mergeTarget(typ, sig string, first bool) (string, error) {
 }
 
 // upsert merges a candidate into the most similar active pattern of its
-// type (similarity > threshold), or adds it with a new id.
+// type (similarity > threshold), else into the most similar archived one
+// (a pruned pattern's signature stays known: the archived record is
+// reinforced, and restored when the prune rule no longer holds), or adds
+// it with a new id.
 func (f *folder) upsert(l *loopHead, c Candidate) error {
 	st, err := f.stats()
 	if err != nil {
 		return err
 	}
-	th := f.m.cfg.SimilarityThreshold
-	bestID, err := f.mergeTarget(c.Pattern.Type, c.Pattern.Signature(), false)
+	th := f.cfg().SimilarityThreshold
+	bestID, archived, err := f.knownTarget(c.Pattern.Type, c.Pattern.Signature(), false)
 	if err != nil {
 		return err
 	}
@@ -274,16 +280,22 @@ func (f *folder) upsert(l *loopHead, c Candidate) error {
 		recordKnown(&best.Pattern, false, l.ID, agent, RoleMerged, best.Type != TypeAnti, f.t) // Merge
 		annotate(&best.Pattern, &l.Loop, &c.Pattern)
 		tags := MergeTags(best.Tags, c.Pattern.Tags)
-		reindex := len(tags) != len(best.Tags)
+		reindex := len(tags) != len(best.Tags) && !archived
 		best.Tags = tags
 		if reindex {
 			if err := indexPattern(f.tx, st, &best.Pattern, th, &f.mm, false); err != nil {
 				return err
 			}
 		}
-		l.Extracted = append(l.Extracted, Extracted{PatternID: best.ID})
+		restored := false
+		if archived {
+			if restored, err = f.reconsider(st, best, l.ID); err != nil {
+				return err
+			}
+		}
+		l.Extracted = append(l.Extracted, Extracted{PatternID: best.ID, Archived: best.Archived, Restored: restored})
 		f.emitExtracted(&best.Pattern, l.ID, false)
-		return savePattern(f.tx, best, !reindex, &f.mm)
+		return savePattern(f.tx, best, !reindex && !restored && !best.Archived, &f.mm)
 	}
 	p := &patternHead{Pattern: c.Pattern}
 	st.Counters[p.Type]++
@@ -451,6 +463,9 @@ func (f *folder) pruned(d *events.RegistryPruned) error {
 		if err := unindexPattern(f.tx, st, p.ID, &f.mm); err != nil {
 			return err
 		}
+		if err := indexArchived(f.tx, &p.Pattern, f.cfg().SimilarityThreshold, &f.mm); err != nil {
+			return err
+		}
 		st.ByType[p.Type]--
 		st.Archived++
 		f.tx.Emit(projector.Derived{Type: "registry.pattern_archived/v1", Project: f.ev.Project, Subject: p.ID,
@@ -467,7 +482,7 @@ func (f *folder) imported(d *events.RegistryImported) error {
 	if err != nil {
 		return err
 	}
-	th := f.m.cfg.SimilarityThreshold
+	th := f.cfg().SimilarityThreshold
 	for i, raw := range d.Patterns {
 		var p Pattern
 		if err := json.Unmarshal(raw, &p); err != nil {
@@ -496,6 +511,9 @@ func (f *folder) imported(d *events.RegistryImported) error {
 		}
 		if p.Archived {
 			st.Archived++
+			if err := indexArchived(f.tx, &p, th, &f.mm); err != nil {
+				return err
+			}
 		} else {
 			st.ByType[p.Type]++
 			if err := indexPattern(f.tx, st, &p, th, &f.mm, true); err != nil { // an id not stored
@@ -512,8 +530,8 @@ func (f *folder) imported(d *events.RegistryImported) error {
 // mergeImported aggregates an imported pattern into a similar active one
 // (counts add, lineage unions); it reports whether it did.
 func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
-	th := f.m.cfg.SimilarityThreshold
-	id, err := f.mergeTarget(p.Type, p.Signature(), true)
+	th := f.cfg().SimilarityThreshold
+	id, archived, err := f.knownTarget(p.Type, p.Signature(), true)
 	if err != nil || id == "" {
 		return false, err
 	}
@@ -542,6 +560,12 @@ func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
 	}
 	q.Trend = append(q.Trend, TrendPoint{Timestamp: f.t, SuccessRate: q.SuccessRate, SampleSize: q.Successful + q.Failed})
 	q.Tags = MergeTags(q.Tags, p.Tags)
+	if archived {
+		if _, err := f.reconsider(st, q, "import"); err != nil {
+			return false, err
+		}
+		return true, savePattern(f.tx, q, false, &f.mm)
+	}
 	if err := indexPattern(f.tx, st, &q.Pattern, th, &f.mm, false); err != nil {
 		return false, err
 	}

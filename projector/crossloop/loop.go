@@ -72,6 +72,10 @@ type Application struct {
 type Extracted struct {
 	PatternID string `json:"pattern_id"`
 	New       bool   `json:"new"`
+	// Archived: the loop reinforced a pruned pattern, which stays
+	// archived; Restored: the reinforcement brought it back.
+	Archived bool `json:"archived,omitempty"`
+	Restored bool `json:"restored,omitempty"`
 }
 
 // IterationCount is the reported count at completion, else the iterations seen.
