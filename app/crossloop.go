@@ -45,6 +45,9 @@ func init() {
 	cl("show", "one pattern with its effectiveness and lineage", PatternIDArgs{}, patternsShow)
 	cl("metrics", "cross-loop effectiveness metrics and per-loop impact", nil, patternsMetrics)
 	cl("export", "the registry as a shared-patterns document", nil, patternsExport)
+	cl("config", "the cross-loop configuration in force (ralph.cross_loop_learning extraction.*, injection.*, and pruning.*)", nil, patternsConfig)
+	Register(Endpoint{Group: "patterns", Name: "configure", Doc: "set the cross-loop configuration (keys over the defaults) for every replica; the seed's aiwg.yml block is accepted",
+		Args: PatternsConfigureArgs{}, Command: patternsConfigure, Reply: patternsConfiguredReply})
 	cc("patterns", "inject", "rank patterns for a task or loop; records the injection on the loop", InjectArgs{}, patternsInject)
 	cc("patterns", "prune", "archive low-success or unused patterns under the month (dry_run: plan only)", PruneArgs{}, patternsPrune)
 	Register(Endpoint{Group: "patterns", Name: "import", Doc: "import a shared-patterns document", Args: PatternsImportArgs{},
@@ -234,10 +237,17 @@ func patternsInject(ctx context.Context, v View, req Request) ([]*events.Event, 
 			return nil, nil, badField("types", fmt.Errorf("unknown type %q", t))
 		}
 	}
-	rs, err := crossloop.Rank(ctx, clReader(v), crossloopModel.Config(), crossloop.InjectRequest{Task: a.Task,
-		Category: a.Category, TopK: a.TopK, MinRate: a.MinSuccessRate, Types: a.Types}, crossloopEmbedder())
+	cfg, err := crossloopModel.ConfigAt(clReader(v))
 	if err != nil {
 		return nil, nil, err
+	}
+	var rs []crossloop.Ranked
+	if types := cfg.Types(a.Types); len(types) > 0 { // none: every type asked for is excluded by injection.include_*
+		rs, err = crossloop.Rank(ctx, clReader(v), cfg, crossloop.InjectRequest{Task: a.Task,
+			Category: a.Category, TopK: a.TopK, MinRate: a.MinSuccessRate, Types: types}, crossloopEmbedder())
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	res := InjectResult{LoopID: a.LoopID, Patterns: rs, Text: crossloop.FormatInjection(rs)}
 	if res.Patterns == nil {
@@ -270,7 +280,11 @@ func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	pol := crossloopModel.Config().Prune
+	cfg, err := crossloopModel.ConfigAt(clReader(v))
+	if err != nil {
+		return nil, nil, err
+	}
+	pol := cfg.Prune
 	if a.MinSuccessRate != nil {
 		if *a.MinSuccessRate < 0 || *a.MinSuccessRate > 1 {
 			return nil, nil, badField("min_success_rate", errors.New("must be in [0,1]"))
@@ -442,4 +456,46 @@ func loopApply(_ context.Context, v View, req Request) ([]*events.Event, any, er
 		return nil, nil, err
 	}
 	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "pattern_id": a.PatternID, "success": a.Success}, nil
+}
+
+// PatternsConfigureArgs are the arguments of patterns.configure: a
+// configuration document (ParseConfig: the cross_loop_learning block, or
+// a document holding it as ralph.cross_loop_learning).
+type PatternsConfigureArgs struct {
+	Config json.RawMessage `json:"config"`
+}
+
+func patternsConfig(_ context.Context, v View, _ Request) (any, error) {
+	return crossloopModel.ConfigAt(clReader(v))
+}
+
+func patternsConfigure(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a PatternsConfigureArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if len(a.Config) == 0 || string(a.Config) == "null" {
+		return nil, nil, badField("config", errors.New("is required"))
+	}
+	cfg, err := crossloop.ParseConfig(a.Config)
+	if err != nil {
+		return nil, nil, badField("config", err)
+	}
+	full, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, err := req.newEvent("crossloop.configured/v1", req.Project, req.Now, &events.CrossloopConfigured{Config: full})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, cfg, nil
+}
+
+func patternsConfiguredReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.CrossloopConfigured](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return crossloop.ParseConfig(d.Config)
 }

@@ -75,3 +75,102 @@ func TestCompletionOfALoopNeverStartedIsRefused(t *testing.T) {
 		t.Errorf("loops without injection = %d, want 1 (the started loop only): %s", res.Metrics.Benefit.Without, m.body)
 	}
 }
+
+// TestCrossLoopConfigAtEveryDoor: patterns.configure refuses an unknown
+// key with 400 naming it over the API and MCP, a raw crossloop.configured
+// with it is dead-lettered naming it, and a configuration set through the
+// API decides injection (injection.include_*, injection.enabled).
+func TestCrossLoopConfigAtEveryDoor(t *testing.T) {
+	n, nc := ifcServe(t)
+	cs := mcpSession(t, nc)
+	bad := `{"injection":{"top_k":4}}`
+	if r := pipeReq(t, nc, "lore.api.patterns.configure", `{"args":{"config":`+bad+`}}`); r.code != "400" || !strings.Contains(r.msg, `"injection.top_k"`) {
+		t.Errorf("API: %s %q", r.code, r.msg)
+	}
+	var badArgs map[string]any
+	_ = json.Unmarshal([]byte(`{"config":`+bad+`}`), &badArgs)
+	if text, isErr := mcpCall(t, cs, "patterns_configure", badArgs); !isErr || !strings.Contains(text, "code 400") || !strings.Contains(text, `injection.top_k`) {
+		t.Errorf("MCP: %v %q", isErr, text)
+	}
+	subj := events.AggregateSubject("default", "crossloop-config", events.ConfigAggregate)
+	ack := rawAppend(t, nc, subj, "raw-config-1", `{"id":"raw-config-1","type":"crossloop.configured/v1","source":"raw","subject":"config","time":"2026-01-02T10:00:00Z","project":"default","data":{"config":`+bad+`}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Runtime.WaitFor(ctx, ack.Seq); err != nil {
+		t.Fatal(err)
+	}
+	st, err := n.JS.Stream(ctx, events.DLQStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err := st.GetLastMsgForSubject(ctx, fmt.Sprintf("%s.%d", events.DLQPrefix, ack.Seq))
+	if err != nil {
+		t.Fatalf("no dead letter of the raw configuration: %v", err)
+	}
+	if reason := dl.Header.Get(projector.HeaderReason); !strings.Contains(reason, "injection.top_k") {
+		t.Errorf("dead-letter reason %q does not name the key", reason)
+	}
+
+	// A loop teaches the null-check fix; injection follows the configuration.
+	for _, c := range []struct{ subject, body string }{
+		{"lore.api.loop.start", `{"args":{"loop_id":"ralph-cfg-00000001","task":"Fix TypeError null user in validation","category":"debugging"}}`},
+		{"lore.api.loop.iterate", `{"args":{"loop_id":"ralph-cfg-00000001","iteration":1,"error_type":"TypeError","error_message":"Cannot read property 'email' of null","tests_passed":1,"tests_failed":1}}`},
+		{"lore.api.loop.iterate", `{"args":{"loop_id":"ralph-cfg-00000001","iteration":2,"fix_description":"Added null check for user object","tests_passed":2,"tests_failed":0}}`},
+		{"lore.api.loop.complete", `{"args":{"loop_id":"ralph-cfg-00000001","outcome":"success","iterations":2}}`},
+	} {
+		if r := pipeReq(t, nc, c.subject, c.body); r.code != "" {
+			t.Fatalf("%s: %s %s", c.subject, r.code, r.msg)
+		}
+	}
+	inject := func() []string {
+		t.Helper()
+		r := pipeReq(t, nc, "lore.api.patterns.inject", `{"args":{"task":"Fix TypeError null user in validation","category":"debugging"}}`)
+		var res struct {
+			Result struct {
+				Patterns []struct {
+					Pattern struct {
+						Type string `json:"type"`
+					} `json:"pattern"`
+				} `json:"patterns"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(r.body, &res); err != nil || r.code != "" {
+			t.Fatalf("inject: %s %s %v", r.code, r.body, err)
+		}
+		var types []string
+		for _, p := range res.Result.Patterns {
+			types = append(types, p.Pattern.Type)
+		}
+		return types
+	}
+	if got := inject(); !contains(got, "error") {
+		t.Fatalf("default configuration injects %v, want an error pattern", got)
+	}
+	configure := func(doc string) {
+		t.Helper()
+		if r := pipeReq(t, nc, "lore.api.patterns.configure", `{"args":{"config":`+doc+`}}`); r.code != "" {
+			t.Fatalf("configure %s: %s %s", doc, r.code, r.msg)
+		}
+	}
+	configure(`{"injection":{"include_error_patterns":false}}`)
+	if got := inject(); contains(got, "error") || len(got) == 0 {
+		t.Errorf("include_error_patterns false: injected %v", got)
+	}
+	configure(`"ralph:\n  cross_loop_learning:\n    injection:\n      enabled: false\n"`) // a YAML file's text
+	if got := inject(); len(got) != 0 {
+		t.Errorf("injection disabled: injected %v", got)
+	}
+	r := pipeReq(t, nc, "lore.api.patterns.config", `{}`)
+	if !strings.Contains(string(r.body), `"enabled":false`) || !strings.Contains(string(r.body), `"include_error_patterns":true`) {
+		t.Errorf("config after the YAML text (keys over the defaults): %s", r.body)
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,9 +19,9 @@ func init() {
 }
 
 func newCmdPatterns(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "patterns", Short: "The cross-loop pattern registry: list, show, prune, export, import, metrics"}
+	cmd := &cobra.Command{Use: "patterns", Short: "The cross-loop pattern registry: list, show, prune, export, import, metrics, config"}
 	cmd.AddCommand(newCmdPatternsList(f), newCmdPatternsShow(f), newCmdPatternsPrune(f),
-		newCmdPatternsExport(f), newCmdPatternsImport(f), newCmdPatternsMetrics(f))
+		newCmdPatternsExport(f), newCmdPatternsImport(f), newCmdPatternsMetrics(f), newCmdPatternsConfig(f))
 	return cmd
 }
 
@@ -385,4 +386,98 @@ func newCmdExtract(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&types, "types", "", "comma-separated types: error,success,anti,template")
 	declare(cmd.Flags(), rules{"types": domain("pattern-types")})
 	return cmd
+}
+
+func newCmdPatternsConfig(f *Factory) *cobra.Command {
+	var file string
+	var sets []string
+	cmd := &cobra.Command{
+		Use:   "config [--file FILE] [--set key=value ...]",
+		Short: "Show the cross-loop configuration, or set it for every replica (--file, --set)",
+		Long: `Without flags, shows the configuration in force: the seed's
+ralph.cross_loop_learning keys (extraction.*, injection.*) and lore's pruning.*.
+
+--file reads a configuration file, YAML or JSON: the block itself, or the
+seed's aiwg.yml / .aiwg/config.yml holding it as ralph.cross_loop_learning
+(the file's other settings are ignored); its keys are set over the
+defaults. --set key=value (repeatable; key dotted, e.g.
+injection.top_k_patterns=8) changes keys of the file, or of the
+configuration in force without --file. An unknown key or an
+out-of-range value is refused, naming it (exit code 2).`,
+		Example: `  lore patterns config
+  lore patterns config --set injection.top_k_patterns=8 --set extraction.similarity_threshold=0.85
+  lore patterns config --file .aiwg/config.yml
+  lore patterns config --as-of 2026-03-01T00:00:00Z`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			show := func(c json.RawMessage) error {
+				if f.JSON {
+					return f.PrintJSON(c)
+				}
+				return printConfigKeys(f, c)
+			}
+			if file == "" && len(sets) == 0 {
+				var c json.RawMessage
+				if err := f.Call(cmd.Context(), "patterns", "config", nil, &c); err != nil {
+					return err
+				}
+				return show(c)
+			}
+			var doc []byte
+			if file != "" {
+				raw, err := os.ReadFile(file)
+				if err != nil {
+					return fmt.Errorf("%w: --file: %v", errBadInput, err)
+				}
+				if doc, err = crossloop.ConfigBlock(raw); err != nil {
+					return fmt.Errorf("%w: --file %s: %v", errBadInput, file, err)
+				}
+			} else {
+				var c json.RawMessage
+				if err := f.Call(cmd.Context(), "patterns", "config", nil, &c); err != nil {
+					return err
+				}
+				doc = c
+			}
+			doc, err := applyConfigSets(doc, sets)
+			if err != nil {
+				return err
+			}
+			if _, err := crossloop.ParseConfig(doc); err != nil { // the check the endpoint makes, before sending
+				return fmt.Errorf("%w: %v", errBadInput, err)
+			}
+			var c json.RawMessage
+			if err := f.Call(cmd.Context(), "patterns", "configure", map[string]json.RawMessage{"config": doc}, &c); err != nil {
+				return err
+			}
+			if !f.JSON {
+				fmt.Fprintln(f.Out, "configuration set")
+			}
+			return show(c)
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "configuration file, YAML or JSON (aiwg.yml, .aiwg/config.yml, or the cross_loop_learning block)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "key=value, dotted key (repeatable)")
+	freeText(cmd.Flags(), "file", "set")
+	return cmd
+}
+
+// printConfigKeys prints a configuration document as sorted "key = value" lines.
+func printConfigKeys(f *Factory, raw json.RawMessage) error {
+	var m map[string]map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	var lines []string
+	for s, keys := range m {
+		for k, v := range keys {
+			b, _ := json.Marshal(v)
+			lines = append(lines, s+"."+k+" = "+string(b))
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(f.Out, l)
+	}
+	return nil
 }

@@ -39,8 +39,10 @@ func (m *Model) Name() string { return ModelName }
 // carries the fingerprint of its postings (termDF). Version 7: new
 // postings go to a tail key of the last chunk (index.go).
 // Version 9: a loop records whether it was started (loopHead.Begun); a
-// completion of a loop never started is refused.
-func (m *Model) Version() int { return 9 }
+// completion of a loop never started is refused. Version 10: archived
+// patterns keep merge lists of their own (archive.go); the configuration
+// is folded from crossloop.configured/v1 (cfg).
+func (m *Model) Version() int { return 10 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
@@ -67,8 +69,13 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 		err = f.pruned(d)
 	case *events.RegistryImported:
 		err = f.imported(d)
+	case *events.CrossloopConfigured:
+		err = f.configured(d)
 	default:
 		return nil
+	}
+	if err == nil {
+		err = f.confErr
 	}
 	if err != nil {
 		return err
@@ -85,8 +92,19 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	return nil
 }
 
-// cfg is the configuration the event folds with.
-func (f *folder) cfg() Config { return f.m.cfg }
+// cfg is the configuration the event folds with: the one the last
+// crossloop.configured/v1 set, else the Model's base (read once per event;
+// a read error is returned by Fold).
+func (f *folder) cfg() Config {
+	if f.conf == nil {
+		c, err := LoadConfig(f.tx, f.m.cfg)
+		if err != nil && f.confErr == nil {
+			f.confErr = err
+		}
+		f.conf = &c
+	}
+	return *f.conf
+}
 
 type folder struct {
 	mm memo // text analysis of this event
@@ -95,6 +113,9 @@ type folder struct {
 	ev *events.Event
 	t  time.Time
 	st *Stats // loaded lazily; written back when loaded
+
+	conf    *Config // loaded lazily (cfg)
+	confErr error
 }
 
 func (f *folder) stats() (*Stats, error) {
@@ -192,8 +213,10 @@ func (f *folder) completed(d *events.LoopCompleted) error {
 			c.WithoutIter += l.IterationCount()
 		}
 	}
-	if err := f.extract(l, nil); err != nil {
-		return err
+	if f.cfg().extractOn(true) {
+		if err := f.extract(l, nil); err != nil {
+			return err
+		}
 	}
 	return saveLoopHead(f.tx, l)
 }
@@ -233,6 +256,17 @@ func (f *folder) mergeTarget(typ, sig string, first bool) (string, error) {
 	ms, err := mergeMatches(f.tx, typ, sig, f.cfg().SimilarityThreshold, &f.mm)
 	if err != nil || len(ms) == 0 {
 		return "", err
+	}
+	if !f.cfg().mergeSimilar() { // only identical signatures are the same pattern
+		same := ms[:0]
+		for _, m := range ms {
+			if m.sim >= 1 {
+				same = append(same, m)
+			}
+		}
+		if ms = same; len(ms) == 0 {
+			return "", nil
+		}
 	}
 	if first {
 		return ms[0].id, nil
@@ -392,6 +426,9 @@ func (f *folder) injected(d *events.LoopInjected) error {
 }
 
 func (f *folder) extractRequested(d *events.ExtractRequested) error {
+	if !f.cfg().extractOn(false) {
+		return nil // extraction disabled: the request extracts nothing
+	}
 	var types map[string]bool
 	if len(d.Types) > 0 {
 		types = map[string]bool{}
