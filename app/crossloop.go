@@ -93,7 +93,7 @@ func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Eve
 			n += len(d.Patterns)
 		}
 	}
-	return map[string]any{"patterns": n, "events": len(evs)}, nil
+	return PatternsImportResult{Patterns: n, Events: len(evs)}, nil
 }
 
 // PatternIDArgs name a registry pattern.
@@ -104,8 +104,10 @@ type PatternIDArgs struct {
 // PatternsImportArgs are the arguments of patterns.import.
 type PatternsImportArgs struct {
 	Document json.RawMessage `json:"document"`
-	Type     string          `json:"type,omitempty"` // for a per-type file
-	Source   string          `json:"source,omitempty"`
+	// Type: only patterns of this type are imported; a per-type file's
+	// patterns are read as this type.
+	Type   string `json:"type,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 // clData builds the event of a command whose arguments are its data, as
@@ -328,19 +330,53 @@ func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any
 // importChunk bounds the patterns of one registry.imported event.
 const importChunk = 200
 
-func patternsImport(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+// PatternsImportResult is patterns.import's answer: patterns new to the
+// registry (sent), and those it already holds (imported before with the
+// same content, or the same id), which append nothing.
+type PatternsImportResult struct {
+	Patterns int `json:"patterns"`
+	Existing int `json:"existing"`
+	Events   int `json:"events"`
+}
+
+func patternsImport(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var a PatternsImportArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
+	}
+	if a.Type != "" && !crossloop.ValidType(a.Type) {
+		return nil, nil, badField("type", fmt.Errorf("%q is not error, success, anti or template", a.Type))
 	}
 	ps, err := crossloop.ParseRegistry(a.Document, a.Type)
 	if err != nil {
 		return nil, nil, badField("document", err)
 	}
+	var res PatternsImportResult
+	var fresh []*crossloop.Pattern
+	var digests []string
+	for _, p := range ps {
+		if a.Type != "" && p.Type != a.Type {
+			continue // --type: only patterns of that type
+		}
+		known, err := crossloop.ImportKnown(clReader(v), p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if known {
+			res.Existing++
+			continue
+		}
+		d, err := crossloop.ImportDigest(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		fresh, digests = append(fresh, p), append(digests, d)
+	}
 	var evs []*events.Event
-	for i := 0; i < len(ps); i += importChunk {
+	for i := 0; i < len(fresh); i += importChunk {
+		j := min(i+importChunk, len(fresh))
 		d := &events.RegistryImported{Source: a.Source}
-		for _, p := range ps[i:min(i+importChunk, len(ps))] {
+		for _, p := range fresh[i:j] {
 			raw, err := json.Marshal(p)
 			if err != nil {
 				return nil, nil, err
@@ -351,9 +387,12 @@ func patternsImport(_ context.Context, _ View, req Request) ([]*events.Event, an
 		if err != nil {
 			return nil, nil, err
 		}
+		// Named by content: the same patterns sent again are one event.
+		ev.ID = crossloop.ImportEventID(digests[i:j])
 		evs = append(evs, ev)
 	}
-	return evs, map[string]any{"patterns": len(ps), "events": len(evs)}, nil
+	res.Patterns, res.Events = len(fresh), len(evs)
+	return evs, res, nil
 }
 
 func patternsExtract(_ context.Context, v View, req Request) ([]*events.Event, any, error) {

@@ -145,3 +145,112 @@ func TestCLIPatternsConfig(t *testing.T) {
 		t.Errorf("--as-of between the file and --set: %+v, want the file's", c)
 	}
 }
+
+// statsTotal is the number of events lore folded.
+func statsTotal(t *testing.T, d []string) uint64 {
+	t.Helper()
+	code, out, errs := cli(t, context.Background(), "", append(d, "stats", "--json")...)
+	var st struct {
+		Total uint64 `json:"total"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("stats: exit %d, %q %q", code, out, errs)
+	}
+	return st.Total
+}
+
+// TestCLIPatternsImportAiwgFiles imports the seed's own files
+// (testdata/aiwg/shared, in the shapes of .aiwg/ralph/shared): the
+// patterns folder itself is accepted, every figure and time the files
+// state is kept, a re-import reports 0 new and appends nothing, and
+// --type imports one type only.
+func TestCLIPatternsImportAiwgFiles(t *testing.T) {
+	d := serveData(t)
+	bg := context.Background()
+	// --type first, on a fresh registry: only the error patterns.
+	code, out, errs := cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared/patterns", "--type", "error")...)
+	if code != 0 || !strings.Contains(out, "Imported 3 new pattern(s)") {
+		t.Fatalf("import --type error: exit %d, %q %q", code, out, errs)
+	}
+	code, out, errs = cli(t, bg, "", append(d, "patterns", "import", "--input", "testdata/aiwg/shared/patterns")...)
+	if code != 0 || !strings.Contains(out, "Imported 6 new pattern(s) from 4 file(s); 3 already in the registry") {
+		t.Fatalf("import of the patterns folder: exit %d, %q %q", code, out, errs)
+	}
+	before := statsTotal(t, d)
+	code, out, errs = cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared")...)
+	if code != 0 || !strings.Contains(out, "Imported 1 new pattern(s) from 5 file(s); 9 already in the registry") {
+		t.Fatalf("import of the shared folder: exit %d, %q %q", code, out, errs)
+	}
+	if after := statsTotal(t, d); after != before+1 {
+		t.Errorf("the shared folder appended %d events, want 1 (the archive's pattern)", after-before)
+	}
+	before = statsTotal(t, d)
+	code, out, errs = cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared")...)
+	if code != 0 || !strings.Contains(out, "Imported 0 new pattern(s)") {
+		t.Fatalf("re-import: exit %d, %q %q", code, out, errs)
+	}
+	if after := statsTotal(t, d); after != before {
+		t.Errorf("a re-import appended %d events", after-before)
+	}
+
+	exported := filepath.Join(t.TempDir(), "x.json")
+	code, _, errs = cli(t, bg, "", append(d, "patterns", "export", "--output", exported)...)
+	if code != 0 {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+	var doc struct {
+		Registry struct {
+			Error    []map[string]any `json:"error_patterns"`
+			Success  []map[string]any `json:"success_patterns"`
+			Anti     []map[string]any `json:"anti_patterns"`
+			Template []map[string]any `json:"code_templates"`
+		} `json:"pattern_registry"`
+	}
+	raw, err := os.ReadFile(exported)
+	if err != nil || json.Unmarshal(raw, &doc) != nil {
+		t.Fatalf("export file: %v %s", err, raw)
+	}
+	find := func(list []map[string]any, key, id string) map[string]any {
+		for _, p := range list {
+			if p[key] == id {
+				return p
+			}
+		}
+		t.Fatalf("%s not exported", id)
+		return nil
+	}
+	if p := find(doc.Registry.Anti, "pattern_id", "pat-anti-increase-timeout-001"); p["failure_rate"] != 0.9 || p["occurrence_count"] != 6.0 {
+		t.Errorf("anti-pattern figures: failure_rate %v occurrences %v, want 0.9 and 6", p["failure_rate"], p["occurrence_count"])
+	}
+	if p := find(doc.Registry.Template, "template_id", "tmpl-null-guard-001"); p["success_rate"] != 0.95 || p["usage_count"] != 3.0 {
+		t.Errorf("template figures: %v %v, want 0.95 and 3", p["success_rate"], p["usage_count"])
+	}
+	sp := find(doc.Registry.Success, "pattern_id", "pat-success-tdd-fix-002")
+	if sp["average_iterations"] != 2.4 || sp["success_rate"] != 0.8 {
+		t.Errorf("success pattern figures: average %v rate %v, want 2.4 and 0.8", sp["average_iterations"], sp["success_rate"])
+	}
+	if ti, _ := sp["approach"].(map[string]any)["typical_iterations"].(map[string]any); ti["average"] != 2.4 || ti["minimum"] != 1.0 || ti["maximum"] != 4.0 {
+		t.Errorf("typical iterations %v", ti)
+	}
+	ep := find(doc.Registry.Error, "pattern_id", "pat-error-null-check-015")
+	if ep["success_rate"] != 0.75 || ep["usage_count"] != 4.0 || ep["first_discovered"] != "2026-02-02T15:00:00Z" || ep["last_used"] != "2026-02-02T19:15:00Z" {
+		t.Errorf("error pattern figures and times: %v %v %v %v", ep["success_rate"], ep["usage_count"], ep["first_discovered"], ep["last_used"])
+	}
+	if tr, _ := ep["effectiveness_trend"].([]any); len(tr) != 2 {
+		t.Errorf("the file's trend: %v", ep["effectiveness_trend"])
+	}
+	if p := find(doc.Registry.Error, "pattern_id", "pat-error-type-mismatch-003"); p["success_rate"] != 0.94 || p["first_discovered"] != "2026-02-01T10:00:00Z" {
+		t.Errorf("a pattern without first_discovered: rate %v created %v, want 0.94 and its lineage's first time", p["success_rate"], p["first_discovered"])
+	}
+	code, out, _ = cli(t, bg, "", append(d, "patterns", "show", "pat-success-tdd-fix-002")...)
+	if code != 0 || strings.Contains(out, "0001-01-01") || !strings.Contains(out, "Created: 2026-01-10T10:00:00Z") {
+		t.Errorf("show: %q", out)
+	}
+	code, out, _ = cli(t, bg, "", append(d, "patterns", "show", "tmpl-retry-loop-002")...)
+	if code != 0 || strings.Contains(out, "0001-01-01") || !strings.Contains(out, "Created: unknown") {
+		t.Errorf("show of a template stating no time: %q", out)
+	}
+	if code, _, errs = cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared/patterns", "--type", "bogus")...); code != 2 || !strings.Contains(errs, "--type") {
+		t.Errorf("--type bogus: exit %d %q", code, errs)
+	}
+}

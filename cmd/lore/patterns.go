@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/projector/crossloop"
 )
 
@@ -240,50 +241,83 @@ func exportDir(dir string, doc *crossloop.RegistryDoc) error {
 }
 
 func newCmdPatternsImport(f *Factory) *cobra.Command {
-	var input string
+	var input, typ string
 	cmd := &cobra.Command{
-		Use:   "import --input FILE|DIR",
-		Short: "Import patterns from a shared-patterns document, a per-type file or a folder",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if input == "" {
-				return fmt.Errorf("%w: --input is required", errBadInput)
+		Use:   "import [--input] FILE|DIR ... [--type TYPE]",
+		Short: "Import patterns from shared-patterns documents, per-type files or folders",
+		Long: `Imports the seed's files: a shared-patterns document, per-type files
+(error-patterns.json, success-patterns.json, anti-patterns.json,
+code-templates.json, or any file with --type), archive month files, or a
+folder: .aiwg/ralph/shared (patterns/ and archive/) or
+.aiwg/ralph/shared/patterns itself. Every figure and time a file states is
+kept. A pattern imported before (same content) or whose id the registry
+holds is not imported again: a re-import reports 0 new and appends nothing.
+--type imports only the patterns of one type.`,
+		Example: `  lore patterns import --input team-patterns.json
+  lore patterns import .aiwg/ralph/shared/patterns
+  lore patterns import .aiwg/ralph/shared/patterns/*.json --type error`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			inputs := args
+			if input != "" {
+				inputs = append([]string{input}, args...)
 			}
-			files, err := importFiles(input)
-			if err != nil {
-				return fmt.Errorf("%w: --input: %v", errBadInput, err)
+			if len(inputs) == 0 {
+				return fmt.Errorf("%w: give --input FILE|DIR (or files and folders as arguments)", errBadInput)
 			}
-			total := 0
+			if typ != "" && !crossloop.ValidType(typ) {
+				return fmt.Errorf("%w: --type: %q is not error, success, anti or template", errBadInput, typ)
+			}
+			var files []importFile
+			for _, in := range inputs {
+				fs, err := importFiles(in)
+				if err != nil {
+					return fmt.Errorf("%w: %v", errBadInput, err)
+				}
+				files = append(files, fs...)
+			}
+			var total app.PatternsImportResult
+			read := 0
 			for _, fi := range files {
+				if typ != "" && fi.typ != "" && fi.typ != typ {
+					continue // a per-type file of another type
+				}
 				raw, err := os.ReadFile(fi.path)
 				if err != nil {
 					return fmt.Errorf("%w: %v", errBadInput, err)
 				}
-				var res struct {
-					Patterns int `json:"patterns"`
+				ft := fi.typ
+				if ft == "" {
+					ft = typ
 				}
-				args := map[string]any{"document": json.RawMessage(raw), "type": fi.typ, "source": fi.path}
+				var res app.PatternsImportResult
+				args := map[string]any{"document": json.RawMessage(raw), "type": ft, "source": fi.path}
 				if err := f.Call(cmd.Context(), "patterns", "import", args, &res); err != nil {
 					return fmt.Errorf("%s: %w", fi.path, err)
 				}
-				total += res.Patterns
+				total.Patterns += res.Patterns
+				total.Existing += res.Existing
+				total.Events += res.Events
+				read++
 			}
 			if f.JSON {
-				return f.PrintJSON(map[string]any{"input": input, "patterns": total, "files": len(files)})
+				return f.PrintJSON(map[string]any{"inputs": inputs, "patterns": total.Patterns, "existing": total.Existing,
+					"events": total.Events, "files": read})
 			}
-			fmt.Fprintf(f.Out, "Imported %d pattern(s) from %d file(s)\n", total, len(files))
+			fmt.Fprintf(f.Out, "Imported %d new pattern(s) from %d file(s); %d already in the registry\n", total.Patterns, read, total.Existing)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&input, "input", "", "FILE (document or per-type file) or folder")
+	cmd.Flags().StringVar(&typ, "type", "", "import only patterns of this type (error, success, anti, template)")
 	freeText(cmd.Flags(), "input")
 	return cmd
 }
 
 type importFile struct{ path, typ string }
 
-// importFiles resolves --input: a file (its type from its name when it is
-// a per-type file) or the folder layout.
+// importFiles resolves an input: a file (its type from its name when it
+// is a per-type file) or a folder: the shared layout (patterns/*.json,
+// archive/*-patterns.json) or a patterns folder itself (*.json by type).
 func importFiles(input string) ([]importFile, error) {
 	typeOf := func(name string) string {
 		for t, n := range crossloop.TypeFile {
@@ -301,10 +335,12 @@ func importFiles(input string) ([]importFile, error) {
 		return []importFile{{input, typeOf(input)}}, nil
 	}
 	var out []importFile
-	for _, t := range crossloop.Types {
-		p := filepath.Join(input, "patterns", crossloop.TypeFile[t])
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, importFile{p, t})
+	for _, dir := range []string{filepath.Join(input, "patterns"), input} {
+		for _, t := range crossloop.Types {
+			p := filepath.Join(dir, crossloop.TypeFile[t])
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, importFile{p, t})
+			}
 		}
 	}
 	arch, _ := filepath.Glob(filepath.Join(input, "archive", "*-patterns.json"))
@@ -312,7 +348,8 @@ func importFiles(input string) ([]importFile, error) {
 		out = append(out, importFile{a, ""})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no patterns/*.json or archive/*-patterns.json", input)
+		return nil, fmt.Errorf("%s holds no %s (itself or under patterns/) or archive/*-patterns.json", input,
+			strings.Join([]string{"error-patterns.json", "success-patterns.json", "anti-patterns.json", "code-templates.json"}, ", "))
 	}
 	return out, nil
 }

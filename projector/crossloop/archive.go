@@ -1,7 +1,11 @@
 package crossloop
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
@@ -102,4 +106,48 @@ func (f *folder) reconsider(st *Stats, h *patternHead, cause string) (bool, erro
 	f.tx.Emit(projector.Derived{Type: "registry.pattern_restored/v1", Project: f.ev.Project, Subject: h.ID,
 		Key: h.ID, Data: events.PatternRestored{PatternID: h.ID, Month: month, PrunedFor: reason, Cause: cause}})
 	return true, nil
+}
+
+// Imported patterns are known by the digest of their content
+// (ImportDigest): imp/<digest> is set when one is folded, so the same
+// pattern imported again (the same file, or the same pattern in another
+// file) changes nothing, even when it was merged into another pattern.
+const prefImported = "imp/"
+
+// ImportDigest names an imported pattern by its content (as parsed from
+// the file: the pattern's JSON, which is deterministic).
+func ImportDigest(p *Pattern) (string, error) {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("digest of pattern %s: %w", p.ID, err)
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// ImportKnown reports whether importing p would change nothing: its
+// content was imported before, or the registry holds its id. The import
+// command and the fold decide with it.
+func ImportKnown(r getter, p *Pattern) (bool, error) {
+	d, err := ImportDigest(p)
+	if err != nil {
+		return false, err
+	}
+	for _, k := range [][]byte{[]byte(prefImported + d), patternKey(p.ID)} {
+		if _, ok, err := r.Get(k); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// ImportEventID names the event importing patterns of these digests, so
+// that the same patterns sent again are one event.
+func ImportEventID(digests []string) string {
+	h := sha256.New()
+	for _, d := range digests {
+		h.Write([]byte(d))
+		h.Write([]byte{0})
+	}
+	return "imp-patterns-" + hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -532,10 +532,17 @@ func (f *folder) imported(d *events.RegistryImported) error {
 		if n > st.Counters[typ] {
 			st.Counters[typ] = n
 		}
-		if _, exists, err := f.tx.Get(patternKey(p.ID)); err != nil {
+		if known, err := ImportKnown(f.tx, &p); err != nil {
 			return err
-		} else if exists {
-			continue // same id: the registry already holds it
+		} else if known {
+			continue // imported before, or the registry holds its id
+		}
+		dg, err := ImportDigest(&p)
+		if err != nil {
+			return err
+		}
+		if err := f.tx.Set([]byte(prefImported+dg), nil); err != nil {
+			return err
 		}
 		if !p.Archived {
 			merged, err := f.mergeImported(st, &p)
@@ -583,6 +590,7 @@ func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
 	q.Failed += p.Failed
 	q.UsageCount += p.UsageCount
 	q.SuccessRate = SuccessRate(q.Successful, q.Failed)
+	q.RateStated, q.StatedFailureRate = false, 0
 	for _, s := range p.SourceLoops {
 		known, err := hasLoop(f.tx, q, s.LoopID)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/loredev/lore/projector/promptline"
 )
@@ -133,7 +134,7 @@ func TypeName(t string) string {
 func FormatShow(p *Pattern, impact *float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pattern: %s\nType: %s\n", p.ID, TypeName(p.Type))
-	fmt.Fprintf(&b, "Created: %s\nLast Used: %s\n", rfc(p.FirstDiscovered), rfc(p.LastUsed))
+	fmt.Fprintf(&b, "Created: %s\nLast Used: %s\n", rfcOrUnknown(p.FirstDiscovered), rfcOrUnknown(p.LastUsed))
 	if p.Archived {
 		fmt.Fprintf(&b, "Archived: %s (%s)\n", p.ArchiveMonth, p.ArchiveReason)
 	}
@@ -222,3 +223,12 @@ func FormatListLine(p *Pattern) string {
 }
 
 func rfc(t interface{ Format(string) string }) string { return t.Format("2006-01-02T15:04:05Z07:00") }
+
+// rfcOrUnknown is rfc, or "unknown" for a time nobody stated (an imported
+// file without any).
+func rfcOrUnknown(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return rfc(t)
+}
