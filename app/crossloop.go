@@ -82,7 +82,13 @@ func loopReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any)
 	return nil, fmt.Errorf("%w: event %s is a %s, not an event of this command (an idempotency key used for another command?)", ErrConflict, evs[0].ID, evs[0].Type)
 }
 
-func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+// patternsImportReply: the command's own count (new and existing
+// patterns) when it decided now; for a replay (an idempotency key seen
+// before) the patterns its stored events carry.
+func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Event, result any) (any, error) {
+	if r, ok := result.(PatternsImportResult); ok {
+		return r, nil
+	}
 	n := 0
 	for _, ev := range evs {
 		p, err := events.DecodeData(ev)

@@ -174,3 +174,58 @@ func contains(l []string, s string) bool {
 	}
 	return false
 }
+
+// TestLoopShowAndImportTypeOverAPIAndMCP: loop.show and patterns.import
+// with a type answer alike over the NATS API and MCP.
+func TestLoopShowAndImportTypeOverAPIAndMCP(t *testing.T) {
+	_, nc := ifcServe(t)
+	cs := mcpSession(t, nc)
+	doc := `{"version":"1.0.0","pattern_registry":{
+	  "error_patterns":[{"pattern_id":"pat-error-null-user-001","error_signature":{"error_type":"TypeError","error_pattern":"Cannot read property '.*' of null"},
+	    "fix_approach":{"description":"Add a null check before reading the user","fix_category":"add_null_check"},"success_rate":0.9,"usage_count":10}],
+	  "anti_patterns":[{"pattern_id":"pat-anti-sleep-001","approach_description":"Sleep before the assertion","failure_mode":"incorrect_fix","failure_rate":0.9,"occurrence_count":6}]}}`
+	r := pipeReq(t, nc, "lore.api.patterns.import", `{"args":{"document":`+doc+`,"type":"anti"}}`)
+	var res struct {
+		Result struct {
+			Patterns int `json:"patterns"`
+			Existing int `json:"existing"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(r.body, &res); err != nil || r.code != "" || res.Result.Patterns != 1 {
+		t.Fatalf("API import type anti: %s %s %v", r.code, r.body, err)
+	}
+	var docArgs map[string]any
+	_ = json.Unmarshal([]byte(`{"document":`+doc+`}`), &docArgs)
+	text, isErr := mcpCall(t, cs, "patterns_import", docArgs)
+	if isErr || !strings.Contains(text, `"patterns":1`) || !strings.Contains(text, `"existing":1`) {
+		t.Errorf("MCP import of the whole document after the anti-pattern: %v %s", isErr, text)
+	}
+	text, isErr = mcpCall(t, cs, "patterns_import", docArgs)
+	if isErr || !strings.Contains(text, `"patterns":0`) || !strings.Contains(text, `"existing":2`) {
+		t.Errorf("MCP re-import: %v %s", isErr, text)
+	}
+	if r := pipeReq(t, nc, "lore.api.patterns.import", `{"args":{"document":`+doc+`,"type":"bogus"}}`); r.code != "400" || !strings.Contains(r.msg, `"type"`) {
+		t.Errorf("type bogus: %s %q", r.code, r.msg)
+	}
+
+	for _, c := range []struct{ subject, body string }{
+		{"lore.api.loop.start", `{"args":{"loop_id":"ralph-show-00000001","task":"Fix the null user","category":"debugging"}}`},
+		{"lore.api.patterns.inject", `{"args":{"loop_id":"ralph-show-00000001"}}`},
+		{"lore.api.loop.apply", `{"args":{"loop_id":"ralph-show-00000001","pattern_id":"pat-error-null-user-001","success":true,"iteration":3}}`},
+	} {
+		if r := pipeReq(t, nc, c.subject, c.body); r.code != "" {
+			t.Fatalf("%s: %s %s", c.subject, r.code, r.msg)
+		}
+	}
+	r = pipeReq(t, nc, "lore.api.loop.show", `{"args":{"id":"ralph-show-00000001"}}`)
+	if r.code != "" || !strings.Contains(string(r.body), `"pattern_id":"pat-error-null-user-001"`) || !strings.Contains(string(r.body), `"iteration_used":3`) {
+		t.Errorf("API loop.show: %s %s", r.code, r.body)
+	}
+	text, isErr = mcpCall(t, cs, "loop_show", map[string]any{"id": "ralph-show-00000001"})
+	if isErr || !strings.Contains(text, `"iteration_used":3`) || !strings.Contains(text, `"successful":true`) {
+		t.Errorf("MCP loop_show: %v %s", isErr, text)
+	}
+	if r := pipeReq(t, nc, "lore.api.loop.show", `{"args":{"id":"ralph-none-00000000"}}`); r.code != "404" || !strings.Contains(r.msg, "ralph-none-00000000") {
+		t.Errorf("unknown loop: %s %q", r.code, r.msg)
+	}
+}

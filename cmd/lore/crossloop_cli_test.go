@@ -254,3 +254,79 @@ func TestCLIPatternsImportAiwgFiles(t *testing.T) {
 		t.Errorf("--type bogus: exit %d %q", code, errs)
 	}
 }
+
+// TestCLILoopShow: `lore loop show ID` gives the seed's per-loop state: the
+// injected patterns with applied / successful / iteration used, the
+// patterns the loop contributed, and its improvement estimate against the
+// loops of its category run without injection.
+func TestCLILoopShow(t *testing.T) {
+	d := serveData(t)
+	bg := context.Background()
+	run := func(args ...string) string {
+		t.Helper()
+		code, out, errs := cli(t, bg, "", append(d, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return strings.TrimSpace(out)
+	}
+	// A baseline loop: four iterations, learns the null-check fix.
+	a := run("loop", "start", "--task", "Fix TypeError null user in validation", "--category", "debugging")
+	run("loop", "iterate", "--loop", a, "--iteration", "1", "--error-type", "TypeError",
+		"--error-message", "Cannot read property 'email' of null", "--tests-passed", "1", "--tests-failed", "1")
+	run("loop", "iterate", "--loop", a, "--iteration", "4", "--fix", "Added null check for user object", "--tests-passed", "2", "--tests-failed", "0")
+	run("loop", "complete", "--loop", a, "--outcome", "success", "--iterations", "4")
+	// A loop injected with it, applying it at iteration 2.
+	b := run("loop", "start", "--task", "Fix TypeError null user in validation", "--category", "debugging")
+	run("inject", "--loop", b)
+	var st struct {
+		Injected []struct {
+			PatternID     string `json:"pattern_id"`
+			Injected      bool   `json:"injected"`
+			Applied       bool   `json:"applied"`
+			Successful    bool   `json:"successful"`
+			IterationUsed int    `json:"iteration_used"`
+		} `json:"injected_patterns"`
+		Extracted []struct {
+			PatternID string `json:"pattern_id"`
+			New       bool   `json:"new"`
+		} `json:"extracted_patterns"`
+		Estimate *struct {
+			Baseline    *float64 `json:"baseline_iterations"`
+			Actual      int      `json:"actual_iterations"`
+			Improvement *float64 `json:"improvement"`
+		} `json:"improvement_estimate"`
+	}
+	if err := json.Unmarshal([]byte(run("--json", "loop", "show", b)), &st); err != nil || len(st.Injected) == 0 || st.Estimate != nil {
+		t.Fatalf("running loop: %+v %v", st, err)
+	}
+	pid := st.Injected[0].PatternID
+	run("loop", "apply", "--loop", b, "--pattern", pid, "--success", "--iteration", "2")
+	run("loop", "complete", "--loop", b, "--outcome", "success", "--iterations", "2")
+	st.Injected, st.Extracted, st.Estimate = nil, nil, nil
+	if err := json.Unmarshal([]byte(run("--json", "loop", "show", b)), &st); err != nil {
+		t.Fatal(err)
+	}
+	ip := st.Injected[0]
+	if ip.PatternID != pid || !ip.Injected || !ip.Applied || !ip.Successful || ip.IterationUsed != 2 {
+		t.Errorf("injected pattern: %+v", ip)
+	}
+	if st.Estimate == nil || st.Estimate.Baseline == nil || *st.Estimate.Baseline != 4 || st.Estimate.Actual != 2 ||
+		st.Estimate.Improvement == nil || *st.Estimate.Improvement != 50 {
+		t.Errorf("estimate: %+v", st.Estimate)
+	}
+	st.Extracted = nil
+	if err := json.Unmarshal([]byte(run("--json", "loop", "show", a)), &st); err != nil || len(st.Extracted) == 0 || !st.Extracted[0].New {
+		t.Errorf("baseline loop's extracted patterns: %+v %v", st.Extracted, err)
+	}
+	text := run("loop", "show", b)
+	for _, want := range []string{"loop_state:", "injected_patterns:", "- pattern_id: " + pid, "applied: true", "successful: true",
+		"iteration_used: 2", "improvement_estimate:", "baseline_iterations: 4", "actual_iterations: 2", "improvement: 50.0%"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("loop show lacks %q:\n%s", want, text)
+		}
+	}
+	if code, _, errs := cli(t, bg, "", append(d, "loop", "show", "ralph-nowhere-00000000")...); code == 0 || !strings.Contains(errs, "ralph-nowhere-00000000") {
+		t.Errorf("unknown loop: exit %d %q", code, errs)
+	}
+}

@@ -41,8 +41,10 @@ func (m *Model) Name() string { return ModelName }
 // Version 9: a loop records whether it was started (loopHead.Begun); a
 // completion of a loop never started is refused. Version 10: archived
 // patterns keep merge lists of their own (archive.go); the configuration
-// is folded from crossloop.configured/v1 (cfg).
-func (m *Model) Version() int { return 10 }
+// is folded from crossloop.configured/v1 (cfg). Version 11: imported
+// patterns keep the figures their file states (rate_stated, fractional
+// iteration sums, trend, times) and are known by content (imp/).
+func (m *Model) Version() int { return 11 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
