@@ -310,6 +310,7 @@ holds is not imported again: a re-import reports 0 new and appends nothing.
 	cmd.Flags().StringVar(&input, "input", "", "FILE (document or per-type file) or folder")
 	cmd.Flags().StringVar(&typ, "type", "", "import only patterns of this type (error, success, anti, template)")
 	freeText(cmd.Flags(), "input")
+	declare(cmd.Flags(), rules{"type": domain("pattern-type")})
 	return cmd
 }
 
