@@ -116,3 +116,34 @@ func foldWith(t *testing.T, evs []*events.Event, m projector.Model) projector.Re
 	}
 	return st.Model(crossloop.ModelName)
 }
+
+// TestArchivedPatternAppliedAgainIsRestored: a pattern pruned as unused
+// that a loop applies again is restored (the prune rule no longer holds);
+// one applied without success while its rate stays low stays archived.
+func TestArchivedPatternAppliedAgainIsRestored(t *testing.T) {
+	const id = "pat-error-null-check-001"
+	b := &builder{t: t, at: t0}
+	nullLoop(b, 0, "", false)
+	b.add("registry.pruned/v1", &events.RegistryPruned{Month: "2026-05", Patterns: []events.PrunedPattern{{PatternID: id, Reason: crossloop.ReasonUnused}}})
+	other := crossloop.LoopIDWith("apply again", [4]byte{1, 2, 3, 4})
+	b.add("loop.started/v1", &events.LoopStarted{LoopID: other, Task: "Fix the user validation", Category: "debugging"})
+	b.add("pattern.applied/v1", &events.PatternApplied{LoopID: other, PatternID: id, Success: true, Iteration: 1})
+	var emitted []projector.Derived
+	r := foldWith(t, b.evs, recorder{crossloop.New(crossloop.Config{}), &emitted})
+	p, ok, err := crossloop.LoadPattern(r, id)
+	if err != nil || !ok || p.Archived || p.ArchiveMonth != "" {
+		t.Fatalf("applied again: %+v %v %v", p, ok, err)
+	}
+	n := 0
+	for _, d := range emitted {
+		if d.Type == "registry.pattern_restored/v1" {
+			n++
+			if r, ok := d.Data.(events.PatternRestored); !ok || r.Month != "2026-05" || r.PrunedFor != crossloop.ReasonUnused || r.Cause != other {
+				t.Errorf("announcement %+v", d.Data)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d restore announcements, want 1", n)
+	}
+}

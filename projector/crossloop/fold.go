@@ -415,7 +415,11 @@ func (f *folder) applied(d *events.PatternApplied) error {
 	if err := saveLoopHead(f.tx, l); err != nil {
 		return err
 	}
-	return savePattern(f.tx, p, true, &f.mm)
+	restored, err := f.reconsider(st, p, d.LoopID) // an archived pattern applied again
+	if err != nil {
+		return err
+	}
+	return savePattern(f.tx, p, !restored, &f.mm)
 }
 
 func (f *folder) injected(d *events.LoopInjected) error {
