@@ -321,6 +321,40 @@ func checkKeys(probe map[string]any) error {
 			if !known[s+"."+k] {
 				return fmt.Errorf("%w: unknown key %q", ErrInvalidConfig, s+"."+k)
 			}
+			if err := checkKind(s+"."+k, defaultDoc()[s][k], sub[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// intKeys are the keys whose values are whole numbers.
+var intKeys = map[string]bool{"extraction.min_usage_count_for_evaluation": true, "injection.top_k_patterns": true,
+	"injection.max_patterns_injected": true, "injection.candidate_pool": true}
+
+// defaultDoc is the default configuration document, decoded.
+func defaultDoc() map[string]map[string]any {
+	raw, _ := json.Marshal(DefaultConfig().doc())
+	var m map[string]map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return m
+}
+
+// checkKind refuses a value of another kind than the key's, naming it.
+func checkKind(key string, def, v any) error {
+	switch def.(type) {
+	case bool:
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("%w: key %q: %v is not true or false", ErrInvalidConfig, key, v)
+		}
+	case float64:
+		f, ok := v.(float64)
+		if !ok {
+			return fmt.Errorf("%w: key %q: %v is not a number", ErrInvalidConfig, key, v)
+		}
+		if intKeys[key] && f != math.Trunc(f) {
+			return fmt.Errorf("%w: key %q: %v is not a whole number", ErrInvalidConfig, key, v)
 		}
 	}
 	return nil
