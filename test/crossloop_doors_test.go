@@ -207,6 +207,21 @@ func TestLoopShowAndImportTypeOverAPIAndMCP(t *testing.T) {
 	if r := pipeReq(t, nc, "lore.api.patterns.import", `{"args":{"document":`+doc+`,"type":"bogus"}}`); r.code != "400" || !strings.Contains(r.msg, `"type"`) {
 		t.Errorf("type bogus: %s %q", r.code, r.msg)
 	}
+	// A pattern merged into another at import is known by its content: a
+	// re-import appends nothing.
+	twin := `{"version":"1.0.0","pattern_registry":{"error_patterns":[{"pattern_id":"pat-error-null-user-009","error_signature":{"error_type":"TypeError","error_pattern":"Cannot read property '.*' of null"},
+	    "fix_approach":{"description":"Guard the user against null before reading it","fix_category":"add_null_check"},"success_rate":0.5,"usage_count":4}]}}`
+	for i, want := range []string{`"patterns":1`, `"patterns":0`} {
+		before, _ := ifcStats(t, nc)
+		r := pipeReq(t, nc, "lore.api.patterns.import", `{"args":{"document":`+twin+`}}`)
+		after, _ := ifcStats(t, nc)
+		if r.code != "" || !strings.Contains(string(r.body), want) || (i == 1 && after != before) {
+			t.Errorf("import %d of a merged twin: %s %s, %d events appended", i+1, r.code, r.body, after-before)
+		}
+	}
+	if r := pipeReq(t, nc, "lore.api.patterns.show", `{"args":{"id":"pat-error-null-user-001"}}`); !strings.Contains(string(r.body), `"usage_count":14`) {
+		t.Errorf("the twin merged once: %s", r.body)
+	}
 
 	for _, c := range []struct{ subject, body string }{
 		{"lore.api.loop.start", `{"args":{"loop_id":"ralph-show-00000001","task":"Fix the null user","category":"debugging"}}`},

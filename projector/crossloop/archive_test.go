@@ -2,7 +2,11 @@ package crossloop_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
@@ -145,5 +149,44 @@ func TestArchivedPatternAppliedAgainIsRestored(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d restore announcements, want 1", n)
+	}
+}
+
+// TestImportDigestSurvivesTheLog: the digest the import command computes
+// on a parsed pattern is the one the fold computes on the pattern read
+// back from the event, for every pattern of the seed-shaped fixtures, so
+// a re-import is recognised even for a pattern merged at import.
+func TestImportDigestSurvivesTheLog(t *testing.T) {
+	dir := "../../cmd/lore/testdata/aiwg/shared"
+	files := map[string]string{"patterns/error-patterns.json": crossloop.TypeError, "patterns/success-patterns.json": crossloop.TypeSuccess,
+		"patterns/anti-patterns.json": crossloop.TypeAnti, "patterns/code-templates.json": crossloop.TypeTemplate, "archive/2026-01-patterns.json": ""}
+	n := 0
+	for name, typ := range files {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := crossloop.ParseRegistry(raw, typ)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, p := range ps {
+			d1, err := crossloop.ImportDigest(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(p)
+			var back crossloop.Pattern
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if d2, _ := crossloop.ImportDigest(&back); d1 != d2 {
+				t.Errorf("%s %s: digest %s before the log, %s after", name, p.ID, d1, d2)
+			}
+			n++
+		}
+	}
+	if n != 10 {
+		t.Errorf("%d patterns in the fixtures, want 10", n)
 	}
 }
