@@ -45,6 +45,9 @@ func init() {
 	cl("show", "one pattern with its effectiveness and lineage", PatternIDArgs{}, patternsShow)
 	cl("metrics", "cross-loop effectiveness metrics and per-loop impact", nil, patternsMetrics)
 	cl("export", "the registry as a shared-patterns document", nil, patternsExport)
+	cl("config", "the cross-loop configuration in force (ralph.cross_loop_learning extraction.*, injection.*, and pruning.*)", nil, patternsConfig)
+	Register(Endpoint{Group: "patterns", Name: "configure", Doc: "set the cross-loop configuration (keys over the defaults) for every replica; the seed's aiwg.yml block is accepted",
+		Args: PatternsConfigureArgs{}, Command: patternsConfigure, Reply: patternsConfiguredReply})
 	cc("patterns", "inject", "rank patterns for a task or loop; records the injection on the loop", InjectArgs{}, patternsInject)
 	cc("patterns", "prune", "archive low-success or unused patterns under the month (dry_run: plan only)", PruneArgs{}, patternsPrune)
 	Register(Endpoint{Group: "patterns", Name: "import", Doc: "import a shared-patterns document", Args: PatternsImportArgs{},
@@ -79,7 +82,13 @@ func loopReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any)
 	return nil, fmt.Errorf("%w: event %s is a %s, not an event of this command (an idempotency key used for another command?)", ErrConflict, evs[0].ID, evs[0].Type)
 }
 
-func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+// patternsImportReply: the command's own count (new and existing
+// patterns) when it decided now; for a replay (an idempotency key seen
+// before) the patterns its stored events carry.
+func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Event, result any) (any, error) {
+	if r, ok := result.(PatternsImportResult); ok {
+		return r, nil
+	}
 	n := 0
 	for _, ev := range evs {
 		p, err := events.DecodeData(ev)
@@ -90,7 +99,7 @@ func patternsImportReply(_ context.Context, _ View, _ Request, evs []*events.Eve
 			n += len(d.Patterns)
 		}
 	}
-	return map[string]any{"patterns": n, "events": len(evs)}, nil
+	return PatternsImportResult{Patterns: n, Events: len(evs)}, nil
 }
 
 // PatternIDArgs name a registry pattern.
@@ -101,8 +110,10 @@ type PatternIDArgs struct {
 // PatternsImportArgs are the arguments of patterns.import.
 type PatternsImportArgs struct {
 	Document json.RawMessage `json:"document"`
-	Type     string          `json:"type,omitempty"` // for a per-type file
-	Source   string          `json:"source,omitempty"`
+	// Type: only patterns of this type are imported; a per-type file's
+	// patterns are read as this type.
+	Type   string `json:"type,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 // clData builds the event of a command whose arguments are its data, as
@@ -234,10 +245,17 @@ func patternsInject(ctx context.Context, v View, req Request) ([]*events.Event, 
 			return nil, nil, badField("types", fmt.Errorf("unknown type %q", t))
 		}
 	}
-	rs, err := crossloop.Rank(ctx, clReader(v), crossloopModel.Config(), crossloop.InjectRequest{Task: a.Task,
-		Category: a.Category, TopK: a.TopK, MinRate: a.MinSuccessRate, Types: a.Types}, crossloopEmbedder())
+	cfg, err := crossloopModel.ConfigAt(clReader(v))
 	if err != nil {
 		return nil, nil, err
+	}
+	var rs []crossloop.Ranked
+	if types := cfg.Types(a.Types); len(types) > 0 { // none: every type asked for is excluded by injection.include_*
+		rs, err = crossloop.Rank(ctx, clReader(v), cfg, crossloop.InjectRequest{Task: a.Task,
+			Category: a.Category, TopK: a.TopK, MinRate: a.MinSuccessRate, Types: types}, crossloopEmbedder())
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	res := InjectResult{LoopID: a.LoopID, Patterns: rs, Text: crossloop.FormatInjection(rs)}
 	if res.Patterns == nil {
@@ -270,7 +288,11 @@ func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
-	pol := crossloopModel.Config().Prune
+	cfg, err := crossloopModel.ConfigAt(clReader(v))
+	if err != nil {
+		return nil, nil, err
+	}
+	pol := cfg.Prune
 	if a.MinSuccessRate != nil {
 		if *a.MinSuccessRate < 0 || *a.MinSuccessRate > 1 {
 			return nil, nil, badField("min_success_rate", errors.New("must be in [0,1]"))
@@ -314,19 +336,53 @@ func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any
 // importChunk bounds the patterns of one registry.imported event.
 const importChunk = 200
 
-func patternsImport(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+// PatternsImportResult is patterns.import's answer: patterns new to the
+// registry (sent), and those it already holds (imported before with the
+// same content, or the same id), which append nothing.
+type PatternsImportResult struct {
+	Patterns int `json:"patterns"`
+	Existing int `json:"existing"`
+	Events   int `json:"events"`
+}
+
+func patternsImport(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var a PatternsImportArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
+	}
+	if a.Type != "" && !crossloop.ValidType(a.Type) {
+		return nil, nil, badField("type", fmt.Errorf("%q is not error, success, anti or template", a.Type))
 	}
 	ps, err := crossloop.ParseRegistry(a.Document, a.Type)
 	if err != nil {
 		return nil, nil, badField("document", err)
 	}
+	var res PatternsImportResult
+	var fresh []*crossloop.Pattern
+	var digests []string
+	for _, p := range ps {
+		if a.Type != "" && p.Type != a.Type {
+			continue // --type: only patterns of that type
+		}
+		known, err := crossloop.ImportKnown(clReader(v), p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if known {
+			res.Existing++
+			continue
+		}
+		d, err := crossloop.ImportDigest(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		fresh, digests = append(fresh, p), append(digests, d)
+	}
 	var evs []*events.Event
-	for i := 0; i < len(ps); i += importChunk {
+	for i := 0; i < len(fresh); i += importChunk {
+		j := min(i+importChunk, len(fresh))
 		d := &events.RegistryImported{Source: a.Source}
-		for _, p := range ps[i:min(i+importChunk, len(ps))] {
+		for _, p := range fresh[i:j] {
 			raw, err := json.Marshal(p)
 			if err != nil {
 				return nil, nil, err
@@ -337,9 +393,12 @@ func patternsImport(_ context.Context, _ View, req Request) ([]*events.Event, an
 		if err != nil {
 			return nil, nil, err
 		}
+		// Named by content: the same patterns sent again are one event.
+		ev.ID = crossloop.ImportEventID(digests[i:j])
 		evs = append(evs, ev)
 	}
-	return evs, map[string]any{"patterns": len(ps), "events": len(evs)}, nil
+	res.Patterns, res.Events = len(fresh), len(evs)
+	return evs, res, nil
 }
 
 func patternsExtract(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
@@ -409,7 +468,7 @@ func loopIterate(_ context.Context, _ View, req Request) ([]*events.Event, any, 
 	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "iteration": a.Iteration}, nil
 }
 
-func loopComplete(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+func loopComplete(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var a events.LoopCompleted
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
@@ -417,6 +476,12 @@ func loopComplete(_ context.Context, _ View, req Request) ([]*events.Event, any,
 	ev, err := clData(req, "loop.completed/v1", nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	// The fold refuses the same event (poison) when it comes by the raw door.
+	if ok, err := crossloop.LoopStarted(clReader(v), a.LoopID); err != nil {
+		return nil, nil, err
+	} else if !ok {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNotFound, crossloop.ErrLoopNotStarted(a.LoopID))
 	}
 	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "outcome": a.Outcome}, nil
 }
@@ -436,4 +501,46 @@ func loopApply(_ context.Context, v View, req Request) ([]*events.Event, any, er
 		return nil, nil, err
 	}
 	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "pattern_id": a.PatternID, "success": a.Success}, nil
+}
+
+// PatternsConfigureArgs are the arguments of patterns.configure: a
+// configuration document (ParseConfig: the cross_loop_learning block, or
+// a document holding it as ralph.cross_loop_learning).
+type PatternsConfigureArgs struct {
+	Config json.RawMessage `json:"config"`
+}
+
+func patternsConfig(_ context.Context, v View, _ Request) (any, error) {
+	return crossloopModel.ConfigAt(clReader(v))
+}
+
+func patternsConfigure(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a PatternsConfigureArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	if len(a.Config) == 0 || string(a.Config) == "null" {
+		return nil, nil, badField("config", errors.New("is required"))
+	}
+	cfg, err := crossloop.ParseConfig(a.Config)
+	if err != nil {
+		return nil, nil, badField("config", err)
+	}
+	full, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, err := req.newEvent("crossloop.configured/v1", req.Project, req.Now, &events.CrossloopConfigured{Config: full})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*events.Event{ev}, cfg, nil
+}
+
+func patternsConfiguredReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any) (any, error) {
+	d, err := payload[events.CrossloopConfigured](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	return crossloop.ParseConfig(d.Config)
 }

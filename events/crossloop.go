@@ -163,3 +163,37 @@ func init() {
 	Register(Kind{Type: "registry.pattern_archived/v1", Aggregate: "pattern", Derived: true,
 		Doc: "a pattern was pruned to the archive", New: func() Payload { return new(PatternArchived) }})
 }
+
+// PatternRestored (derived): an archived pattern came back to the active
+// registry: a loop (or an import) reinforced it and the prune rule in
+// force no longer archives it.
+type PatternRestored struct {
+	PatternID string `json:"pattern_id"`
+	Month     string `json:"month"`      // the archive it leaves
+	PrunedFor string `json:"pruned_for"` // the reason it was pruned
+	Cause     string `json:"cause"`      // the loop id, or "import"
+}
+
+func (e *PatternRestored) AggregateID() string { return e.PatternID }
+
+func init() {
+	Register(Kind{Type: "registry.pattern_restored/v1", Aggregate: "pattern", Derived: true,
+		Doc: "an archived pattern was reinforced and restored to the registry", New: func() Payload { return new(PatternRestored) }})
+}
+
+// CrossloopConfigured sets the cross-loop configuration every replica folds
+// with (the seed's ralph.cross_loop_learning extraction.* and injection.*
+// keys and lore's pruning.*, keys over the defaults). Being an event, it
+// replays identically, and an audit at a past time folds with the
+// configuration in force then.
+type CrossloopConfigured struct {
+	Config json.RawMessage `json:"config"`
+}
+
+func (*CrossloopConfigured) AggregateID() string { return ConfigAggregate }
+
+func init() {
+	Register(Kind{Type: "crossloop.configured/v1", Aggregate: "crossloop-config",
+		Doc: "the cross-loop (ralph.cross_loop_learning) configuration every replica folds with",
+		New: func() Payload { return new(CrossloopConfigured) }})
+}

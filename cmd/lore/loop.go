@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -9,8 +10,8 @@ import (
 func init() { addCommand(newCmdLoop) }
 
 func newCmdLoop(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "loop", Short: "Report an agent loop: start, iterate, complete, apply a pattern"}
-	cmd.AddCommand(newCmdLoopStart(f), newCmdLoopIterate(f), newCmdLoopComplete(f), newCmdLoopApply(f))
+	cmd := &cobra.Command{Use: "loop", Short: "Report an agent loop: start, iterate, complete, apply a pattern; show one"}
+	cmd.AddCommand(newCmdLoopStart(f), newCmdLoopIterate(f), newCmdLoopComplete(f), newCmdLoopApply(f), newCmdLoopShow(f))
 	return cmd
 }
 
@@ -172,4 +173,31 @@ func newCmdLoopApply(f *Factory) *cobra.Command {
 	declare(fl, rules{"iteration": atLeast(0)})
 	freeText(fl, "loop", "pattern", "agent")
 	return cmd
+}
+
+func newCmdLoopShow(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show LOOP_ID",
+		Short: "Show one loop's state: injected patterns (applied, successful, iteration used), extracted patterns, improvement estimate",
+		Example: `  lore loop show ralph-fix-validation-b2c3d4e5
+  lore loop show ralph-fix-validation-b2c3d4e5 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var raw json.RawMessage
+			if err := f.Call(cmd.Context(), "loop", "show", map[string]string{"id": args[0]}, &raw); err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(raw)
+			}
+			var out struct {
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(raw, &out); err != nil {
+				return err
+			}
+			fmt.Fprint(f.Out, out.Text)
+			return nil
+		},
+	}
 }

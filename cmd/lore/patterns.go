@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/projector/crossloop"
 )
 
@@ -18,9 +20,9 @@ func init() {
 }
 
 func newCmdPatterns(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "patterns", Short: "The cross-loop pattern registry: list, show, prune, export, import, metrics"}
+	cmd := &cobra.Command{Use: "patterns", Short: "The cross-loop pattern registry: list, show, prune, export, import, metrics, config"}
 	cmd.AddCommand(newCmdPatternsList(f), newCmdPatternsShow(f), newCmdPatternsPrune(f),
-		newCmdPatternsExport(f), newCmdPatternsImport(f), newCmdPatternsMetrics(f))
+		newCmdPatternsExport(f), newCmdPatternsImport(f), newCmdPatternsMetrics(f), newCmdPatternsConfig(f))
 	return cmd
 }
 
@@ -239,50 +241,84 @@ func exportDir(dir string, doc *crossloop.RegistryDoc) error {
 }
 
 func newCmdPatternsImport(f *Factory) *cobra.Command {
-	var input string
+	var input, typ string
 	cmd := &cobra.Command{
-		Use:   "import --input FILE|DIR",
-		Short: "Import patterns from a shared-patterns document, a per-type file or a folder",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if input == "" {
-				return fmt.Errorf("%w: --input is required", errBadInput)
+		Use:   "import [--input] FILE|DIR ... [--type TYPE]",
+		Short: "Import patterns from shared-patterns documents, per-type files or folders",
+		Long: `Imports the seed's files: a shared-patterns document, per-type files
+(error-patterns.json, success-patterns.json, anti-patterns.json,
+code-templates.json, or any file with --type), archive month files, or a
+folder: .aiwg/ralph/shared (patterns/ and archive/) or
+.aiwg/ralph/shared/patterns itself. Every figure and time a file states is
+kept. A pattern imported before (same content) or whose id the registry
+holds is not imported again: a re-import reports 0 new and appends nothing.
+--type imports only the patterns of one type.`,
+		Example: `  lore patterns import --input team-patterns.json
+  lore patterns import .aiwg/ralph/shared/patterns
+  lore patterns import .aiwg/ralph/shared/patterns/*.json --type error`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			inputs := args
+			if input != "" {
+				inputs = append([]string{input}, args...)
 			}
-			files, err := importFiles(input)
-			if err != nil {
-				return fmt.Errorf("%w: --input: %v", errBadInput, err)
+			if len(inputs) == 0 {
+				return fmt.Errorf("%w: give --input FILE|DIR (or files and folders as arguments)", errBadInput)
 			}
-			total := 0
+			if typ != "" && !crossloop.ValidType(typ) {
+				return fmt.Errorf("%w: --type: %q is not error, success, anti or template", errBadInput, typ)
+			}
+			var files []importFile
+			for _, in := range inputs {
+				fs, err := importFiles(in)
+				if err != nil {
+					return fmt.Errorf("%w: %v", errBadInput, err)
+				}
+				files = append(files, fs...)
+			}
+			var total app.PatternsImportResult
+			read := 0
 			for _, fi := range files {
+				if typ != "" && fi.typ != "" && fi.typ != typ {
+					continue // a per-type file of another type
+				}
 				raw, err := os.ReadFile(fi.path)
 				if err != nil {
 					return fmt.Errorf("%w: %v", errBadInput, err)
 				}
-				var res struct {
-					Patterns int `json:"patterns"`
+				ft := fi.typ
+				if ft == "" {
+					ft = typ
 				}
-				args := map[string]any{"document": json.RawMessage(raw), "type": fi.typ, "source": fi.path}
+				var res app.PatternsImportResult
+				args := map[string]any{"document": json.RawMessage(raw), "type": ft, "source": fi.path}
 				if err := f.Call(cmd.Context(), "patterns", "import", args, &res); err != nil {
 					return fmt.Errorf("%s: %w", fi.path, err)
 				}
-				total += res.Patterns
+				total.Patterns += res.Patterns
+				total.Existing += res.Existing
+				total.Events += res.Events
+				read++
 			}
 			if f.JSON {
-				return f.PrintJSON(map[string]any{"input": input, "patterns": total, "files": len(files)})
+				return f.PrintJSON(map[string]any{"inputs": inputs, "patterns": total.Patterns, "existing": total.Existing,
+					"events": total.Events, "files": read})
 			}
-			fmt.Fprintf(f.Out, "Imported %d pattern(s) from %d file(s)\n", total, len(files))
+			fmt.Fprintf(f.Out, "Imported %d new pattern(s) from %d file(s); %d already in the registry\n", total.Patterns, read, total.Existing)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&input, "input", "", "FILE (document or per-type file) or folder")
+	cmd.Flags().StringVar(&typ, "type", "", "import only patterns of this type (error, success, anti, template)")
 	freeText(cmd.Flags(), "input")
+	declare(cmd.Flags(), rules{"type": domain("pattern-type")})
 	return cmd
 }
 
 type importFile struct{ path, typ string }
 
-// importFiles resolves --input: a file (its type from its name when it is
-// a per-type file) or the folder layout.
+// importFiles resolves an input: a file (its type from its name when it
+// is a per-type file) or a folder: the shared layout (patterns/*.json,
+// archive/*-patterns.json) or a patterns folder itself (*.json by type).
 func importFiles(input string) ([]importFile, error) {
 	typeOf := func(name string) string {
 		for t, n := range crossloop.TypeFile {
@@ -300,10 +336,12 @@ func importFiles(input string) ([]importFile, error) {
 		return []importFile{{input, typeOf(input)}}, nil
 	}
 	var out []importFile
-	for _, t := range crossloop.Types {
-		p := filepath.Join(input, "patterns", crossloop.TypeFile[t])
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, importFile{p, t})
+	for _, dir := range []string{filepath.Join(input, "patterns"), input} {
+		for _, t := range crossloop.Types {
+			p := filepath.Join(dir, crossloop.TypeFile[t])
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, importFile{p, t})
+			}
 		}
 	}
 	arch, _ := filepath.Glob(filepath.Join(input, "archive", "*-patterns.json"))
@@ -311,7 +349,8 @@ func importFiles(input string) ([]importFile, error) {
 		out = append(out, importFile{a, ""})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no patterns/*.json or archive/*-patterns.json", input)
+		return nil, fmt.Errorf("%s holds no %s (itself or under patterns/) or archive/*-patterns.json", input,
+			strings.Join([]string{"error-patterns.json", "success-patterns.json", "anti-patterns.json", "code-templates.json"}, ", "))
 	}
 	return out, nil
 }
@@ -385,4 +424,98 @@ func newCmdExtract(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&types, "types", "", "comma-separated types: error,success,anti,template")
 	declare(cmd.Flags(), rules{"types": domain("pattern-types")})
 	return cmd
+}
+
+func newCmdPatternsConfig(f *Factory) *cobra.Command {
+	var file string
+	var sets []string
+	cmd := &cobra.Command{
+		Use:   "config [--file FILE] [--set key=value ...]",
+		Short: "Show the cross-loop configuration, or set it for every replica (--file, --set)",
+		Long: `Without flags, shows the configuration in force: the seed's
+ralph.cross_loop_learning keys (extraction.*, injection.*) and lore's pruning.*.
+
+--file reads a configuration file, YAML or JSON: the block itself, or the
+seed's aiwg.yml / .aiwg/config.yml holding it as ralph.cross_loop_learning
+(the file's other settings are ignored); its keys are set over the
+defaults. --set key=value (repeatable; key dotted, e.g.
+injection.top_k_patterns=8) changes keys of the file, or of the
+configuration in force without --file. An unknown key or an
+out-of-range value is refused, naming it (exit code 2).`,
+		Example: `  lore patterns config
+  lore patterns config --set injection.top_k_patterns=8 --set extraction.similarity_threshold=0.85
+  lore patterns config --file .aiwg/config.yml
+  lore patterns config --as-of 2026-03-01T00:00:00Z`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			show := func(c json.RawMessage) error {
+				if f.JSON {
+					return f.PrintJSON(c)
+				}
+				return printConfigKeys(f, c)
+			}
+			if file == "" && len(sets) == 0 {
+				var c json.RawMessage
+				if err := f.Call(cmd.Context(), "patterns", "config", nil, &c); err != nil {
+					return err
+				}
+				return show(c)
+			}
+			var doc []byte
+			if file != "" {
+				raw, err := os.ReadFile(file)
+				if err != nil {
+					return fmt.Errorf("%w: --file: %v", errBadInput, err)
+				}
+				if doc, err = crossloop.ConfigBlock(raw); err != nil {
+					return fmt.Errorf("%w: --file %s: %v", errBadInput, file, err)
+				}
+			} else {
+				var c json.RawMessage
+				if err := f.Call(cmd.Context(), "patterns", "config", nil, &c); err != nil {
+					return err
+				}
+				doc = c
+			}
+			doc, err := applyConfigSets(doc, sets)
+			if err != nil {
+				return err
+			}
+			if _, err := crossloop.ParseConfig(doc); err != nil { // the check the endpoint makes, before sending
+				return fmt.Errorf("%w: %v", errBadInput, err)
+			}
+			var c json.RawMessage
+			if err := f.Call(cmd.Context(), "patterns", "configure", map[string]json.RawMessage{"config": doc}, &c); err != nil {
+				return err
+			}
+			if !f.JSON {
+				fmt.Fprintln(f.Out, "configuration set")
+			}
+			return show(c)
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "configuration file, YAML or JSON (aiwg.yml, .aiwg/config.yml, or the cross_loop_learning block)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "key=value, dotted key (repeatable)")
+	freeText(cmd.Flags(), "file", "set")
+	return cmd
+}
+
+// printConfigKeys prints a configuration document as sorted "key = value" lines.
+func printConfigKeys(f *Factory, raw json.RawMessage) error {
+	var m map[string]map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	var lines []string
+	for s, keys := range m {
+		for k, v := range keys {
+			b, _ := json.Marshal(v)
+			lines = append(lines, s+"."+k+" = "+string(b))
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(f.Out, l)
+	}
+	return nil
 }

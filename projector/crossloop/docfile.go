@@ -159,6 +159,9 @@ func PatternDoc(p *Pattern) (json.RawMessage, error) {
 		d["successful_applications"], d["failed_applications"] = p.Successful, p.Failed
 		d["first_discovered"], d["last_used"] = ts(p.FirstDiscovered), ts(p.LastUsed)
 		d["effectiveness_trend"] = trendDoc(p)
+		if len(p.RelatedPatterns) > 0 {
+			d["related_patterns"] = p.RelatedPatterns
+		}
 	case TypeSuccess:
 		cat := p.Category
 		if !taskCategories[cat] {
@@ -180,6 +183,11 @@ func PatternDoc(p *Pattern) (json.RawMessage, error) {
 		}
 		d["source_loops"] = nonNilMaps(sl)
 		d["success_rate"], d["usage_count"], d["average_iterations"] = p.SuccessRate, p.UsageCount, p.AverageIterations()
+		for k, v := range map[string][]string{"preconditions": p.Preconditions, "benefits": p.Benefits, "limitations": p.Limitations} {
+			if len(v) > 0 {
+				d[k] = v
+			}
+		}
 	case TypeAnti:
 		d["pattern_id"], d["approach_description"], d["failure_mode"] = p.ID, p.Approach, p.FailureMode
 		d["failure_symptoms"], d["why_it_fails"] = nonNil(p.Symptoms), p.WhyItFails
@@ -308,7 +316,7 @@ type foreign struct {
 	UseCase         string            `json:"use_case"`
 	Placeholders    map[string]string `json:"placeholders"`
 	SourceLoops     json.RawMessage   `json:"source_loops"`
-	SuccessRate     float64           `json:"success_rate"`
+	SuccessRate     *float64          `json:"success_rate"`
 	UsageCount      int               `json:"usage_count"`
 	Successful      *int              `json:"successful_applications"`
 	Failed          *int              `json:"failed_applications"`
@@ -316,15 +324,27 @@ type foreign struct {
 	FirstDiscovered time.Time         `json:"first_discovered"`
 	LastUsed        time.Time         `json:"last_used"`
 	Tags            []string          `json:"tags"`
+	Trend           []TrendPoint      `json:"effectiveness_trend"`
+	Related         []string          `json:"related_patterns"`
+	Preconditions   []string          `json:"preconditions"`
+	Benefits        []string          `json:"benefits"`
+	Limitations     []string          `json:"limitations"`
 }
 
+// convertForeign reads a pattern document written by another tool (the
+// seed's aiwg files), keeping every figure and time it states: the
+// success rate (failure rate) and average iterations as written, even when
+// whole counts cannot reproduce them (RateStated); the counts from
+// successful_applications / failed_applications, else usage × rate
+// rounded; first_discovered / last_used, else the earliest and latest
+// time of its lineage and trend (zero when it states none).
 func convertForeign(typ string, raw json.RawMessage, month string) (*Pattern, error) {
 	var f foreign
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, err
 	}
 	p := &Pattern{ID: f.PatternID, Type: typ, Tags: f.Tags, UsageCount: f.UsageCount,
-		FirstDiscovered: f.FirstDiscovered, LastUsed: f.LastUsed}
+		FirstDiscovered: f.FirstDiscovered, LastUsed: f.LastUsed, Trend: f.Trend, RelatedPatterns: f.Related}
 	switch typ {
 	case TypeError:
 		p.ErrorType, p.ErrorPattern, p.LocationHints = f.ErrorSignature.ErrorType, f.ErrorSignature.ErrorPattern, f.ErrorSignature.Hints
@@ -334,12 +354,20 @@ func convertForeign(typ string, raw json.RawMessage, month string) (*Pattern, er
 	case TypeSuccess:
 		p.Category, p.TaskPattern = f.TaskCategory, f.TaskPattern
 		p.Approach, p.Steps, p.ToolsUsed = f.Approach.Description, f.Approach.Steps, f.Approach.Tools
+		p.Preconditions, p.Benefits, p.Limitations = f.Preconditions, f.Benefits, f.Limitations
 		avg := f.AvgIter
 		if avg == 0 {
 			avg = f.Approach.Typical.Average
 		}
-		p.IterationsN = 1
-		p.IterationsSum = int(avg + 0.5)
+		if avg > 0 {
+			// weighted by the loops it stands for, when that keeps the
+			// stated average exact
+			n := max(f.UsageCount, 1)
+			if avg*float64(n)/float64(n) != avg {
+				n = 1
+			}
+			p.IterationsN, p.IterationsSum = n, avg*float64(n)
+		}
 		p.IterationsMin, p.IterationsMax = int(f.Approach.Typical.Minimum), int(f.Approach.Typical.Maximum)
 		p.Title = titleCase(firstN(p.Approach, 60))
 	case TypeAnti:
@@ -355,7 +383,12 @@ func convertForeign(typ string, raw json.RawMessage, month string) (*Pattern, er
 			p.Title = "Template " + p.ID
 		}
 	}
-	// counts: explicit counters, else usage × rate rounded
+	// counts: explicit counters, else usage × rate rounded; the rate as
+	// stated. A template stating no rate counts its uses as successes.
+	rate := 1.0
+	if f.SuccessRate != nil {
+		rate = *f.SuccessRate
+	}
 	switch {
 	case f.Successful != nil && f.Failed != nil:
 		p.Successful, p.Failed = *f.Successful, *f.Failed
@@ -364,16 +397,57 @@ func convertForeign(typ string, raw json.RawMessage, month string) (*Pattern, er
 		p.Successful = f.Occurrences - p.Failed
 		p.UsageCount = f.Occurrences
 	default:
-		p.Successful = int(float64(f.UsageCount)*f.SuccessRate + 0.5)
+		p.Successful = int(float64(f.UsageCount)*rate + 0.5)
 		p.Failed = f.UsageCount - p.Successful
 	}
 	p.SuccessRate = SuccessRate(p.Successful, p.Failed)
+	switch {
+	case typ == TypeAnti:
+		if fr := f.FailureRate; fr != p.FailureRate() {
+			p.RateStated, p.StatedFailureRate, p.SuccessRate = true, fr, 1-fr
+		}
+	case f.SuccessRate != nil && *f.SuccessRate != p.SuccessRate:
+		p.RateStated, p.SuccessRate = true, *f.SuccessRate
+	}
 	p.OccurrenceCount = f.Occurrences
 	p.SourceLoops = foreignLoops(f.SourceLoops)
+	statedTimes(p)
 	if month != "" {
 		p.Archived, p.ArchiveMonth, p.ArchiveReason = true, month, "imported"
 	}
 	return p, nil
+}
+
+// statedTimes fills a missing first_discovered / last_used with the
+// earliest / latest time the pattern's lineage and trend state.
+func statedTimes(p *Pattern) {
+	var first, last time.Time
+	see := func(t time.Time) {
+		if t.IsZero() {
+			return
+		}
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	for _, s := range p.SourceLoops {
+		see(s.Timestamp)
+	}
+	for _, t := range p.Trend {
+		see(t.Timestamp)
+	}
+	if p.FirstDiscovered.IsZero() {
+		p.FirstDiscovered = first
+	}
+	if p.LastUsed.IsZero() {
+		p.LastUsed = last
+		if p.LastUsed.IsZero() || p.LastUsed.Before(p.FirstDiscovered) {
+			p.LastUsed = p.FirstDiscovered
+		}
+	}
 }
 
 func foreignLoops(raw json.RawMessage) []SourceLoop {

@@ -39,6 +39,7 @@ func recordKnown(p *Pattern, known bool, loopID, agent, role string, success boo
 		p.Failed++
 	}
 	p.SuccessRate = SuccessRate(p.Successful, p.Failed)
+	p.RateStated, p.StatedFailureRate = false, 0
 	if p.Type == TypeAnti {
 		p.OccurrenceCount = p.Successful + p.Failed
 	}

@@ -361,7 +361,7 @@ func successPattern(l *Loop) (Candidate, bool) {
 	}
 	n := l.IterationCount()
 	p := Pattern{Type: TypeSuccess, Category: l.Category, Steps: steps, ToolsUsed: tools,
-		TaskPattern: TaskPattern(l.Task), IterationsSum: n, IterationsN: 1, IterationsMin: n, IterationsMax: n}
+		TaskPattern: TaskPattern(l.Task), IterationsSum: float64(n), IterationsN: 1, IterationsMin: n, IterationsMax: n}
 	p.Approach = l.Approach
 	if p.Approach == "" {
 		p.Approach = "Approach that completed: " + l.Task

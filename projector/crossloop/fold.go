@@ -38,7 +38,13 @@ func (m *Model) Name() string { return ModelName }
 // postings packed in chunks (index.go). Version 6: a term's record
 // carries the fingerprint of its postings (termDF). Version 7: new
 // postings go to a tail key of the last chunk (index.go).
-func (m *Model) Version() int { return 8 }
+// Version 9: a loop records whether it was started (loopHead.Begun); a
+// completion of a loop never started is refused. Version 10: archived
+// patterns keep merge lists of their own (archive.go); the configuration
+// is folded from crossloop.configured/v1 (cfg). Version 11: imported
+// patterns keep the figures their file states (rate_stated, fractional
+// iteration sums, trend, times) and are known by content (imp/).
+func (m *Model) Version() int { return 11 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
@@ -65,8 +71,13 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 		err = f.pruned(d)
 	case *events.RegistryImported:
 		err = f.imported(d)
+	case *events.CrossloopConfigured:
+		err = f.configured(d)
 	default:
 		return nil
+	}
+	if err == nil {
+		err = f.confErr
 	}
 	if err != nil {
 		return err
@@ -83,6 +94,20 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	return nil
 }
 
+// cfg is the configuration the event folds with: the one the last
+// crossloop.configured/v1 set, else the Model's base (read once per event;
+// a read error is returned by Fold).
+func (f *folder) cfg() Config {
+	if f.conf == nil {
+		c, err := LoadConfig(f.tx, f.m.cfg)
+		if err != nil && f.confErr == nil {
+			f.confErr = err
+		}
+		f.conf = &c
+	}
+	return *f.conf
+}
+
 type folder struct {
 	mm memo // text analysis of this event
 	m  *Model
@@ -90,6 +115,9 @@ type folder struct {
 	ev *events.Event
 	t  time.Time
 	st *Stats // loaded lazily; written back when loaded
+
+	conf    *Config // loaded lazily (cfg)
+	confErr error
 }
 
 func (f *folder) stats() (*Stats, error) {
@@ -129,7 +157,7 @@ func (f *folder) started(d *events.LoopStarted) error {
 	if err != nil {
 		return err
 	}
-	l.Task, l.Category, l.Agent, l.Started = d.Task, d.Category, d.Agent, f.t
+	l.Task, l.Category, l.Agent, l.Started, l.Begun = d.Task, d.Category, d.Agent, f.t, true
 	if l.Agent == "" {
 		l.Agent = f.ev.Source
 	}
@@ -152,10 +180,16 @@ func (f *folder) iteration(d *events.LoopIteration) error {
 	return saveLoopHead(f.tx, l)
 }
 
+// completed ends a begun loop; a completion of a loop never started is
+// refused (poison: the raw door's equivalent of the command's 404), so it
+// is never counted in the metrics.
 func (f *folder) completed(d *events.LoopCompleted) error {
-	l, err := f.loop(d.LoopID)
+	l, ok, err := loadLoopHead(f.tx, d.LoopID)
 	if err != nil {
 		return err
+	}
+	if !ok || !l.Begun {
+		return fmt.Errorf("%w: field \"data.loop_id\": %v", errPoison, ErrLoopNotStarted(d.LoopID))
 	}
 	if err := loadIterations(f.tx, l); err != nil {
 		return err
@@ -181,15 +215,17 @@ func (f *folder) completed(d *events.LoopCompleted) error {
 			c.WithoutIter += l.IterationCount()
 		}
 	}
-	if err := f.extract(l, nil); err != nil {
-		return err
+	if f.cfg().extractOn(true) {
+		if err := f.extract(l, nil); err != nil {
+			return err
+		}
 	}
 	return saveLoopHead(f.tx, l)
 }
 
 // extract upserts what a loop teaches; its iterations must be loaded.
 func (f *folder) extract(l *loopHead, types map[string]bool) error {
-	for _, c := range Extract(&l.Loop, ExtractOptions{Types: types, Templates: f.m.cfg.templates()}) {
+	for _, c := range Extract(&l.Loop, ExtractOptions{Types: types, Templates: f.cfg().templates()}) {
 		if err := f.upsert(l, c); err != nil {
 			return err
 		}
@@ -219,9 +255,20 @@ func (f *folder) agentOf(l *loopHead) (string, error) {
 // one, ties to the smaller id; with first, the first one in candidate
 // order (mergeMatches). "" when none.
 func (f *folder) mergeTarget(typ, sig string, first bool) (string, error) {
-	ms, err := mergeMatches(f.tx, typ, sig, f.m.cfg.SimilarityThreshold, &f.mm)
+	ms, err := mergeMatches(f.tx, typ, sig, f.cfg().SimilarityThreshold, &f.mm)
 	if err != nil || len(ms) == 0 {
 		return "", err
+	}
+	if !f.cfg().mergeSimilar() { // only identical signatures are the same pattern
+		same := ms[:0]
+		for _, m := range ms {
+			if m.sim >= 1 {
+				same = append(same, m)
+			}
+		}
+		if ms = same; len(ms) == 0 {
+			return "", nil
+		}
 	}
 	if first {
 		return ms[0].id, nil
@@ -236,14 +283,17 @@ func (f *folder) mergeTarget(typ, sig string, first bool) (string, error) {
 }
 
 // upsert merges a candidate into the most similar active pattern of its
-// type (similarity > threshold), or adds it with a new id.
+// type (similarity > threshold), else into the most similar archived one
+// (a pruned pattern's signature stays known: the archived record is
+// reinforced, and restored when the prune rule no longer holds), or adds
+// it with a new id.
 func (f *folder) upsert(l *loopHead, c Candidate) error {
 	st, err := f.stats()
 	if err != nil {
 		return err
 	}
-	th := f.m.cfg.SimilarityThreshold
-	bestID, err := f.mergeTarget(c.Pattern.Type, c.Pattern.Signature(), false)
+	th := f.cfg().SimilarityThreshold
+	bestID, archived, err := f.knownTarget(c.Pattern.Type, c.Pattern.Signature(), false)
 	if err != nil {
 		return err
 	}
@@ -266,16 +316,22 @@ func (f *folder) upsert(l *loopHead, c Candidate) error {
 		recordKnown(&best.Pattern, false, l.ID, agent, RoleMerged, best.Type != TypeAnti, f.t) // Merge
 		annotate(&best.Pattern, &l.Loop, &c.Pattern)
 		tags := MergeTags(best.Tags, c.Pattern.Tags)
-		reindex := len(tags) != len(best.Tags)
+		reindex := len(tags) != len(best.Tags) && !archived
 		best.Tags = tags
 		if reindex {
 			if err := indexPattern(f.tx, st, &best.Pattern, th, &f.mm, false); err != nil {
 				return err
 			}
 		}
-		l.Extracted = append(l.Extracted, Extracted{PatternID: best.ID})
+		restored := false
+		if archived {
+			if restored, err = f.reconsider(st, best, l.ID); err != nil {
+				return err
+			}
+		}
+		l.Extracted = append(l.Extracted, Extracted{PatternID: best.ID, Archived: best.Archived, Restored: restored})
 		f.emitExtracted(&best.Pattern, l.ID, false)
-		return savePattern(f.tx, best, !reindex, &f.mm)
+		return savePattern(f.tx, best, !reindex && !restored && !best.Archived, &f.mm)
 	}
 	p := &patternHead{Pattern: c.Pattern}
 	st.Counters[p.Type]++
@@ -359,7 +415,11 @@ func (f *folder) applied(d *events.PatternApplied) error {
 	if err := saveLoopHead(f.tx, l); err != nil {
 		return err
 	}
-	return savePattern(f.tx, p, true, &f.mm)
+	restored, err := f.reconsider(st, p, d.LoopID) // an archived pattern applied again
+	if err != nil {
+		return err
+	}
+	return savePattern(f.tx, p, !restored, &f.mm)
 }
 
 func (f *folder) injected(d *events.LoopInjected) error {
@@ -372,6 +432,9 @@ func (f *folder) injected(d *events.LoopInjected) error {
 }
 
 func (f *folder) extractRequested(d *events.ExtractRequested) error {
+	if !f.cfg().extractOn(false) {
+		return nil // extraction disabled: the request extracts nothing
+	}
 	var types map[string]bool
 	if len(d.Types) > 0 {
 		types = map[string]bool{}
@@ -443,6 +506,9 @@ func (f *folder) pruned(d *events.RegistryPruned) error {
 		if err := unindexPattern(f.tx, st, p.ID, &f.mm); err != nil {
 			return err
 		}
+		if err := indexArchived(f.tx, &p.Pattern, f.cfg().SimilarityThreshold, &f.mm); err != nil {
+			return err
+		}
 		st.ByType[p.Type]--
 		st.Archived++
 		f.tx.Emit(projector.Derived{Type: "registry.pattern_archived/v1", Project: f.ev.Project, Subject: p.ID,
@@ -459,7 +525,7 @@ func (f *folder) imported(d *events.RegistryImported) error {
 	if err != nil {
 		return err
 	}
-	th := f.m.cfg.SimilarityThreshold
+	th := f.cfg().SimilarityThreshold
 	for i, raw := range d.Patterns {
 		var p Pattern
 		if err := json.Unmarshal(raw, &p); err != nil {
@@ -472,10 +538,17 @@ func (f *folder) imported(d *events.RegistryImported) error {
 		if n > st.Counters[typ] {
 			st.Counters[typ] = n
 		}
-		if _, exists, err := f.tx.Get(patternKey(p.ID)); err != nil {
+		if known, err := ImportKnown(f.tx, &p); err != nil {
 			return err
-		} else if exists {
-			continue // same id: the registry already holds it
+		} else if known {
+			continue // imported before, or the registry holds its id
+		}
+		dg, err := ImportDigest(&p)
+		if err != nil {
+			return err
+		}
+		if err := f.tx.Set([]byte(prefImported+dg), nil); err != nil {
+			return err
 		}
 		if !p.Archived {
 			merged, err := f.mergeImported(st, &p)
@@ -488,6 +561,9 @@ func (f *folder) imported(d *events.RegistryImported) error {
 		}
 		if p.Archived {
 			st.Archived++
+			if err := indexArchived(f.tx, &p, th, &f.mm); err != nil {
+				return err
+			}
 		} else {
 			st.ByType[p.Type]++
 			if err := indexPattern(f.tx, st, &p, th, &f.mm, true); err != nil { // an id not stored
@@ -504,8 +580,8 @@ func (f *folder) imported(d *events.RegistryImported) error {
 // mergeImported aggregates an imported pattern into a similar active one
 // (counts add, lineage unions); it reports whether it did.
 func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
-	th := f.m.cfg.SimilarityThreshold
-	id, err := f.mergeTarget(p.Type, p.Signature(), true)
+	th := f.cfg().SimilarityThreshold
+	id, archived, err := f.knownTarget(p.Type, p.Signature(), true)
 	if err != nil || id == "" {
 		return false, err
 	}
@@ -520,6 +596,7 @@ func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
 	q.Failed += p.Failed
 	q.UsageCount += p.UsageCount
 	q.SuccessRate = SuccessRate(q.Successful, q.Failed)
+	q.RateStated, q.StatedFailureRate = false, 0
 	for _, s := range p.SourceLoops {
 		known, err := hasLoop(f.tx, q, s.LoopID)
 		if err != nil {
@@ -534,6 +611,12 @@ func (f *folder) mergeImported(st *Stats, p *Pattern) (bool, error) {
 	}
 	q.Trend = append(q.Trend, TrendPoint{Timestamp: f.t, SuccessRate: q.SuccessRate, SampleSize: q.Successful + q.Failed})
 	q.Tags = MergeTags(q.Tags, p.Tags)
+	if archived {
+		if _, err := f.reconsider(st, q, "import"); err != nil {
+			return false, err
+		}
+		return true, savePattern(f.tx, q, false, &f.mm)
+	}
 	if err := indexPattern(f.tx, st, &q.Pattern, th, &f.mm, false); err != nil {
 		return false, err
 	}

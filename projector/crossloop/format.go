@@ -3,7 +3,9 @@ package crossloop
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/loredev/lore/projector/promptline"
 )
@@ -133,7 +135,7 @@ func TypeName(t string) string {
 func FormatShow(p *Pattern, impact *float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pattern: %s\nType: %s\n", p.ID, TypeName(p.Type))
-	fmt.Fprintf(&b, "Created: %s\nLast Used: %s\n", rfc(p.FirstDiscovered), rfc(p.LastUsed))
+	fmt.Fprintf(&b, "Created: %s\nLast Used: %s\n", rfcOrUnknown(p.FirstDiscovered), rfcOrUnknown(p.LastUsed))
 	if p.Archived {
 		fmt.Fprintf(&b, "Archived: %s (%s)\n", p.ArchiveMonth, p.ArchiveReason)
 	}
@@ -222,3 +224,65 @@ func FormatListLine(p *Pattern) string {
 }
 
 func rfc(t interface{ Format(string) string }) string { return t.Format("2006-01-02T15:04:05Z07:00") }
+
+// rfcOrUnknown is rfc, or "unknown" for a time nobody stated (an imported
+// file without any).
+func rfcOrUnknown(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return rfc(t)
+}
+
+// FormatLoopState renders a loop's state in the seed's loop_state layout
+// (YAML-like; texts as one line of quoted data).
+func FormatLoopState(s *LoopState) string {
+	var b strings.Builder
+	state := s.Outcome
+	if state == "" {
+		state = "running"
+	}
+	fmt.Fprintf(&b, "loop_state:\n  loop_id: %s\n  task: %s\n  category: %s\n  state: %s\n  iterations: %d\n  started_at: %s\n",
+		s.ID, promptline.Line(s.Task), promptline.Line(s.Category), state, s.Iterations, rfcOrUnknown(s.Started))
+	if !s.Completed.IsZero() {
+		fmt.Fprintf(&b, "  completed_at: %s\n", rfc(s.Completed))
+	}
+	b.WriteString("  cross_loop_learning:\n    injected_patterns:")
+	if len(s.Injected) == 0 {
+		b.WriteString(" []")
+	}
+	b.WriteString("\n")
+	for _, p := range s.Injected {
+		fmt.Fprintf(&b, "      - pattern_id: %s\n        injected: %t\n        applied: %t\n", p.PatternID, p.Injected, p.Applied)
+		if p.Applied {
+			fmt.Fprintf(&b, "        successful: %t\n        iteration_used: %d\n", p.Successful, p.IterationUsed)
+		}
+	}
+	b.WriteString("    extracted_patterns:")
+	if len(s.Extracted) == 0 {
+		b.WriteString(" []")
+	}
+	b.WriteString("\n")
+	for _, p := range s.Extracted {
+		fmt.Fprintf(&b, "      - pattern_id: %s\n        new: %t\n        success_rate: %s\n", p.PatternID, p.New, strconv.FormatFloat(p.SuccessRate, 'f', -1, 64))
+		if p.Archived {
+			b.WriteString("        archived: true\n")
+		}
+		if p.Restored {
+			b.WriteString("        restored: true\n")
+		}
+	}
+	if e := s.Estimate; e != nil {
+		b.WriteString("    improvement_estimate:\n")
+		if e.BaselineIterations != nil {
+			fmt.Fprintf(&b, "      baseline_iterations: %s\n", strconv.FormatFloat(*e.BaselineIterations, 'f', -1, 64))
+		} else {
+			b.WriteString("      baseline_iterations: none  # no completed loop of the category without injection\n")
+		}
+		fmt.Fprintf(&b, "      actual_iterations: %d\n", e.ActualIterations)
+		if e.Improvement != nil {
+			fmt.Fprintf(&b, "      improvement: %.1f%%\n", *e.Improvement)
+		}
+	}
+	return b.String()
+}

@@ -1,6 +1,10 @@
 package crossloop
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Loop outcomes.
 const (
@@ -68,6 +72,10 @@ type Application struct {
 type Extracted struct {
 	PatternID string `json:"pattern_id"`
 	New       bool   `json:"new"`
+	// Archived: the loop reinforced a pruned pattern, which stays
+	// archived; Restored: the reinforcement brought it back.
+	Archived bool `json:"archived,omitempty"`
+	Restored bool `json:"restored,omitempty"`
 }
 
 // IterationCount is the reported count at completion, else the iterations seen.
@@ -76,4 +84,21 @@ func (l *Loop) IterationCount() int {
 		return l.NIterations
 	}
 	return len(l.Iterations)
+}
+
+// ErrNotStarted is the reason a completion of a loop without a
+// loop.started/v1 is refused (every door: the command answers 404, the
+// fold dead-letters a raw event).
+var ErrNotStarted = errors.New("loop was never started")
+
+// ErrLoopNotStarted names the loop in ErrNotStarted.
+func ErrLoopNotStarted(id string) error { return fmt.Errorf("loop %q: %w", id, ErrNotStarted) }
+
+// LoopStarted reports whether a loop.started/v1 was folded for the loop.
+func LoopStarted(r Reader, id string) (bool, error) {
+	h, ok, err := loadLoopHead(r, id)
+	if err != nil || !ok {
+		return false, err
+	}
+	return h.Begun, nil
 }

@@ -58,10 +58,13 @@ type Pattern struct {
 	Approach      string   `json:"approach,omitempty"`
 	Steps         []string `json:"steps,omitempty"`
 	ToolsUsed     []string `json:"tools_used,omitempty"`
-	IterationsSum int      `json:"iterations_sum,omitempty"`
+	IterationsSum float64  `json:"iterations_sum,omitempty"`
 	IterationsN   int      `json:"iterations_n,omitempty"`
 	IterationsMin int      `json:"iterations_min,omitempty"`
 	IterationsMax int      `json:"iterations_max,omitempty"`
+	Preconditions []string `json:"preconditions,omitempty"`
+	Benefits      []string `json:"benefits,omitempty"`
+	Limitations   []string `json:"limitations,omitempty"`
 
 	// anti-patterns
 	FailureMode       string   `json:"failure_mode,omitempty"`
@@ -71,12 +74,21 @@ type Pattern struct {
 	BetterPatternID   string   `json:"better_alternative_pattern_id,omitempty"`
 	OccurrenceCount   int      `json:"occurrence_count,omitempty"`
 
+	// error patterns: ids of related patterns (as a file states them)
+	RelatedPatterns []string `json:"related_patterns,omitempty"`
+
 	// effectiveness (effectiveness.go)
-	Successful  int          `json:"successful_applications"`
-	Failed      int          `json:"failed_applications"`
-	SuccessRate float64      `json:"success_rate"`
-	UsageCount  int          `json:"usage_count"`
-	Trend       []TrendPoint `json:"effectiveness_trend,omitempty"`
+	// RateStated: SuccessRate (and StatedFailureRate of an anti-pattern)
+	// are the figures an imported file states, which whole counts cannot
+	// always reproduce (0.95 of 3 uses); the next update recomputes them
+	// from the counts.
+	RateStated        bool         `json:"rate_stated,omitempty"`
+	StatedFailureRate float64      `json:"stated_failure_rate,omitempty"`
+	Successful        int          `json:"successful_applications"`
+	Failed            int          `json:"failed_applications"`
+	SuccessRate       float64      `json:"success_rate"`
+	UsageCount        int          `json:"usage_count"`
+	Trend             []TrendPoint `json:"effectiveness_trend,omitempty"`
 
 	FirstDiscovered time.Time `json:"first_discovered"`
 	LastUsed        time.Time `json:"last_used"`
@@ -121,6 +133,9 @@ type TrendPoint struct {
 
 // FailureRate is the anti-pattern's rate: failed / (successful + failed).
 func (p *Pattern) FailureRate() float64 {
+	if p.RateStated && p.Type == TypeAnti {
+		return p.StatedFailureRate
+	}
 	n := p.Successful + p.Failed
 	if n == 0 {
 		return 0
@@ -133,7 +148,7 @@ func (p *Pattern) AverageIterations() float64 {
 	if p.IterationsN == 0 {
 		return 0
 	}
-	return float64(p.IterationsSum) / float64(p.IterationsN)
+	return p.IterationsSum / float64(p.IterationsN)
 }
 
 // HasLoop reports whether loopID is already in the lineage.

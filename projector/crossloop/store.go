@@ -35,6 +35,9 @@ type patternHead struct {
 type loopHead struct {
 	Loop
 	Ns []int `json:"iteration_ns,omitempty"`
+	// Begun: a loop.started/v1 was folded for the loop. Only a begun loop
+	// completes (and counts in the metrics).
+	Begun bool `json:"begun,omitempty"`
 }
 
 // count is Loop.IterationCount of the loop the head stands for.

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveData starts `lore serve` on a temp data folder and returns the
+// --data flags of the commands talking to it.
+func serveData(t *testing.T) []string {
+	t.Helper()
+	data := t.TempDir()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan int, 1)
+	go func() {
+		code, _, errs := cli(t, ctx, "", "serve", "--data", data, "--port", "-1", "--tick", "0")
+		if code != 0 {
+			t.Errorf("serve exited %d: %s", code, errs)
+		}
+		served <- code
+	}()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case <-served:
+		case <-time.After(60 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(data, urlFile)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("serve did not write its URL")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return []string{"--data", data}
+}
+
+// aiwgConfig is a .aiwg/config.yml as the seed writes it, with settings of
+// other tools beside lore's block.
+const aiwgConfig = `# In aiwg.yml or .aiwg/config.yml
+project:
+  name: web
+ralph:
+  max_iterations: 10
+  cross_loop_learning:
+    extraction:
+      enabled: true
+      auto_extract_on_completion: true
+      min_success_rate_threshold: 0.6
+      min_usage_count_for_evaluation: 5
+      extract_code_templates: false
+      merge_similar_patterns: true
+      similarity_threshold: 0.85
+    injection:
+      enabled: true
+      top_k_patterns: 3
+      min_success_rate: 0.7
+      max_patterns_injected: 10
+      include_error_patterns: true
+      include_success_patterns: true
+      include_anti_patterns: false
+      include_code_templates: true
+`
+
+type clConfig struct {
+	Extraction map[string]any `json:"extraction"`
+	Injection  map[string]any `json:"injection"`
+	Pruning    map[string]any `json:"pruning"`
+}
+
+// TestCLIPatternsConfig: `lore patterns config` shows the defaults, sets
+// the seed's YAML file, changes keys with --set over the configuration in
+// force, refuses an unknown key and an out-of-range value naming them
+// (exit 2), and answers --as-of with the configuration in force then.
+func TestCLIPatternsConfig(t *testing.T) {
+	d := serveData(t)
+	bg := context.Background()
+	get := func(extra ...string) clConfig {
+		t.Helper()
+		code, out, errs := cli(t, bg, "", append(append(d, "--json", "patterns", "config"), extra...)...)
+		if code != 0 {
+			t.Fatalf("config: exit %d: %s", code, errs)
+		}
+		var c clConfig
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatalf("config %q: %v", out, err)
+		}
+		return c
+	}
+	if c := get(); c.Injection["top_k_patterns"] != 5.0 || c.Extraction["similarity_threshold"] != 0.8 || c.Pruning["max_age_days"] != 90.0 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	before := time.Now().UTC()
+	time.Sleep(10 * time.Millisecond)
+	file := filepath.Join(t.TempDir(), "config.yml")
+	if err := os.WriteFile(file, []byte(aiwgConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := cli(t, bg, "", append(d, "patterns", "config", "--file", file)...); code != 0 || !strings.Contains(out, "injection.top_k_patterns = 3") {
+		t.Fatalf("--file: exit %d, %q %q", code, out, errs)
+	}
+	c := get()
+	if c.Injection["top_k_patterns"] != 3.0 || c.Extraction["similarity_threshold"] != 0.85 || c.Injection["include_anti_patterns"] != false ||
+		c.Extraction["min_usage_count_for_evaluation"] != 5.0 || c.Extraction["extract_code_templates"] != false {
+		t.Fatalf("after --file: %+v", c)
+	}
+	time.Sleep(10 * time.Millisecond)
+	mid := time.Now().UTC()
+	time.Sleep(10 * time.Millisecond)
+	if code, _, errs := cli(t, bg, "", append(d, "patterns", "config", "--set", "injection.top_k_patterns=4", "--set", "pruning.max_age_days=30")...); code != 0 {
+		t.Fatalf("--set: exit %d: %s", code, errs)
+	}
+	c = get()
+	if c.Injection["top_k_patterns"] != 4.0 || c.Pruning["max_age_days"] != 30.0 || c.Extraction["similarity_threshold"] != 0.85 {
+		t.Fatalf("--set keeps the rest of the configuration in force: %+v", c)
+	}
+	for _, bad := range []struct{ set, name string }{
+		{"injection.top_k=4", `"injection.top_k"`},
+		{"extraction.similarity_threshold=1.5", `"extraction.similarity_threshold"`},
+		{"injection.top_k_patterns=0", `"injection.top_k_patterns"`},
+		{"cache.size=1", `"cache"`},
+	} {
+		code, _, errs := cli(t, bg, "", append(d, "patterns", "config", "--set", bad.set)...)
+		if code != 2 || !strings.Contains(errs, bad.name) {
+			t.Errorf("--set %s: exit %d, %q; want 2 naming %s", bad.set, code, errs, bad.name)
+		}
+	}
+	if c := get(); c.Injection["top_k_patterns"] != 4.0 {
+		t.Errorf("a refused change changed the configuration: %+v", c)
+	}
+	if c := get("--as-of", before.Format(time.RFC3339Nano)); c.Injection["top_k_patterns"] != 5.0 || c.Extraction["similarity_threshold"] != 0.8 {
+		t.Errorf("--as-of before any change: %+v, want the defaults", c)
+	}
+	if c := get("--as-of", mid.Format(time.RFC3339Nano)); c.Injection["top_k_patterns"] != 3.0 || c.Pruning["max_age_days"] != 90.0 {
+		t.Errorf("--as-of between the file and --set: %+v, want the file's", c)
+	}
+}
+
+// statsTotal is the number of events lore folded.
+func statsTotal(t *testing.T, d []string) uint64 {
+	t.Helper()
+	code, out, errs := cli(t, context.Background(), "", append(d, "stats", "--json")...)
+	var st struct {
+		Total uint64 `json:"total"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("stats: exit %d, %q %q", code, out, errs)
+	}
+	return st.Total
+}
+
+// TestCLIPatternsImportAiwgFiles imports the seed's own files
+// (testdata/aiwg/shared, in the shapes of .aiwg/ralph/shared): the
+// patterns folder itself is accepted, every figure and time the files
+// state is kept, a re-import reports 0 new and appends nothing, and
+// --type imports one type only.
+func TestCLIPatternsImportAiwgFiles(t *testing.T) {
+	d := serveData(t)
+	bg := context.Background()
+	// --type first, on a fresh registry: only the error patterns.
+	code, out, errs := cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared/patterns", "--type", "error")...)
+	if code != 0 || !strings.Contains(out, "Imported 3 new pattern(s)") {
+		t.Fatalf("import --type error: exit %d, %q %q", code, out, errs)
+	}
+	code, out, errs = cli(t, bg, "", append(d, "patterns", "import", "--input", "testdata/aiwg/shared/patterns")...)
+	if code != 0 || !strings.Contains(out, "Imported 6 new pattern(s) from 4 file(s); 3 already in the registry") {
+		t.Fatalf("import of the patterns folder: exit %d, %q %q", code, out, errs)
+	}
+	before := statsTotal(t, d)
+	code, out, errs = cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared")...)
+	if code != 0 || !strings.Contains(out, "Imported 1 new pattern(s) from 5 file(s); 9 already in the registry") {
+		t.Fatalf("import of the shared folder: exit %d, %q %q", code, out, errs)
+	}
+	if after := statsTotal(t, d); after != before+1 {
+		t.Errorf("the shared folder appended %d events, want 1 (the archive's pattern)", after-before)
+	}
+	before = statsTotal(t, d)
+	code, out, errs = cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared")...)
+	if code != 0 || !strings.Contains(out, "Imported 0 new pattern(s)") {
+		t.Fatalf("re-import: exit %d, %q %q", code, out, errs)
+	}
+	if after := statsTotal(t, d); after != before {
+		t.Errorf("a re-import appended %d events", after-before)
+	}
+
+	exported := filepath.Join(t.TempDir(), "x.json")
+	code, _, errs = cli(t, bg, "", append(d, "patterns", "export", "--output", exported)...)
+	if code != 0 {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+	var doc struct {
+		Registry struct {
+			Error    []map[string]any `json:"error_patterns"`
+			Success  []map[string]any `json:"success_patterns"`
+			Anti     []map[string]any `json:"anti_patterns"`
+			Template []map[string]any `json:"code_templates"`
+		} `json:"pattern_registry"`
+	}
+	raw, err := os.ReadFile(exported)
+	if err != nil || json.Unmarshal(raw, &doc) != nil {
+		t.Fatalf("export file: %v %s", err, raw)
+	}
+	find := func(list []map[string]any, key, id string) map[string]any {
+		for _, p := range list {
+			if p[key] == id {
+				return p
+			}
+		}
+		t.Fatalf("%s not exported", id)
+		return nil
+	}
+	if p := find(doc.Registry.Anti, "pattern_id", "pat-anti-increase-timeout-001"); p["failure_rate"] != 0.9 || p["occurrence_count"] != 6.0 {
+		t.Errorf("anti-pattern figures: failure_rate %v occurrences %v, want 0.9 and 6", p["failure_rate"], p["occurrence_count"])
+	}
+	if p := find(doc.Registry.Template, "template_id", "tmpl-null-guard-001"); p["success_rate"] != 0.95 || p["usage_count"] != 3.0 {
+		t.Errorf("template figures: %v %v, want 0.95 and 3", p["success_rate"], p["usage_count"])
+	}
+	sp := find(doc.Registry.Success, "pattern_id", "pat-success-tdd-fix-002")
+	if sp["average_iterations"] != 2.4 || sp["success_rate"] != 0.8 {
+		t.Errorf("success pattern figures: average %v rate %v, want 2.4 and 0.8", sp["average_iterations"], sp["success_rate"])
+	}
+	if ti, _ := sp["approach"].(map[string]any)["typical_iterations"].(map[string]any); ti["average"] != 2.4 || ti["minimum"] != 1.0 || ti["maximum"] != 4.0 {
+		t.Errorf("typical iterations %v", ti)
+	}
+	ep := find(doc.Registry.Error, "pattern_id", "pat-error-null-check-015")
+	if ep["success_rate"] != 0.75 || ep["usage_count"] != 4.0 || ep["first_discovered"] != "2026-02-02T15:00:00Z" || ep["last_used"] != "2026-02-02T19:15:00Z" {
+		t.Errorf("error pattern figures and times: %v %v %v %v", ep["success_rate"], ep["usage_count"], ep["first_discovered"], ep["last_used"])
+	}
+	if tr, _ := ep["effectiveness_trend"].([]any); len(tr) != 2 {
+		t.Errorf("the file's trend: %v", ep["effectiveness_trend"])
+	}
+	if p := find(doc.Registry.Error, "pattern_id", "pat-error-type-mismatch-003"); p["success_rate"] != 0.94 || p["first_discovered"] != "2026-02-01T10:00:00Z" {
+		t.Errorf("a pattern without first_discovered: rate %v created %v, want 0.94 and its lineage's first time", p["success_rate"], p["first_discovered"])
+	}
+	code, out, _ = cli(t, bg, "", append(d, "patterns", "show", "pat-success-tdd-fix-002")...)
+	if code != 0 || strings.Contains(out, "0001-01-01") || !strings.Contains(out, "Created: 2026-01-10T10:00:00Z") {
+		t.Errorf("show: %q", out)
+	}
+	code, out, _ = cli(t, bg, "", append(d, "patterns", "show", "tmpl-retry-loop-002")...)
+	if code != 0 || strings.Contains(out, "0001-01-01") || !strings.Contains(out, "Created: unknown") {
+		t.Errorf("show of a template stating no time: %q", out)
+	}
+	if code, _, errs = cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared/patterns", "--type", "bogus")...); code != 2 || !strings.Contains(errs, "--type") {
+		t.Errorf("--type bogus: exit %d %q", code, errs)
+	}
+}
+
+// TestCLILoopShow: `lore loop show ID` gives the seed's per-loop state: the
+// injected patterns with applied / successful / iteration used, the
+// patterns the loop contributed, and its improvement estimate against the
+// loops of its category run without injection.
+func TestCLILoopShow(t *testing.T) {
+	d := serveData(t)
+	bg := context.Background()
+	run := func(args ...string) string {
+		t.Helper()
+		code, out, errs := cli(t, bg, "", append(d, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return strings.TrimSpace(out)
+	}
+	// A baseline loop: four iterations, learns the null-check fix.
+	a := run("loop", "start", "--task", "Fix TypeError null user in validation", "--category", "debugging")
+	run("loop", "iterate", "--loop", a, "--iteration", "1", "--error-type", "TypeError",
+		"--error-message", "Cannot read property 'email' of null", "--tests-passed", "1", "--tests-failed", "1")
+	run("loop", "iterate", "--loop", a, "--iteration", "4", "--fix", "Added null check for user object", "--tests-passed", "2", "--tests-failed", "0")
+	run("loop", "complete", "--loop", a, "--outcome", "success", "--iterations", "4")
+	// A loop injected with it, applying it at iteration 2.
+	b := run("loop", "start", "--task", "Fix TypeError null user in validation", "--category", "debugging")
+	run("inject", "--loop", b)
+	var st struct {
+		Injected []struct {
+			PatternID     string `json:"pattern_id"`
+			Injected      bool   `json:"injected"`
+			Applied       bool   `json:"applied"`
+			Successful    bool   `json:"successful"`
+			IterationUsed int    `json:"iteration_used"`
+		} `json:"injected_patterns"`
+		Extracted []struct {
+			PatternID string `json:"pattern_id"`
+			New       bool   `json:"new"`
+		} `json:"extracted_patterns"`
+		Estimate *struct {
+			Baseline    *float64 `json:"baseline_iterations"`
+			Actual      int      `json:"actual_iterations"`
+			Improvement *float64 `json:"improvement"`
+		} `json:"improvement_estimate"`
+	}
+	if err := json.Unmarshal([]byte(run("--json", "loop", "show", b)), &st); err != nil || len(st.Injected) == 0 || st.Estimate != nil {
+		t.Fatalf("running loop: %+v %v", st, err)
+	}
+	pid := st.Injected[0].PatternID
+	run("loop", "apply", "--loop", b, "--pattern", pid, "--success", "--iteration", "2")
+	run("loop", "complete", "--loop", b, "--outcome", "success", "--iterations", "2")
+	st.Injected, st.Extracted, st.Estimate = nil, nil, nil
+	if err := json.Unmarshal([]byte(run("--json", "loop", "show", b)), &st); err != nil {
+		t.Fatal(err)
+	}
+	ip := st.Injected[0]
+	if ip.PatternID != pid || !ip.Injected || !ip.Applied || !ip.Successful || ip.IterationUsed != 2 {
+		t.Errorf("injected pattern: %+v", ip)
+	}
+	if st.Estimate == nil || st.Estimate.Baseline == nil || *st.Estimate.Baseline != 4 || st.Estimate.Actual != 2 ||
+		st.Estimate.Improvement == nil || *st.Estimate.Improvement != 50 {
+		t.Errorf("estimate: %+v", st.Estimate)
+	}
+	st.Extracted = nil
+	if err := json.Unmarshal([]byte(run("--json", "loop", "show", a)), &st); err != nil || len(st.Extracted) == 0 || !st.Extracted[0].New {
+		t.Errorf("baseline loop's extracted patterns: %+v %v", st.Extracted, err)
+	}
+	text := run("loop", "show", b)
+	for _, want := range []string{"loop_state:", "injected_patterns:", "- pattern_id: " + pid, "applied: true", "successful: true",
+		"iteration_used: 2", "improvement_estimate:", "baseline_iterations: 4", "actual_iterations: 2", "improvement: 50.0%"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("loop show lacks %q:\n%s", want, text)
+		}
+	}
+	if code, _, errs := cli(t, bg, "", append(d, "loop", "show", "ralph-nowhere-00000000")...); code == 0 || !strings.Contains(errs, "ralph-nowhere-00000000") {
+		t.Errorf("unknown loop: exit %d %q", code, errs)
+	}
+}
