@@ -11,6 +11,7 @@ import (
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/eventlog"
 )
 
 // liveView is the live store's view, which also reads the streams
@@ -20,7 +21,19 @@ type liveView struct {
 	js jetstream.JetStream
 }
 
-var _ app.StreamView = liveView{}
+var (
+	_ app.StreamView = liveView{}
+	_ app.TailView   = liveView{}
+)
+
+// Tail reads events of the log stream (app.TailView).
+func (v liveView) Tail(ctx context.Context, q eventlog.TailQuery) ([]eventlog.Entry, uint64, error) {
+	s, err := v.js.Stream(ctx, events.LogStream)
+	if err != nil {
+		return nil, 0, fmt.Errorf("log stream: %w", err)
+	}
+	return eventlog.Tail(ctx, s, q)
+}
 
 func (v liveView) LogLastSeq(ctx context.Context) (uint64, error) {
 	s, err := v.js.Stream(ctx, events.LogStream)

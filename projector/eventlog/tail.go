@@ -26,6 +26,10 @@ type TailQuery struct {
 	Types []string
 	// Project keeps only this project's events ("": every project).
 	Project string
+	// Max, when > 0 with FromSeq, bounds the events returned: the first Max
+	// matches from FromSeq on. The sequence returned is then the last one
+	// read, so a caller pages on from it + 1.
+	Max int
 }
 
 // Entry is one event of the log with its stream sequence.
@@ -70,12 +74,33 @@ func Tail(ctx context.Context, st jetstream.Stream, q TailQuery) ([]Entry, uint6
 	}
 	if q.FromSeq > 0 {
 		var out []Entry
-		err := scan(ctx, st, filter, max(q.FromSeq, first), end, func(e Entry) {
-			if match(e) {
-				out = append(out, e)
+		lo := max(q.FromSeq, first)
+		if q.Max <= 0 {
+			err := scan(ctx, st, filter, lo, end, func(e Entry) {
+				if match(e) {
+					out = append(out, e)
+				}
+			})
+			return out, end, err
+		}
+		// Forward windows that double in size until Max matches are read.
+		read, window := lo-1, uint64(q.Max)
+		for len(out) < q.Max && read < end {
+			hi := min(end, read+window)
+			if err := scan(ctx, st, filter, read+1, hi, func(e Entry) {
+				if match(e) && len(out) < q.Max {
+					out = append(out, e)
+					read = e.Seq
+				}
+			}); err != nil {
+				return nil, end, err
 			}
-		})
-		return out, end, err
+			if len(out) < q.Max {
+				read = hi
+			}
+			window *= 2
+		}
+		return out, read, nil
 	}
 	if q.Last <= 0 {
 		return nil, end, nil
