@@ -260,7 +260,7 @@ func newCmdLearning(f *Factory) *cobra.Command {
 			}
 			return nil
 		},
-	}, newCmdLearningFeedback(f))
+	}, newCmdLearningFeedback(f), newCmdLearningConfig(f))
 	return cmd
 }
 
