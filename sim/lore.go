@@ -57,13 +57,16 @@ func (a APILore) State(ctx context.Context, now time.Time) (State, error) {
 		return State{}, err
 	}
 	var dp struct {
-		Proven   []string `json:"proven"`
-		Excluded []string `json:"excluded"`
+		Proven           []string `json:"proven"`
+		Excluded         []string `json:"excluded"`
+		Tentative        []string `json:"tentative"`
+		ExplorationShare float64  `json:"exploration_share"`
 	}
 	if err := a.call(ctx, "decomposition_prompt", now, nil, &dp); err != nil {
 		return State{}, err
 	}
-	st := State{Patterns: map[string]PatternState{}, Guidance: Guidance{Proven: set(dp.Proven), Excluded: set(dp.Excluded), Anti: map[string]bool{}}}
+	st := State{Patterns: map[string]PatternState{}, Guidance: Guidance{Proven: set(dp.Proven), Excluded: set(dp.Excluded),
+		Anti: map[string]bool{}, Tentative: set(dp.Tentative), ExploreShare: dp.ExplorationShare}}
 	for _, p := range ps {
 		st.Patterns[p.Content] = p.PatternState
 		if p.Inverted {
@@ -71,6 +74,11 @@ func (a APILore) State(ctx context.Context, now time.Time) (State, error) {
 		}
 	}
 	return st, nil
+}
+
+// Configure sets lore's evidence policy (learning.configure) at a time.
+func (a APILore) Configure(ctx context.Context, policy string, at time.Time) error {
+	return a.call(ctx, "configure", at, map[string]any{"config": map[string]any{"evidence": map[string]any{"policy": policy}}}, nil)
 }
 
 func set(xs []string) map[string]bool {
