@@ -76,9 +76,19 @@ func (a APILore) State(ctx context.Context, now time.Time) (State, error) {
 	return st, nil
 }
 
-// Configure sets lore's evidence policy (learning.configure) at a time.
-func (a APILore) Configure(ctx context.Context, policy string, at time.Time) error {
-	return a.call(ctx, "configure", at, map[string]any{"config": map[string]any{"evidence": map[string]any{"policy": policy}}}, nil)
+// Configure sets lore's learning configuration (learning.configure) at a
+// time: the evidence policy and, when set, the half-lives.
+func (a APILore) Configure(ctx context.Context, c LoreConfig, at time.Time) error {
+	ev := map[string]any{"policy": c.Policy}
+	if c.ExplorationShare != nil {
+		ev["exploration_share"] = *c.ExplorationShare
+	}
+	cfg := map[string]any{"evidence": ev}
+	if c.HalfLifeDays > 0 {
+		cfg["learning"] = map[string]any{"halfLifeDays": c.HalfLifeDays}
+		cfg["maturity"] = map[string]any{"halfLifeDays": c.HalfLifeDays}
+	}
+	return a.call(ctx, "configure", at, map[string]any{"config": cfg}, nil)
 }
 
 func set(xs []string) map[string]bool {

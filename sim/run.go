@@ -75,9 +75,18 @@ const (
 	PolicyEvidence = "evidence"
 )
 
-// Configurer is a Lore whose evidence policy can be set before a run.
+// LoreConfig is the learning configuration a run sets: the evidence
+// policy and the half-lives (0: lore's default, 90 days).
+type LoreConfig struct {
+	Policy       string
+	HalfLifeDays float64
+	// ExplorationShare is evidence.exploration_share (nil: lore's default).
+	ExplorationShare *float64
+}
+
+// Configurer is a Lore whose configuration can be set before a run.
 type Configurer interface {
-	Configure(ctx context.Context, policy string, at time.Time) error
+	Configure(ctx context.Context, c LoreConfig, at time.Time) error
 }
 
 // Arms.
@@ -91,12 +100,17 @@ type Config struct {
 	Arm string
 	// Workload is default or hard; Policy seed or evidence ("" leaves
 	// lore's configuration alone: the seed policy).
-	Workload   string
-	Policy     string
-	Seed       uint64
-	Loops      int
-	Tasks      int // per loop
-	Strategies int
+	Workload string
+	Policy   string
+	// HalfLifeDays sets lore's learning and maturity half-lives (0: lore's
+	// default).
+	HalfLifeDays float64
+	// ExplorationShare sets evidence.exploration_share (nil: lore's default).
+	ExplorationShare *float64
+	Seed             uint64
+	Loops            int
+	Tasks            int // per loop
+	Strategies       int
 	// MaxAttempts bounds a task's iterations; a task that fails them all failed.
 	MaxAttempts int
 	// Start is the simulated time of round 0; Step the time between rounds.
@@ -138,17 +152,19 @@ type StrategyResult struct {
 
 // Result is one run's figures.
 type Result struct {
-	Arm        string  `json:"arm"`
-	Workload   string  `json:"workload"`
-	Policy     string  `json:"policy"`
-	Seed       uint64  `json:"seed"`
-	Tasks      int     `json:"tasks"`
-	Attempts   int     `json:"attempts"`
-	Successes  int     `json:"successes"`
-	Failed     int     `json:"failed_tasks"`
-	Iterations float64 `json:"mean_iterations"`
-	Proven     PR      `json:"proven"`
-	Anti       PR      `json:"anti"`
+	Arm      string `json:"arm"`
+	Workload string `json:"workload"`
+	Policy   string `json:"policy"`
+	// HalfLifeDays is the half-life the run configured (0: lore\'s default).
+	HalfLifeDays float64 `json:"half_life_days,omitempty"`
+	Seed         uint64  `json:"seed"`
+	Tasks        int     `json:"tasks"`
+	Attempts     int     `json:"attempts"`
+	Successes    int     `json:"successes"`
+	Failed       int     `json:"failed_tasks"`
+	Iterations   float64 `json:"mean_iterations"`
+	Proven       PR      `json:"proven"`
+	Anti         PR      `json:"anti"`
 	// ConfidentBad scores what lore calls bad with confidence
 	// (PatternState.ConfidentBad) against the bad strategies.
 	ConfidentBad PR               `json:"confident_bad"`
@@ -187,12 +203,12 @@ func Run(ctx context.Context, l Lore, c Config) (Result, error) {
 	if policy != PolicySeed && policy != PolicyEvidence {
 		return Result{}, fmt.Errorf("policy: %q is not %s or %s", c.Policy, PolicySeed, PolicyEvidence)
 	}
-	if c.Policy != "" {
+	if c.Policy != "" || c.HalfLifeDays > 0 || c.ExplorationShare != nil {
 		cf, ok := l.(Configurer)
 		if !ok {
 			return Result{}, fmt.Errorf("policy %s: this lore cannot be configured", c.Policy)
 		}
-		if err := cf.Configure(ctx, c.Policy, c.Start.Add(-time.Minute)); err != nil {
+		if err := cf.Configure(ctx, LoreConfig{Policy: policy, HalfLifeDays: c.HalfLifeDays, ExplorationShare: c.ExplorationShare}, c.Start.Add(-time.Minute)); err != nil {
 			return Result{}, fmt.Errorf("configure policy %s: %w", c.Policy, err)
 		}
 	}
@@ -202,7 +218,7 @@ func Run(ctx context.Context, l Lore, c Config) (Result, error) {
 	if workload == "" {
 		workload = WorkloadDefault
 	}
-	res := Result{Arm: c.Arm, Workload: workload, Policy: policy, Seed: c.Seed, Strategies: make([]StrategyResult, len(ss))}
+	res := Result{Arm: c.Arm, Workload: workload, Policy: policy, HalfLifeDays: c.HalfLifeDays, Seed: c.Seed, Strategies: make([]StrategyResult, len(ss))}
 	for i, s := range ss {
 		labels[i] = s.Label
 		res.Strategies[i] = StrategyResult{Strategy: s, Truth: s.Truth(), EarlyTruth: s.EarlyTruth()}

@@ -56,6 +56,12 @@ const (
 // drift.
 const HardBadRate = 0.7
 
+// HardHalfLifeDays is the half-life the hard workload runs lore with by
+// default: its drift happens within hours of simulated time, which lore's
+// default of 90 days could not follow (the seeds' own advice: tune
+// halfLifeDays to the project).
+const HardHalfLifeDays = 0.5
+
 // Strategy is one way to decompose a task, with its hidden success rate.
 type Strategy struct {
 	// Label is the pattern content lore extracts (learning.StrategyLabels).

@@ -20,6 +20,18 @@ type simulateOptions struct {
 	attempts          int
 	plot              string
 	workload, policy  string
+	halfLife          float64
+	explore           float64
+}
+
+// halfLifeDays is --half-life, else the workload's: lore's default (90
+// days) for the default workload, half a day for the hard one, whose
+// drift happens within hours of simulated time.
+func (o simulateOptions) halfLifeDays() float64 {
+	if o.halfLife > 0 || o.workload != sim.WorkloadHard {
+		return o.halfLife
+	}
+	return sim.HardHalfLifeDays
 }
 
 // policies names the policies --policy runs.
@@ -50,7 +62,8 @@ needed to detect each. --plot writes the curves as SVG.
 
 --workload hard draws all twelve strategies with true rates between 0.4
 and 0.9 (good >= 0.75, bad <= 0.62; truth line 0.7), four of which drift
-halfway (good becomes bad and bad good). --policy runs lore with its seed
+halfway (good becomes bad and bad good); lore's half-lives are set to half a
+day there (--half-life), the time scale of that drift. --policy runs lore with its seed
 policy, its evidence policy, or both on the same seeds (default both);
 each run also reports the precision of what lore calls bad with
 confidence and the share of good strategies found within 20 observations.`,
@@ -84,8 +97,10 @@ confidence and the share of good strategies found within 20 observations.`,
 	cmd.Flags().StringVar(&o.plot, "plot", "", "write the curves to this SVG file")
 	cmd.Flags().StringVar(&o.workload, "workload", sim.WorkloadDefault, "default, or hard (12 strategies, rates 0.4-0.9, drift halfway)")
 	cmd.Flags().StringVar(&o.policy, "policy", "both", "lore's evidence policy: seed, evidence or both (same seeds)")
+	cmd.Flags().Float64Var(&o.explore, "exploration-share", 0.1, "evidence.exploration_share of the evidence policy (0 turns exploration off)")
+	cmd.Flags().Float64Var(&o.halfLife, "half-life", 0, "lore's learning and maturity half-life in days (0: 90, or 0.5 for --workload hard)")
 	declare(cmd.Flags(), rules{"seeds": intList, "loops": atLeast(1), "tasks": atLeast(1), "strategies": between(1, 12), "attempts": atLeast(1),
-		"workload": oneOf(sim.WorkloadDefault, sim.WorkloadHard), "policy": oneOf("both", sim.PolicySeed, sim.PolicyEvidence)})
+		"workload": oneOf(sim.WorkloadDefault, sim.WorkloadHard), "policy": oneOf("both", sim.PolicySeed, sim.PolicyEvidence), "half-life": atLeast(0), "exploration-share": between(0, 0.5)})
 	freeText(cmd.Flags(), "plot")
 	return cmd
 }
@@ -123,7 +138,7 @@ func runSimulate(cmd *cobra.Command, f *Factory, o simulateOptions, seeds []uint
 					return err
 				}
 				r, err := sim.Run(ctx, l.Lore, sim.Config{Arm: arm, Workload: o.workload, Policy: policy, Seed: seed,
-					Loops: o.loops, Tasks: o.tasks, Strategies: o.nst, MaxAttempts: o.attempts})
+					HalfLifeDays: o.halfLifeDays(), ExplorationShare: o.explorationShare(cmd), Loops: o.loops, Tasks: o.tasks, Strategies: o.nst, MaxAttempts: o.attempts})
 				l.Close()
 				if err != nil {
 					return fmt.Errorf("seed %d, policy %s, %s arm: %w", seed, policy, arm, err)
@@ -165,7 +180,7 @@ func runSimulate(cmd *cobra.Command, f *Factory, o simulateOptions, seeds []uint
 	if f.JSON {
 		return f.PrintJSON(simulateReport{Workload: o.workload, Policies: o.policies(), Runs: runs, Means: means})
 	}
-	fmt.Fprintf(f.Out, "mean over %d seed(s), workload %s\n", len(seeds), o.workload)
+	fmt.Fprintf(f.Out, "mean over %d seed(s), workload %s, half-life %s\n", len(seeds), o.workload, halfLifeText(o.halfLifeDays()))
 	tw := tabwriter.NewWriter(f.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "policy\tarm\titer/task\tfailed tasks\tsuccess\tproven P\tproven R\tanti P\tanti R\tconfident bad P\tgood found ≤20\tobs→proven\tobs→anti")
 	for _, policy := range o.policies() {
@@ -204,6 +219,22 @@ func printSeed(w io.Writer, seed uint64, policy string, pair []sim.Result) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// explorationShare is --exploration-share when given (lore's default else).
+func (o simulateOptions) explorationShare(cmd *cobra.Command) *float64 {
+	if !cmd.Flags().Changed("exploration-share") {
+		return nil
+	}
+	v := o.explore
+	return &v
+}
+
+func halfLifeText(d float64) string {
+	if d == 0 {
+		return "90 days (lore's default)"
+	}
+	return strconv.FormatFloat(d, 'g', -1, 64) + " days"
 }
 
 // rateOf is a strategy's true rate, "0.85→0.45" when it drifts.

@@ -16,10 +16,11 @@ import (
 // with no reference value), is defined at 0 and n successes (unlike the
 // normal approximation), stays inside [0, 1], and reproduces the
 // conventional figures users check by hand ("2/3: 21–94 %"). It is applied
-// to the counts the rule itself uses: the decayed helpful and harmful sums
-// for maturity and criterion weights (as the seeds decay them, so old
-// evidence weighs less), the raw success and failure counts for an
-// inversion (the seed's anti-pattern rule does not decay).
+// to decayed counts, as the seeds decay them: a pattern's decayed helpful
+// and harmful observations (its maturity sums), a criterion's decayed
+// feedback. So old evidence weighs less, and a verdict nobody re-examines
+// becomes tentative again as its evidence ages (drift is noticed). Before
+// any decay the counts are the raw ones: "Failed 2/3 times" is 21–94 %.
 
 // Evidence is the evidence behind one verdict.
 type Evidence struct {
@@ -103,9 +104,12 @@ func NewEvidence(successes, failures float64, verdict string, threshold float64,
 // it under the evidence policy: "67%; 95% interval 21–94%, little
 // evidence" (failure rate and its interval), ", tentative" appended when
 // the verdict is.
-func (e Evidence) FailurePhrase() string {
-	s := fmt.Sprintf("%s%%; %s%% interval %s–%s%%, %s evidence", pct(1-e.SuccessRate), pct(e.Confidence),
-		pct(1-e.High), pct(1-e.Low), e.Strength)
+func (e Evidence) FailurePhrase() string { return pct(1-e.SuccessRate) + "%; " + e.FailureInterval() }
+
+// FailureInterval is "95% interval 21–94%, little evidence" for the
+// failure rate, ", tentative" appended when the verdict is.
+func (e Evidence) FailureInterval() string {
+	s := fmt.Sprintf("%s%% interval %s–%s%%, %s evidence", pct(e.Confidence), pct(1-e.High), pct(1-e.Low), e.Strength)
 	if e.Tentative {
 		s += ", tentative"
 	}
@@ -153,25 +157,26 @@ func MaturityEvidence(state MaturityState, helpful, harmful float64, mc Maturity
 	return NewEvidence(helpful, harmful, string(state), 0, "", confidence)
 }
 
-// InversionEvidence is the evidence of an inversion on the raw success and
-// failure counts: it claims a success rate below 1-failureRatioThreshold.
-func InversionEvidence(successes, failures int, ac AntiPatternConfig, confidence float64) Evidence {
-	return NewEvidence(float64(successes), float64(failures), "inverted", 1-ac.FailureRatioThreshold, "below", confidence)
+// InversionEvidence is the evidence of an inversion on a pattern's decayed
+// helpful and harmful observations: it claims a success rate below
+// 1-failureRatioThreshold.
+func InversionEvidence(helpful, harmful float64, ac AntiPatternConfig, confidence float64) Evidence {
+	return NewEvidence(helpful, harmful, "inverted", 1-ac.FailureRatioThreshold, "below", confidence)
 }
 
 // ShouldRehabilitate is the evidence policy's rule: an inverted pattern is
-// rehabilitated once its observations show, at the configured confidence,
-// a failure rate below the inversion threshold (the success-rate interval
-// lies entirely above 1-failureRatioThreshold). It returns the reason.
-func ShouldRehabilitate(successes, failures int, ac AntiPatternConfig, ec EvidenceConfig) (string, bool) {
+// rehabilitated once its decayed observations (helpful, harmful) show, at
+// the configured confidence, a failure rate below the inversion threshold
+// (the success-rate interval lies entirely above 1-failureRatioThreshold).
+// It returns the reason, with the raw counts.
+func ShouldRehabilitate(successes, failures int, helpful, harmful float64, ac AntiPatternConfig, ec EvidenceConfig) (string, bool) {
 	if ec.Policy != PolicyEvidence {
 		return "", false
 	}
-	e := InversionEvidence(successes, failures, ac, ec.Confidence)
+	e := InversionEvidence(helpful, harmful, ac, ec.Confidence)
 	if !(e.Low > e.Threshold) {
 		return "", false
 	}
-	total := successes + failures
-	return fmt.Sprintf("Failed %d/%d times (%s); the failure rate is below the inversion threshold %s%% at %s%% confidence",
-		failures, total, e.FailurePhrase(), pct(1-e.Threshold), pct(ec.Confidence)), true
+	return fmt.Sprintf("Failed %d/%d times; decayed failure rate %s; below the inversion threshold %s%% at %s%% confidence",
+		failures, successes+failures, e.FailurePhrase(), pct(1-e.Threshold), pct(ec.Confidence)), true
 }

@@ -397,7 +397,6 @@ func (m *folder) observePattern(tx projector.Tx, ev *events.Event, id, content s
 	p, inv := RecordObservation(rec.Pattern, success, bead, ev.Time, m.cfg.AntiPattern)
 	rec.Pattern = p
 	m.invert(tx, proj, &rec, inv, ev.Time)
-	m.rehabilitate(tx, proj, &rec, ev.Time)
 	switch typ {
 	case Helpful:
 		rec.Maturity.HelpfulCount++
@@ -416,6 +415,7 @@ func (m *folder) observePattern(tx projector.Tx, ev *events.Event, id, content s
 	if ev.Time.After(rec.Maturity.LastValidated) {
 		rec.Maturity.LastValidated = ev.Time
 	}
+	m.rehabilitate(tx, proj, &rec, ev.Time)
 	m.reevaluate(tx, proj, &rec, maxTime(ev.Time, rec.Sums), "feedback")
 	return put(tx, key(kPattern, proj, id), &rec)
 }
@@ -451,7 +451,8 @@ func (m *folder) rehabilitate(tx projector.Tx, proj string, rec *patternRec, at 
 		return
 	}
 	p := rec.Pattern
-	reason, ok := ShouldRehabilitate(p.SuccessCount, p.FailureCount, m.cfg.AntiPattern, m.cfg.Evidence)
+	h, x, _ := rec.Sums.At(maxTime(at, rec.Sums), m.cfg.Maturity.HalfLifeDays)
+	reason, ok := ShouldRehabilitate(p.SuccessCount, p.FailureCount, h, x, m.cfg.AntiPattern, m.cfg.Evidence)
 	if !ok {
 		return
 	}

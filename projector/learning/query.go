@@ -192,7 +192,8 @@ type PatternView struct {
 	CreatedAt      time.Time     `json:"created_at"`
 	UpdatedAt      time.Time     `json:"updated_at"`
 	// Evidence is the evidence of the maturity state (decayed sums);
-	// InversionEvidence that of the inversion (raw counts), when inverted.
+	// InversionEvidence that of the inversion (same decayed counts, the
+	// inversion's threshold), when inverted.
 	// Tentative is true when the verdict lore acts on (the inversion, else
 	// a proven or deprecated state) is tentative.
 	Evidence          Evidence   `json:"evidence"`
@@ -233,12 +234,13 @@ func (m *folder) patternView(r projector.Reader, proj string, rec patternRec, no
 	v.Tentative = v.Evidence.Tentative
 	v.Rehabilitations, v.RehabReason, v.RehabilitatedAt = rec.Rehabilitations, rec.RehabReason, rec.RehabilitatedAt
 	if rec.Inverted {
-		ie := InversionEvidence(p.SuccessCount, p.FailureCount, m.cfg.AntiPattern, ec.Confidence)
+		ie := InversionEvidence(h, x, m.cfg.AntiPattern, ec.Confidence)
 		v.InversionEvidence, v.Tentative = &ie, ie.Tentative
 		v.AntiPatternID = "anti-" + p.ID
 		reason := rec.AntiReason
-		if ec.Policy == PolicyEvidence {
-			reason = fmt.Sprintf("Failed %d/%d times (%s)", p.FailureCount, p.SuccessCount+p.FailureCount, ie.FailurePhrase())
+		if total := p.SuccessCount + p.FailureCount; ec.Policy == PolicyEvidence && total > 0 {
+			reason = fmt.Sprintf("Failed %d/%d times (%s%%; %s)", p.FailureCount, total,
+				pct(float64(p.FailureCount)/float64(total)), ie.FailureInterval())
 		}
 		v.AntiPattern = AntiPatternText(p.Content, reason, m.cfg.AntiPattern)
 	}
