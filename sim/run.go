@@ -183,7 +183,9 @@ type loopState struct {
 // state is read once (what every loop would be injected with then), each
 // active loop makes one attempt of its current task, the attempts are
 // recorded concurrently, and the round ends when lore has folded them. So a
-// seed gives the same choices and outcomes whatever the scheduling.
+// seed gives the same workload and draws whatever the scheduling (lore's
+// verdicts may depend on the order a round's records are appended in: the
+// seed's inversion rule counts observations in log order).
 func Run(ctx context.Context, l Lore, c Config) (Result, error) {
 	c = c.withDefaults()
 	if c.Loops < 1 || c.Tasks < 1 {

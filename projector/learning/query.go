@@ -376,8 +376,10 @@ func (m *Model) AntiPatterns(r projector.Reader, proj string, now time.Time) ([]
 // lists the proven patterns' contents; Excluded the deprecated and
 // inverted ones (multiplier 0 or AVOID). Under the evidence policy each
 // label carries its evidence, Tentative lists the excluded patterns whose
-// verdict is tentative, and (ExplorationShare > 0) an Exploration section
-// recommends spending that share of decompositions on them.
+// verdict is tentative and which may yet be good (success-rate interval
+// reaching 1 − maturity.deprecationThreshold), and (ExplorationShare > 0)
+// an Exploration section recommends spending that share of decompositions
+// on them.
 type DecompositionPrompt struct {
 	Text             string   `json:"text"`
 	Proven           []string `json:"proven"`
@@ -405,7 +407,11 @@ func (m *Model) Decomposition(r projector.Reader, proj string, now time.Time) (D
 		excluded := v.Inverted || v.State == Deprecated
 		if excluded {
 			out.Excluded = append(out.Excluded, v.Content)
-			if v.Tentative {
+			// Worth exploring: the verdict is tentative and the pattern may
+			// yet be good (its interval reaches the line under which
+			// maturity deprecates). An exclusion that is tentative only
+			// between "bad" and "mediocre" would not change a choice.
+			if v.Tentative && v.Evidence.High >= 1-cfg.Maturity.DeprecationThreshold {
 				out.Tentative = append(out.Tentative, v.Content)
 			}
 		}
