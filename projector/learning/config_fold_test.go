@@ -135,6 +135,12 @@ func TestConfigurationHalfLifeRebuildsSums(t *testing.T) {
 	if wa.HalfLifeDays != 10 || abs(wa.Weight-wb.Weight) > 1e-9 || abs(wa.DecayedHelpful-wb.DecayedHelpful) > 1e-9 {
 		t.Fatalf("reconfigured %+v\nconfigured from the start %+v", wa, wb)
 	}
+	// The criterion's evidence is on the same decayed sums, with its verdict.
+	e := wa.Evidence
+	if abs(e.Observations-(wa.DecayedHelpful+wa.DecayedHarmful)) > 1e-9 || !(e.Low <= e.SuccessRate && e.SuccessRate <= e.High) ||
+		e.Verdict != "deprecated" || !strings.Contains(strings.Join(wa.Why, "\n"), "verdict deprecated is") {
+		t.Errorf("criterion evidence %+v\nwhy %q", e, wa.Why)
+	}
 }
 
 func abs(v float64) float64 {
