@@ -126,7 +126,9 @@ func Plot(w io.Writer, runs []Result) error {
 				}
 				fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", lx+30, ly, label)
 				lx += 30 + 8*len(label) + 10
-				if (len(p.metrics) > 1 && mi == len(p.metrics)-1 || len(series) > 2 && si%2 == 1) && si < len(series)-1 {
+				// a line per series when a panel has several metrics, else per
+				// two series
+				if mi == len(p.metrics)-1 && (len(p.metrics) > 1 || si%2 == 1) && si < len(series)-1 {
 					lx, ly = x0, ly+18
 				}
 			}

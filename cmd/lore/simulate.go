@@ -97,7 +97,7 @@ confidence and the share of good strategies found within 20 observations.`,
 	cmd.Flags().StringVar(&o.plot, "plot", "", "write the curves to this SVG file")
 	cmd.Flags().StringVar(&o.workload, "workload", sim.WorkloadDefault, "default, or hard (12 strategies, rates 0.4-0.9, drift halfway)")
 	cmd.Flags().StringVar(&o.policy, "policy", "both", "lore's evidence policy: seed, evidence or both (same seeds)")
-	cmd.Flags().Float64Var(&o.explore, "exploration-share", 0.1, "evidence.exploration_share of the evidence policy (0 turns exploration off)")
+	cmd.Flags().Float64Var(&o.explore, "exploration-share", 0.05, "evidence.exploration_share of the evidence policy (0 turns exploration off)")
 	cmd.Flags().Float64Var(&o.halfLife, "half-life", 0, "lore's learning and maturity half-life in days (0: 90, or 0.5 for --workload hard)")
 	declare(cmd.Flags(), rules{"seeds": intList, "loops": atLeast(1), "tasks": atLeast(1), "strategies": between(1, 12), "attempts": atLeast(1),
 		"workload": oneOf(sim.WorkloadDefault, sim.WorkloadHard), "policy": oneOf("both", sim.PolicySeed, sim.PolicyEvidence), "half-life": atLeast(0), "exploration-share": between(0, 0.5)})

@@ -164,7 +164,7 @@ type EvidenceConfig struct {
 
 // DefaultEvidenceConfig keeps the reference's behaviour (policy seed).
 func DefaultEvidenceConfig() EvidenceConfig {
-	return EvidenceConfig{Policy: PolicySeed, Confidence: 0.95, ExplorationShare: 0.1}
+	return EvidenceConfig{Policy: PolicySeed, Confidence: 0.95, ExplorationShare: 0.05}
 }
 
 func (c EvidenceConfig) validate(at string) error {

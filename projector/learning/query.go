@@ -376,8 +376,9 @@ func (m *Model) AntiPatterns(r projector.Reader, proj string, now time.Time) ([]
 // lists the proven patterns' contents; Excluded the deprecated and
 // inverted ones (multiplier 0 or AVOID). Under the evidence policy each
 // label carries its evidence, Tentative lists the excluded patterns whose
-// verdict is tentative and which may yet be good (success-rate interval
-// reaching 1 − maturity.deprecationThreshold), and (ExplorationShare > 0)
+// verdict is tentative and which could still beat the recommended ones
+// (success-rate interval reaching the best success rate among them, and at
+// least 1 − maturity.deprecationThreshold), and (ExplorationShare > 0)
 // an Exploration section recommends spending that share of decompositions
 // on them.
 type DecompositionPrompt struct {
@@ -403,15 +404,16 @@ func (m *Model) Decomposition(r projector.Reader, proj string, now time.Time) (D
 	evidence := ec.Policy == PolicyEvidence
 	out := DecompositionPrompt{Proven: []string{}, Excluded: []string{}, Tentative: []string{}, Policy: ec.Policy}
 	var withMat []ContentMaturity
+	bar := explorationBar(views, cfg)
 	for _, v := range views {
 		excluded := v.Inverted || v.State == Deprecated
 		if excluded {
 			out.Excluded = append(out.Excluded, v.Content)
-			// Worth exploring: the verdict is tentative and the pattern may
-			// yet be good (its interval reaches the line under which
-			// maturity deprecates). An exclusion that is tentative only
-			// between "bad" and "mediocre" would not change a choice.
-			if v.Tentative && v.Evidence.High >= 1-cfg.Maturity.DeprecationThreshold {
+			// Worth exploring: the verdict is tentative and the pattern
+			// could still beat what the prompt recommends (its interval
+			// reaches the bar). An exclusion that is tentative only between
+			// "bad" and "mediocre" would not change a choice.
+			if v.Tentative && v.Evidence.High >= bar {
 				out.Tentative = append(out.Tentative, v.Content)
 			}
 		}
@@ -450,6 +452,23 @@ func (m *Model) Decomposition(r projector.Reader, proj string, now time.Time) (D
 		out.Text += p
 	}
 	return out, nil
+}
+
+// explorationBar is the success rate an excluded pattern's interval must
+// reach to be worth exploring: the best decayed success rate among the
+// patterns the prompt recommends (proven or established, not inverted),
+// and at least the line under which maturity deprecates. A candidate whose
+// optimistic bound stays under the incumbent's estimate could not improve
+// a choice (measured against the incumbent's lower bound instead, the
+// exploration costs more and corrects no more: docs/simulate.md).
+func explorationBar(views []PatternView, cfg Config) float64 {
+	bar := 1 - cfg.Maturity.DeprecationThreshold
+	for _, v := range views {
+		if !v.Inverted && (v.State == Proven || v.State == Established) && v.Evidence.SuccessRate > bar {
+			bar = v.Evidence.SuccessRate
+		}
+	}
+	return bar
 }
 
 // FormatExplorationForPrompt recommends spending a bounded share of
