@@ -32,7 +32,7 @@ func (m *folder) reconfigure(tx projector.Tx, ev *events.Event, d *events.Learni
 	}
 	old := m.cfg
 	m.cfg = cfg
-	if err := m.reconfigureCriteria(tx, ev, old); err != nil {
+	if err := m.reconfigureCriteria(tx, ev); err != nil {
 		return err
 	}
 	return m.reconfigurePatterns(tx, ev, old)
@@ -49,7 +49,7 @@ func rebuildSums(tx projector.Reader, prefix []byte, halfLife float64) (DecaySum
 	return s, err
 }
 
-func (m *folder) reconfigureCriteria(tx projector.Tx, ev *events.Event, old Config) error {
+func (m *folder) reconfigureCriteria(tx projector.Tx, ev *events.Event) error {
 	type item struct {
 		proj string
 		rec  criterionRec
