@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -182,10 +181,8 @@ type loopState struct {
 // Run runs one arm. Loops work in rounds: at the start of a round lore's
 // state is read once (what every loop would be injected with then), each
 // active loop makes one attempt of its current task, the attempts are
-// recorded concurrently, and the round ends when lore has folded them. So a
-// seed gives the same workload and draws whatever the scheduling (lore's
-// verdicts may depend on the order a round's records are appended in: the
-// seed's inversion rule counts observations in log order).
+// recorded in loop order, and the round ends when lore has folded them. So
+// a seed gives the same choices, outcomes and figures on every run.
 func Run(ctx context.Context, l Lore, c Config) (Result, error) {
 	c = c.withDefaults()
 	if c.Loops < 1 || c.Tasks < 1 {
@@ -297,19 +294,16 @@ func Run(ctx context.Context, l Lore, c Config) (Result, error) {
 		if len(batch) == 0 {
 			break
 		}
+		// One after another, in loop order: the seed's inversion rule counts
+		// observations in log order, so the order must not depend on the
+		// scheduling for a seed to give the same figures on every run.
 		errs := make([]error, len(batch))
-		var wg sync.WaitGroup
 		for j, a := range batch {
 			ls := loops[a.loop]
 			o := Outcome{BeadID: fmt.Sprintf("sim-%s-%d-l%d-t%d", c.Arm, c.Seed, a.loop, ls.task), Attempt: ls.attempt,
 				Decomposition: ss[a.strategy].Decomposition, Success: a.ok, Time: now.Add(time.Duration(a.loop+1) * time.Second)}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[j] = l.Record(ctx, o)
-			}()
+			errs[j] = l.Record(ctx, o)
 		}
-		wg.Wait()
 		for j, a := range batch {
 			if errs[j] != nil {
 				return res, fmt.Errorf("round %d loop %d: record: %w", round, a.loop, errs[j])
