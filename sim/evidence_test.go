@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -90,5 +92,35 @@ func TestConfidentBad(t *testing.T) {
 		if got := c.p.ConfidentBad(c.policy); got != c.want {
 			t.Errorf("%+v under %s: %v", c.p, c.policy, got)
 		}
+	}
+}
+
+// TestRealRunsRepeat runs one seed of the hard workload twice on real
+// embedded lore nodes under the evidence policy: the same figures, strategy
+// by strategy (a round's records are appended in loop order).
+func TestRealRunsRepeat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two embedded lore nodes")
+	}
+	ctx := context.Background()
+	var rs []sim.Result
+	for range 2 {
+		l, err := sim.StartLocal(ctx, t.TempDir(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sim.Run(ctx, l.Lore, sim.Config{Arm: sim.ArmSteered, Workload: sim.WorkloadHard, Policy: sim.PolicyEvidence,
+			HalfLifeDays: sim.HardHalfLifeDays, Seed: 3, Loops: 4, Tasks: 15})
+		l.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	// JSON: an undefined precision (NaN) is null in both.
+	a, _ := json.Marshal(rs[0])
+	b, _ := json.Marshal(rs[1])
+	if rs[0].Policy != sim.PolicyEvidence || string(a) != string(b) {
+		t.Errorf("two runs of seed 3 differ:\n%s\n%s", a, b)
 	}
 }
