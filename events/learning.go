@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // Event types of the learning systems (implicit feedback, decay, maturity,
@@ -181,7 +183,54 @@ func PatternIDFor(content string) string {
 	return b.String() + "-" + h
 }
 
+// LearningConfigured sets the configuration of the learning read model
+// (learningConfig, antiPatternConfig, maturityConfig, per-criterion
+// half-lives, the evidence policy) every replica and replay folds with,
+// from the event on.
+type LearningConfigured struct {
+	Config json.RawMessage `json:"config"`
+}
+
+func (*LearningConfigured) AggregateID() string { return ConfigAggregate }
+
+// CheckLearningConfig is the learning model's configuration rule
+// (learning.ParseConfig, installed by that package): the events package
+// cannot import it. Nil accepts any object.
+var CheckLearningConfig func(json.RawMessage) error
+
+// Check refuses a configuration the learning model would refuse, naming
+// the key, before it is appended.
+func (c *LearningConfigured) Check() error {
+	if CheckLearningConfig == nil {
+		return nil
+	}
+	if err := CheckLearningConfig(c.Config); err != nil {
+		return fmt.Errorf("field \"config\": %w", err)
+	}
+	return nil
+}
+
+// PatternRehabilitated is derived: under the evidence policy, an
+// anti-pattern whose observations no longer support its inversion is a
+// pattern again. Announced once per inversion it ends.
+type PatternRehabilitated struct {
+	PatternID     string `json:"pattern_id"`
+	AntiPatternID string `json:"anti_pattern_id"`
+	Content       string `json:"content"`
+	Reason        string `json:"reason"`
+	SuccessCount  int    `json:"success_count"`
+	FailureCount  int    `json:"failure_count"`
+}
+
+func (p *PatternRehabilitated) AggregateID() string { return p.PatternID }
+
 func init() {
+	Register(Kind{Type: "learning.configured/v1", Aggregate: "learning-config",
+		Doc: "the learning configuration (learningConfig, antiPatternConfig, maturityConfig, half-lives, evidence policy) every replica folds with",
+		New: func() Payload { return new(LearningConfigured) }})
+	Register(Kind{Type: "pattern.rehabilitated/v1", Aggregate: "pattern", Derived: true,
+		Doc: "an anti-pattern whose later observations no longer support its inversion is a pattern again (evidence policy)",
+		New: func() Payload { return new(PatternRehabilitated) }})
 	Register(Kind{Type: "feedback.recorded/v1", Aggregate: "criterion",
 		Doc: "explicit feedback (helpful, harmful, neutral) with a raw value on an evaluation criterion",
 		New: func() Payload { return new(FeedbackRecorded) }})

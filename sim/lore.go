@@ -57,13 +57,16 @@ func (a APILore) State(ctx context.Context, now time.Time) (State, error) {
 		return State{}, err
 	}
 	var dp struct {
-		Proven   []string `json:"proven"`
-		Excluded []string `json:"excluded"`
+		Proven           []string `json:"proven"`
+		Excluded         []string `json:"excluded"`
+		Tentative        []string `json:"tentative"`
+		ExplorationShare float64  `json:"exploration_share"`
 	}
 	if err := a.call(ctx, "decomposition_prompt", now, nil, &dp); err != nil {
 		return State{}, err
 	}
-	st := State{Patterns: map[string]PatternState{}, Guidance: Guidance{Proven: set(dp.Proven), Excluded: set(dp.Excluded), Anti: map[string]bool{}}}
+	st := State{Patterns: map[string]PatternState{}, Guidance: Guidance{Proven: set(dp.Proven), Excluded: set(dp.Excluded),
+		Anti: map[string]bool{}, Tentative: set(dp.Tentative), ExploreShare: dp.ExplorationShare}}
 	for _, p := range ps {
 		st.Patterns[p.Content] = p.PatternState
 		if p.Inverted {
@@ -71,6 +74,21 @@ func (a APILore) State(ctx context.Context, now time.Time) (State, error) {
 		}
 	}
 	return st, nil
+}
+
+// Configure sets lore's learning configuration (learning.configure) at a
+// time: the evidence policy and, when set, the half-lives.
+func (a APILore) Configure(ctx context.Context, c LoreConfig, at time.Time) error {
+	ev := map[string]any{"policy": c.Policy}
+	if c.ExplorationShare != nil {
+		ev["exploration_share"] = *c.ExplorationShare
+	}
+	cfg := map[string]any{"evidence": ev}
+	if c.HalfLifeDays > 0 {
+		cfg["learning"] = map[string]any{"halfLifeDays": c.HalfLifeDays}
+		cfg["maturity"] = map[string]any{"halfLifeDays": c.HalfLifeDays}
+	}
+	return a.call(ctx, "configure", at, map[string]any{"config": cfg}, nil)
 }
 
 func set(xs []string) map[string]bool {

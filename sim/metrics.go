@@ -99,6 +99,8 @@ type Point struct {
 	SuccessRate Ratio `json:"success_rate"`
 	Proven      PR    `json:"proven"`
 	Anti        PR    `json:"anti"`
+	// ConfidentBad scores what lore calls bad with confidence.
+	ConfidentBad PR `json:"confident_bad"`
 }
 
 // Metric picks one value of a point.
@@ -111,6 +113,8 @@ var (
 	MetricProvenR Metric = func(p Point) Ratio { return p.Proven.Recall }
 	MetricAntiP   Metric = func(p Point) Ratio { return p.Anti.Precision }
 	MetricAntiR   Metric = func(p Point) Ratio { return p.Anti.Recall }
+	MetricConfP   Metric = func(p Point) Ratio { return p.ConfidentBad.Precision }
+	MetricConfR   Metric = func(p Point) Ratio { return p.ConfidentBad.Recall }
 )
 
 // XY is one point of a plotted line; Y is NaN where the value is undefined.
@@ -203,7 +207,21 @@ type Summary struct {
 	AntiDetected   int `json:"anti_detected"`
 	Good           int `json:"good"`
 	Bad            int `json:"bad"`
+	// ConfidentBadP is the precision of what lore calls bad with
+	// confidence (Result.ConfidentBad), averaged over the runs where it
+	// claims something; ConfidentBadClaimed the mean count it claims.
+	ConfidentBadP       Ratio   `json:"confident_bad_precision"`
+	ConfidentBadR       Ratio   `json:"confident_bad_recall"`
+	ConfidentBadClaimed float64 `json:"confident_bad_claimed"`
+	// GoodFound20 is the share of the strategies good before any drift
+	// that lore recommended (proven or established, not inverted) within
+	// their first FoundWithin observations.
+	GoodFound20 Ratio `json:"good_found_within_20"`
 }
+
+// FoundWithin is the observations within which a good strategy counts as
+// found (Summary.GoodFound20).
+const FoundWithin = 20
 
 // Summarize averages runs (of one arm); precision and recall average the
 // runs where they are defined.
@@ -212,8 +230,19 @@ func Summarize(rs []Result) Summary {
 	if len(rs) == 0 {
 		return s
 	}
-	var sr, pp, prr, ap, ar, toP, toA []Ratio
+	var sr, pp, prr, ap, ar, toP, toA, cp, cr []Ratio
+	earlyGood, found := 0, 0
 	for _, r := range rs {
+		cp, cr = append(cp, r.ConfidentBad.Precision), append(cr, r.ConfidentBad.Recall)
+		s.ConfidentBadClaimed += float64(r.ConfidentBad.Claimed) / float64(len(rs))
+		for _, st := range r.Strategies {
+			if st.EarlyTruth == TruthGood {
+				earlyGood++
+				if st.GoodAfter > 0 && st.GoodAfter <= FoundWithin {
+					found++
+				}
+			}
+		}
 		s.Iterations += r.Iterations / float64(len(rs))
 		s.Failed += float64(r.Failed) / float64(len(rs))
 		sr = append(sr, ratio(r.Successes, r.Attempts))
@@ -238,5 +267,6 @@ func Summarize(rs []Result) Summary {
 	}
 	s.SuccessRate, s.ProvenP, s.ProvenR, s.AntiP, s.AntiR = MeanOf(sr), MeanOf(pp), MeanOf(prr), MeanOf(ap), MeanOf(ar)
 	s.ObsToProven, s.ObsToAnti = MeanOf(toP), MeanOf(toA)
+	s.ConfidentBadP, s.ConfidentBadR, s.GoodFound20 = MeanOf(cp), MeanOf(cr), ratio(found, earlyGood)
 	return s
 }

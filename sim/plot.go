@@ -22,7 +22,28 @@ const (
 	gridSteps      = 200
 )
 
-var armColour = map[string]string{ArmUnguided: "#d95f02", ArmSteered: "#1b9e77"}
+// colours of the series: the arms of one policy, or each policy's arms.
+var seriesColour = map[string]string{ArmUnguided: "#d95f02", ArmSteered: "#1b9e77",
+	PolicySeed + " " + ArmUnguided: "#d95f02", PolicySeed + " " + ArmSteered: "#1b9e77",
+	PolicyEvidence + " " + ArmUnguided: "#7570b3", PolicyEvidence + " " + ArmSteered: "#e7298a"}
+
+// seriesOf names runs' series: by arm when the runs have one policy, else
+// by policy and arm; in the order seed, evidence and unguided, steered.
+func seriesOf(runs []Result) (keys []string, key func(Result) string) {
+	policies := map[string]bool{}
+	for _, r := range runs {
+		policies[r.Policy] = true
+	}
+	if len(policies) <= 1 {
+		return []string{ArmUnguided, ArmSteered}, func(r Result) string { return r.Arm }
+	}
+	for _, p := range []string{PolicySeed, PolicyEvidence} {
+		for _, a := range []string{ArmUnguided, ArmSteered} {
+			keys = append(keys, p+" "+a)
+		}
+	}
+	return keys, func(r Result) string { return r.Policy + " " + r.Arm }
+}
 
 type panel struct {
 	title   string
@@ -31,17 +52,20 @@ type panel struct {
 	names   []string
 }
 
-// Plot writes the SVG of runs (any number of seeds, both arms).
+// Plot writes the SVG of runs (any number of seeds, both arms, one or
+// both policies).
 func Plot(w io.Writer, runs []Result) error {
 	panels := []panel{
 		{"cumulative success rate of attempts", []Metric{MetricSuccess}, []string{""}, []string{"success rate"}},
 		{"proven patterns vs good strategies", []Metric{MetricProvenP, MetricProvenR}, []string{"", "6 4"}, []string{"precision", "recall"}},
 		{"anti-patterns vs bad strategies", []Metric{MetricAntiP, MetricAntiR}, []string{"", "6 4"}, []string{"precision", "recall"}},
+		{"confident bad verdicts vs bad strategies", []Metric{MetricConfP, MetricConfR}, []string{"", "6 4"}, []string{"precision", "recall"}},
 	}
+	series, keyOf := seriesOf(runs)
 	curves := map[string][][]Point{}
 	maxX := 0
 	for _, r := range runs {
-		curves[r.Arm] = append(curves[r.Arm], r.Curve)
+		curves[keyOf(r)] = append(curves[keyOf(r)], r.Curve)
 		if n := len(r.Curve); n > 0 && r.Curve[n-1].Obs > maxX {
 			maxX = r.Curve[n-1].Obs
 		}
@@ -50,7 +74,7 @@ func Plot(w io.Writer, runs []Result) error {
 		maxX = 1
 	}
 	maxX = niceCeil(maxX)
-	W, H := len(panels)*(panelW+marginL+marginR)+20, panelH+marginT+marginB+legendH
+	W, H := len(panels)*(panelW+marginL+marginR)+20, panelH+marginT+marginB+legendH+18*(len(series)-2)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
@@ -75,41 +99,43 @@ func Plot(w io.Writer, runs []Result) error {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">observations (recorded attempts)</text>`+"\n", x0+panelW/2, y0+panelH+34)
 		// the unguided arm is drawn wider, under the steered one, so that
 		// equal values (often 0 or 1) show both colours
-		for ai, arm := range []string{ArmUnguided, ArmSteered} {
-			width := []float64{4, 2}[ai]
+		for ai, arm := range series {
+			width := []float64{4, 2}[ai%2]
 			for mi, m := range p.metrics {
 				if pi == 0 { // precision and recall flip too often to show each seed
 					for _, c := range curves[arm] {
-						path(&b, seedLine(c, m), sx, sy, armColour[arm], p.dashes[mi], 1, 0.3)
+						path(&b, seedLine(c, m), sx, sy, seriesColour[arm], p.dashes[mi], 1, 0.3)
 					}
 				}
-				path(&b, MeanCurve(curves[arm], m, gridSteps), sx, sy, armColour[arm], p.dashes[mi], width, 1)
+				path(&b, MeanCurve(curves[arm], m, gridSteps), sx, sy, seriesColour[arm], p.dashes[mi], width, 1)
 			}
 		}
 		// legend under the panel
 		ly := y0 + panelH + 52
 		lx := x0
-		for _, arm := range []string{ArmUnguided, ArmSteered} {
+		for si, arm := range series {
 			for mi := range p.metrics {
 				dash := ""
 				if p.dashes[mi] != "" {
 					dash = fmt.Sprintf(` stroke-dasharray="%s"`, p.dashes[mi])
 				}
-				fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.5"%s/>`+"\n", lx, ly-4, lx+24, ly-4, armColour[arm], dash)
+				fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.5"%s/>`+"\n", lx, ly-4, lx+24, ly-4, seriesColour[arm], dash)
 				label := arm
 				if len(p.metrics) > 1 {
 					label += " " + p.names[mi]
 				}
 				fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", lx+30, ly, label)
 				lx += 30 + 8*len(label) + 10
-				if len(p.metrics) > 1 && mi == len(p.metrics)-1 && arm == ArmUnguided {
+				// a line per series when a panel has several metrics, else per
+				// two series
+				if mi == len(p.metrics)-1 && (len(p.metrics) > 1 || si%2 == 1) && si < len(series)-1 {
 					lx, ly = x0, ly+18
 				}
 			}
 		}
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">bold: mean over %d seed(s), up to the shortest run; faint: each seed. Precision is undefined (a gap) while lore claims nothing.</text>`+"\n",
-		10+marginL, H-6, len(curves[ArmSteered]))
+		10+marginL, H-6, len(curves[series[len(series)-1]]))
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -10,6 +10,11 @@ type Guidance struct {
 	Proven   map[string]bool
 	Excluded map[string]bool
 	Anti     map[string]bool
+	// Tentative are the excluded strategies whose verdict is tentative and
+	// ExploreShare the share of decompositions the prompt recommends
+	// spending on them (evidence policy; empty and 0 otherwise).
+	Tentative    map[string]bool
+	ExploreShare float64
 }
 
 // Explore is the share of steered choices that ignore proven strategies
@@ -31,11 +36,18 @@ func ChooseUniform(rng *rand.Rand, ss []Strategy) int {
 // candidates: not excluded; else not an anti-pattern (lore deprecates after
 // one harmful outcome in three, so it can exclude every strategy, and a
 // loop then still follows the stronger AVOID of the anti-patterns); else all.
+//
+// Under the evidence policy the prompt recommends exploring tentative
+// verdicts: with probability ExploreShare (the same first draw, so the
+// stream of draws is unchanged) the loop picks uniformly among them.
 func ChooseSteered(rng *rand.Rand, ss []Strategy, g Guidance) int {
 	explore, pick := rng.Float64(), rng.Float64()
-	var proven, allowed, notAnti, all []int
+	var proven, allowed, notAnti, all, tentative []int
 	for i, s := range ss {
 		all = append(all, i)
+		if g.Tentative[s.Label] {
+			tentative = append(tentative, i)
+		}
 		if g.Anti[s.Label] {
 			continue
 		}
@@ -50,6 +62,8 @@ func ChooseSteered(rng *rand.Rand, ss []Strategy, g Guidance) int {
 	}
 	from := all
 	switch {
+	case len(tentative) > 0 && explore < g.ExploreShare:
+		from = tentative
 	case len(proven) > 0 && explore >= Explore:
 		from = proven
 	case len(allowed) > 0:

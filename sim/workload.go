@@ -44,6 +44,24 @@ var phrases = map[string]string{
 	"Respect dependency chain":       "dependency order",
 }
 
+// Workloads.
+const (
+	WorkloadDefault = "default"
+	WorkloadHard    = "hard"
+)
+
+// HardBadRate is the hard workload's truth line: there every strategy
+// below GoodRate is bad (lore's own deprecation line, a harmful ratio above
+// 0.3), and no rate is drawn near the line (0.62 < rate < 0.75) except by
+// drift.
+const HardBadRate = 0.7
+
+// HardHalfLifeDays is the half-life the hard workload runs lore with by
+// default: its drift happens within hours of simulated time, which lore's
+// default of 90 days could not follow (the seeds' own advice: tune
+// halfLifeDays to the project).
+const HardHalfLifeDays = 0.5
+
 // Strategy is one way to decompose a task, with its hidden success rate.
 type Strategy struct {
 	// Label is the pattern content lore extracts (learning.StrategyLabels).
@@ -51,14 +69,40 @@ type Strategy struct {
 	// Decomposition is the text a loop reports; lore extracts Label from it.
 	Decomposition string  `json:"decomposition"`
 	Rate          float64 `json:"rate"`
+	// LateRate is the true rate after the drift (halfway through the
+	// tasks); equal to Rate for a strategy that does not drift.
+	LateRate float64 `json:"late_rate"`
+	// BadBelow, when set, is the rate under which the strategy is bad
+	// (hard workload: HardBadRate); else BadRate inclusive.
+	BadBelow float64 `json:"bad_below,omitempty"`
 }
 
-// Truth classifies the strategy by its true success rate.
-func (s Strategy) Truth() string {
+// Late is the true rate after the drift (Rate when LateRate is unset).
+func (s Strategy) Late() float64 {
+	if s.LateRate == 0 {
+		return s.Rate
+	}
+	return s.LateRate
+}
+
+// Drifts reports whether the strategy's true rate changes halfway.
+func (s Strategy) Drifts() bool { return s.Late() != s.Rate }
+
+// Truth classifies the strategy by its true success rate at the end (after
+// any drift): what lore's final verdicts are scored against.
+func (s Strategy) Truth() string { return s.truthOf(s.Late()) }
+
+// EarlyTruth classifies the strategy by its rate before any drift: what
+// detection within the first observations is scored against.
+func (s Strategy) EarlyTruth() string { return s.truthOf(s.Rate) }
+
+func (s Strategy) truthOf(rate float64) string {
 	switch {
-	case s.Rate >= GoodRate:
+	case rate >= GoodRate:
 		return TruthGood
-	case s.Rate <= BadRate:
+	case s.BadBelow > 0 && rate < s.BadBelow:
+		return TruthBad
+	case s.BadBelow == 0 && rate <= BadRate:
 		return TruthBad
 	}
 	return TruthMixed
@@ -87,9 +131,57 @@ func NewWorkload(seed uint64, n int) ([]Strategy, error) {
 		l := labels[perm[i]]
 		r := classRanges[i%3]
 		rate := r[0] + rng.Float64()*(r[1]-r[0])
-		out[i] = Strategy{Label: l, Decomposition: "We'll " + phrases[l] + ".", Rate: float64(int(rate*100+0.5)) / 100}
+		r2 := float64(int(rate*100+0.5)) / 100
+		out[i] = Strategy{Label: l, Decomposition: "We'll " + phrases[l] + ".", Rate: r2, LateRate: r2}
 	}
 	return out, nil
+}
+
+// hardRanges are the hard workload's classes: good and bad strategies
+// close together (0.40 to 0.90 in all), away from the truth line.
+var hardRanges = [2][2]float64{
+	{0.75, 0.90}, // good
+	{0.40, 0.62}, // bad
+}
+
+// NewHardWorkload draws the hard workload of a seed: all twelve strategies
+// in a seeded order, alternately good (0.75–0.90) and bad (0.40–0.62), and
+// four of them drift halfway through the tasks: the first two good ones
+// become bad and the first two bad ones good (each to a rate drawn in the
+// other class's range). The same seed gives the same workload.
+func NewHardWorkload(seed uint64) []Strategy {
+	labels := learning.StrategyLabels()
+	rng := rand.New(rand.NewPCG(seed, 0x4a2d))
+	perm := rng.Perm(len(labels))
+	round := func(v float64) float64 { return float64(int(v*100+0.5)) / 100 }
+	draw := func(class int) float64 {
+		r := hardRanges[class]
+		return round(r[0] + rng.Float64()*(r[1]-r[0]))
+	}
+	out := make([]Strategy, len(labels))
+	for i := range out {
+		l := labels[perm[i]]
+		class := i % 2
+		rate := draw(class)
+		late := rate
+		if i < 4 { // strategies 0 and 2 (good), 1 and 3 (bad) drift
+			late = draw(1 - class)
+		}
+		out[i] = Strategy{Label: l, Decomposition: "We'll " + phrases[l] + ".", Rate: rate, LateRate: late, BadBelow: HardBadRate}
+	}
+	return out
+}
+
+// Workload returns the named workload of a seed (n strategies for the
+// default one; the hard one has all twelve).
+func Workload(name string, seed uint64, n int) ([]Strategy, error) {
+	switch name {
+	case WorkloadDefault, "":
+		return NewWorkload(seed, n)
+	case WorkloadHard:
+		return NewHardWorkload(seed), nil
+	}
+	return nil, fmt.Errorf("workload: %q is not %s or %s", name, WorkloadDefault, WorkloadHard)
 }
 
 // Phrase returns the words that make lore extract a strategy label.

@@ -263,7 +263,7 @@ func newCmdLearning(f *Factory) *cobra.Command {
 			}
 			return nil
 		},
-	}, newCmdLearningFeedback(f), newCmdLearningExport(f), newCmdLearningFeedbackList(f), newCmdLearningExtract(f))
+	}, newCmdLearningFeedback(f), newCmdLearningExport(f), newCmdLearningFeedbackList(f), newCmdLearningExtract(f), newCmdLearningConfig(f))
 	return cmd
 }
 

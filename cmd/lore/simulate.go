@@ -19,6 +19,27 @@ type simulateOptions struct {
 	loops, tasks, nst int
 	attempts          int
 	plot              string
+	workload, policy  string
+	halfLife          float64
+	explore           float64
+}
+
+// halfLifeDays is --half-life, else the workload's: lore's default (90
+// days) for the default workload, half a day for the hard one, whose
+// drift happens within hours of simulated time.
+func (o simulateOptions) halfLifeDays() float64 {
+	if o.halfLife > 0 || o.workload != sim.WorkloadHard {
+		return o.halfLife
+	}
+	return sim.HardHalfLifeDays
+}
+
+// policies names the policies --policy runs.
+func (o simulateOptions) policies() []string {
+	if o.policy == "both" {
+		return []string{sim.PolicySeed, sim.PolicyEvidence}
+	}
+	return []string{o.policy}
 }
 
 func init() { addCommand(newCmdSimulate) }
@@ -37,10 +58,19 @@ prefer proven ones, explore 20% of the time). Every attempt is recorded with
 learning.record_outcome. Reported per run: mean iterations per task, failed
 tasks, success rate, precision and recall of proven patterns (truth: rate >=
 0.7) and anti-patterns (truth: rate <= 0.35), and the observations lore
-needed to detect each. --plot writes the curves as SVG.`,
+needed to detect each. --plot writes the curves as SVG.
+
+--workload hard draws all twelve strategies with true rates between 0.4
+and 0.9 (good >= 0.75, bad <= 0.62; truth line 0.7), four of which drift
+halfway (good becomes bad and bad good); lore's half-lives are set to half a
+day there (--half-life), the time scale of that drift. --policy runs lore with its seed
+policy, its evidence policy, or both on the same seeds (default both);
+each run also reports the precision of what lore calls bad with
+confidence and the share of good strategies found within 20 observations.`,
 		Example: `  lore simulate
   lore simulate --seeds 1,2,3,4,5 --loops 8 --tasks 60 --plot sim.svg
-  lore simulate --seeds 7 --json`,
+  lore simulate --workload hard --policy both --json
+  lore simulate --seeds 7 --policy seed --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			seeds, err := parseSeeds(o.seeds)
@@ -49,6 +79,12 @@ needed to detect each. --plot writes the curves as SVG.`,
 			}
 			if o.loops < 1 || o.tasks < 1 || o.attempts < 1 || o.nst < 1 || o.nst > 12 {
 				return fmt.Errorf("%w: --loops, --tasks and --attempts must be >= 1, --strategies between 1 and 12", errBadInput)
+			}
+			if o.workload != sim.WorkloadDefault && o.workload != sim.WorkloadHard {
+				return fmt.Errorf("%w: --workload: %q is not default or hard", errBadInput, o.workload)
+			}
+			if o.policy != "both" && o.policy != sim.PolicySeed && o.policy != sim.PolicyEvidence {
+				return fmt.Errorf("%w: --policy: %q is not seed, evidence or both", errBadInput, o.policy)
 			}
 			return runSimulate(cmd, f, o, seeds)
 		},
@@ -59,7 +95,12 @@ needed to detect each. --plot writes the curves as SVG.`,
 	cmd.Flags().IntVar(&o.nst, "strategies", 6, "strategies in the workload (1-12)")
 	cmd.Flags().IntVar(&o.attempts, "attempts", 5, "attempts per task before it counts as failed")
 	cmd.Flags().StringVar(&o.plot, "plot", "", "write the curves to this SVG file")
-	declare(cmd.Flags(), rules{"seeds": intList, "loops": atLeast(1), "tasks": atLeast(1), "strategies": between(1, 12), "attempts": atLeast(1)})
+	cmd.Flags().StringVar(&o.workload, "workload", sim.WorkloadDefault, "default, or hard (12 strategies, rates 0.4-0.9, drift halfway)")
+	cmd.Flags().StringVar(&o.policy, "policy", "both", "lore's evidence policy: seed, evidence or both (same seeds)")
+	cmd.Flags().Float64Var(&o.explore, "exploration-share", 0.05, "evidence.exploration_share of the evidence policy (0 turns exploration off)")
+	cmd.Flags().Float64Var(&o.halfLife, "half-life", 0, "lore's learning and maturity half-life in days (0: 90, or 0.5 for --workload hard)")
+	declare(cmd.Flags(), rules{"seeds": intList, "loops": atLeast(1), "tasks": atLeast(1), "strategies": between(1, 12), "attempts": atLeast(1),
+		"workload": oneOf(sim.WorkloadDefault, sim.WorkloadHard), "policy": oneOf("both", sim.PolicySeed, sim.PolicyEvidence), "half-life": atLeast(0), "exploration-share": between(0, 0.5)})
 	freeText(cmd.Flags(), "plot")
 	return cmd
 }
@@ -76,10 +117,12 @@ func parseSeeds(s string) ([]uint64, error) {
 	return out, nil
 }
 
-// simulateReport is the --json output.
+// simulateReport is the --json output: means.<policy>.<arm>.
 type simulateReport struct {
-	Runs  []sim.Result           `json:"runs"`
-	Means map[string]sim.Summary `json:"means"`
+	Workload string                            `json:"workload"`
+	Policies []string                          `json:"policies"`
+	Runs     []sim.Result                      `json:"runs"`
+	Means    map[string]map[string]sim.Summary `json:"means"`
 }
 
 func runSimulate(cmd *cobra.Command, f *Factory, o simulateOptions, seeds []uint64) error {
@@ -87,34 +130,39 @@ func runSimulate(cmd *cobra.Command, f *Factory, o simulateOptions, seeds []uint
 	began := time.Now()
 	var runs []sim.Result
 	for _, seed := range seeds {
-		var pair []sim.Result
-		for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
-			l, err := sim.StartLocal(ctx, "", version)
-			if err != nil {
-				return err
+		for _, policy := range o.policies() {
+			var pair []sim.Result
+			for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
+				l, err := sim.StartLocal(ctx, "", version)
+				if err != nil {
+					return err
+				}
+				r, err := sim.Run(ctx, l.Lore, sim.Config{Arm: arm, Workload: o.workload, Policy: policy, Seed: seed,
+					HalfLifeDays: o.halfLifeDays(), ExplorationShare: o.explorationShare(cmd), Loops: o.loops, Tasks: o.tasks, Strategies: o.nst, MaxAttempts: o.attempts})
+				l.Close()
+				if err != nil {
+					return fmt.Errorf("seed %d, policy %s, %s arm: %w", seed, policy, arm, err)
+				}
+				pair = append(pair, r)
 			}
-			r, err := sim.Run(ctx, l.Lore, sim.Config{Arm: arm, Seed: seed, Loops: o.loops, Tasks: o.tasks,
-				Strategies: o.nst, MaxAttempts: o.attempts})
-			l.Close()
-			if err != nil {
-				return fmt.Errorf("seed %d, %s arm: %w", seed, arm, err)
+			runs = append(runs, pair...)
+			if !f.JSON {
+				printSeed(f.Out, seed, policy, pair)
 			}
-			pair = append(pair, r)
-		}
-		runs = append(runs, pair...)
-		if !f.JSON {
-			printSeed(f.Out, seed, pair)
 		}
 	}
-	means := map[string]sim.Summary{}
-	for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
-		var rs []sim.Result
-		for _, r := range runs {
-			if r.Arm == arm {
-				rs = append(rs, r)
+	means := map[string]map[string]sim.Summary{}
+	for _, policy := range o.policies() {
+		means[policy] = map[string]sim.Summary{}
+		for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
+			var rs []sim.Result
+			for _, r := range runs {
+				if r.Arm == arm && r.Policy == policy {
+					rs = append(rs, r)
+				}
 			}
+			means[policy][arm] = sim.Summarize(rs)
 		}
-		means[arm] = sim.Summarize(rs)
 	}
 	if o.plot != "" {
 		fh, err := os.Create(o.plot)
@@ -130,15 +178,18 @@ func runSimulate(cmd *cobra.Command, f *Factory, o simulateOptions, seeds []uint
 		}
 	}
 	if f.JSON {
-		return f.PrintJSON(simulateReport{Runs: runs, Means: means})
+		return f.PrintJSON(simulateReport{Workload: o.workload, Policies: o.policies(), Runs: runs, Means: means})
 	}
-	fmt.Fprintf(f.Out, "mean over %d seed(s)\n", len(seeds))
+	fmt.Fprintf(f.Out, "mean over %d seed(s), workload %s, half-life %s\n", len(seeds), o.workload, halfLifeText(o.halfLifeDays()))
 	tw := tabwriter.NewWriter(f.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "arm\titer/task\tfailed tasks\tsuccess\tproven P\tproven R\tanti P\tanti R\tobs→proven\tobs→anti")
-	for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
-		m := means[arm]
-		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", arm, m.Iterations, m.Failed, pct(m.SuccessRate),
-			pct(m.ProvenP), pct(m.ProvenR), pct(m.AntiP), pct(m.AntiR), num(m.ObsToProven), num(m.ObsToAnti))
+	fmt.Fprintln(tw, "policy\tarm\titer/task\tfailed tasks\tsuccess\tproven P\tproven R\tanti P\tanti R\tconfident bad P\tgood found ≤20\tobs→proven\tobs→anti")
+	for _, policy := range o.policies() {
+		for _, arm := range []string{sim.ArmUnguided, sim.ArmSteered} {
+			m := means[policy][arm]
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", policy, arm, m.Iterations, m.Failed, pct(m.SuccessRate),
+				pct(m.ProvenP), pct(m.ProvenR), pct(m.AntiP), pct(m.AntiR), pct(m.ConfidentBadP), pct(m.GoodFound20),
+				num(m.ObsToProven), num(m.ObsToAnti))
+		}
 	}
 	tw.Flush()
 	if o.plot != "" {
@@ -148,26 +199,50 @@ func runSimulate(cmd *cobra.Command, f *Factory, o simulateOptions, seeds []uint
 	return nil
 }
 
-func printSeed(w io.Writer, seed uint64, pair []sim.Result) {
-	fmt.Fprintf(w, "seed %d\n", seed)
+func printSeed(w io.Writer, seed uint64, policy string, pair []sim.Result) {
+	fmt.Fprintf(w, "seed %d, policy %s\n", seed, policy)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  strategy\trate\ttruth\tobs unguided\tobs steered\tstate unguided\tstate steered\tproven after\tanti after")
 	for i, s := range pair[0].Strategies {
 		t := pair[1].Strategies[i]
-		fmt.Fprintf(tw, "  %s\t%.2f\t%s\t%d\t%d\t%s\t%s\t%s / %s\t%s / %s\n", s.Label, s.Rate, s.Truth, s.Observations, t.Observations,
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%s\t%s / %s\t%s / %s\n", s.Label, rateOf(s.Strategy), s.Truth, s.Observations, t.Observations,
 			stateOf(s), stateOf(t), after(s.ProvenAfter), after(t.ProvenAfter), after(s.AntiAfter), after(t.AntiAfter))
 	}
 	fmt.Fprintln(tw, "  \t\t\t\t\t\t\t(unguided / steered, observations of the strategy)")
 	tw.Flush()
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  arm\ttasks\tattempts\titer/task\tfailed tasks\tsuccess\tproven P\tproven R\tanti P\tanti R")
+	fmt.Fprintln(tw, "  arm\ttasks\tattempts\titer/task\tfailed tasks\tsuccess\tproven P\tproven R\tanti P\tanti R\tconfident bad P")
 	for _, r := range pair {
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%.2f\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Arm, r.Tasks, r.Attempts, r.Iterations, r.Failed,
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%.2f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Arm, r.Tasks, r.Attempts, r.Iterations, r.Failed,
 			pct(sim.Ratio(float64(r.Successes)/float64(max(r.Attempts, 1)))), pct(r.Proven.Precision), pct(r.Proven.Recall),
-			pct(r.Anti.Precision), pct(r.Anti.Recall))
+			pct(r.Anti.Precision), pct(r.Anti.Recall), pct(r.ConfidentBad.Precision))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// explorationShare is --exploration-share when given (lore's default else).
+func (o simulateOptions) explorationShare(cmd *cobra.Command) *float64 {
+	if !cmd.Flags().Changed("exploration-share") {
+		return nil
+	}
+	v := o.explore
+	return &v
+}
+
+func halfLifeText(d float64) string {
+	if d == 0 {
+		return "90 days (lore's default)"
+	}
+	return strconv.FormatFloat(d, 'g', -1, 64) + " days"
+}
+
+// rateOf is a strategy's true rate, "0.85→0.45" when it drifts.
+func rateOf(s sim.Strategy) string {
+	if s.Drifts() {
+		return fmt.Sprintf("%.2f→%.2f", s.Rate, s.Late())
+	}
+	return fmt.Sprintf("%.2f", s.Rate)
 }
 
 func stateOf(s sim.StrategyResult) string {

@@ -369,6 +369,9 @@ func (r *patternRec) encode(e *enc) {
 	e.string(r.AntiReason)
 	e.timePtr(r.InvertedAt)
 	e.timePtr(r.ResetAt)
+	e.int(int64(r.Rehabilitations))
+	e.string(r.RehabReason)
+	e.timePtr(r.RehabilitatedAt)
 }
 
 func (r *patternRec) decode(d *dec) error {
@@ -396,6 +399,9 @@ func (r *patternRec) decode(d *dec) error {
 	r.Inverted = d.bool()
 	r.AntiReason = d.string()
 	r.InvertedAt, r.ResetAt = d.timePtr(), d.timePtr()
+	r.Rehabilitations = int(d.int())
+	r.RehabReason = d.string()
+	r.RehabilitatedAt = d.timePtr()
 	return d.end()
 }
 

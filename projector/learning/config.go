@@ -42,7 +42,11 @@ func DefaultLearningConfig() LearningConfig {
 }
 
 // Validate refuses values the rules cannot use.
-func (c LearningConfig) Validate() error {
+func (c LearningConfig) Validate() error { return c.validate("") }
+
+// validate names a refused key with its path prefix ("learning.").
+func (c LearningConfig) validate(at string) error {
+	badInput := func(field, format string, args ...any) error { return badInput(at+field, format, args...) }
 	switch {
 	case !positive(c.HalfLifeDays):
 		return badInput("halfLifeDays", "must be > 0, got %v", c.HalfLifeDays)
@@ -73,7 +77,10 @@ func DefaultAntiPatternConfig() AntiPatternConfig {
 }
 
 // Validate refuses values the rules cannot use.
-func (c AntiPatternConfig) Validate() error {
+func (c AntiPatternConfig) Validate() error { return c.validate("") }
+
+func (c AntiPatternConfig) validate(at string) error {
+	badInput := func(field, format string, args ...any) error { return badInput(at+field, format, args...) }
 	switch {
 	case !nonNegative(c.MinObservations):
 		return badInput("minObservations", "must be >= 0, got %v", c.MinObservations)
@@ -98,7 +105,10 @@ func DefaultMaturityConfig() MaturityConfig {
 }
 
 // Validate refuses values the rules cannot use.
-func (c MaturityConfig) Validate() error {
+func (c MaturityConfig) Validate() error { return c.validate("") }
+
+func (c MaturityConfig) validate(at string) error {
+	badInput := func(field, format string, args ...any) error { return badInput(at+field, format, args...) }
 	switch {
 	case !nonNegative(c.MinFeedback):
 		return badInput("minFeedback", "must be >= 0, got %v", c.MinFeedback)
@@ -124,29 +134,75 @@ type Config struct {
 	CriterionHalfLifeDays map[string]float64 `json:"criterion_half_life_days,omitempty"`
 	// MinSuccessRate is formatSuccessfulPatternsForPrompt's threshold (0.7).
 	MinSuccessRate float64 `json:"min_success_rate"`
+	// Evidence is lore's own layer over the seed rules (evidence.go).
+	Evidence EvidenceConfig `json:"evidence"`
+}
+
+// Evidence policies.
+const (
+	// PolicySeed: the seed rules alone decide; states and prompt texts are
+	// exactly the reference's (evidence is still reported beside them).
+	PolicySeed = "seed"
+	// PolicyEvidence: prompt blocks carry the evidence, the decomposition
+	// prompt recommends exploring tentative verdicts, and an anti-pattern
+	// the later observations no longer support is rehabilitated.
+	PolicyEvidence = "evidence"
+)
+
+// EvidenceConfig tunes the evidence reported with every verdict and what
+// the evidence policy does with it.
+type EvidenceConfig struct {
+	// Policy is seed (the default: the reference's behaviour) or evidence.
+	Policy string `json:"policy"`
+	// Confidence is the level of the success-rate intervals (0.95).
+	Confidence float64 `json:"confidence"`
+	// ExplorationShare is the share of decompositions the decomposition
+	// prompt recommends spending on tentative verdicts (evidence policy);
+	// 0 turns the recommendation off.
+	ExplorationShare float64 `json:"exploration_share"`
+}
+
+// DefaultEvidenceConfig keeps the reference's behaviour (policy seed).
+func DefaultEvidenceConfig() EvidenceConfig {
+	return EvidenceConfig{Policy: PolicySeed, Confidence: 0.95, ExplorationShare: 0.05}
+}
+
+func (c EvidenceConfig) validate(at string) error {
+	switch {
+	case c.Policy != PolicySeed && c.Policy != PolicyEvidence:
+		return badInput(at+"policy", "%q is not %s or %s", c.Policy, PolicySeed, PolicyEvidence)
+	case !finite(c.Confidence) || c.Confidence < 0.5 || c.Confidence >= 1:
+		return badInput(at+"confidence", "must be in [0.5,1), got %v", c.Confidence)
+	case !finite(c.ExplorationShare) || c.ExplorationShare < 0 || c.ExplorationShare > 0.5:
+		return badInput(at+"exploration_share", "must be in [0,0.5], got %v", c.ExplorationShare)
+	}
+	return nil
 }
 
 // DefaultConfig returns the reference defaults.
 func DefaultConfig() Config {
 	return Config{Learning: DefaultLearningConfig(), AntiPattern: DefaultAntiPatternConfig(),
-		Maturity: DefaultMaturityConfig(), MinSuccessRate: 0.7}
+		Maturity: DefaultMaturityConfig(), MinSuccessRate: 0.7, Evidence: DefaultEvidenceConfig()}
 }
 
 // Validate checks every part.
 func (c Config) Validate() error {
-	if err := c.Learning.Validate(); err != nil {
-		return fmt.Errorf("learning: %w", err)
+	if err := c.Learning.validate("learning."); err != nil {
+		return err
 	}
-	if err := c.AntiPattern.Validate(); err != nil {
-		return fmt.Errorf("anti_pattern: %w", err)
+	if err := c.AntiPattern.validate("anti_pattern."); err != nil {
+		return err
 	}
-	if err := c.Maturity.Validate(); err != nil {
-		return fmt.Errorf("maturity: %w", err)
+	if err := c.Maturity.validate("maturity."); err != nil {
+		return err
 	}
 	for k, v := range c.CriterionHalfLifeDays {
 		if !positive(v) {
 			return badInput("criterion_half_life_days."+k, "must be > 0, got %v", v)
 		}
+	}
+	if err := c.Evidence.validate("evidence."); err != nil {
+		return err
 	}
 	if !unit(c.MinSuccessRate) {
 		return badInput("min_success_rate", "must be in [0,1], got %v", c.MinSuccessRate)

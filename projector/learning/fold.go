@@ -17,8 +17,10 @@ const ModelName = "learning"
 
 // baseVersion is the fold's format version; the configuration is hashed in.
 // 1: JSON records; 2: binary records (codec.go); 3: each outcome's score
-// kept by event id (o/, Model.Outcome).
-const baseVersion = 3
+// kept by event id (o/, Model.Outcome); 4: the configuration folded from
+// learning.configured/v1 (g/), evidence with every verdict and
+// rehabilitation under the evidence policy.
+const baseVersion = 4
 
 // Model folds outcomes, feedback, pattern observations, manual pattern
 // events, errors and clock ticks into criterion weights, pattern maturity,
@@ -29,6 +31,15 @@ const baseVersion = 3
 // a pattern.reset (deletes that pattern's terms) and a clock tick (visits
 // every pattern record once).
 type Model struct {
+	// cfg is the base configuration, in force until the first
+	// learning.configured/v1 (ConfigAt).
+	cfg   Config
+	cache configCache
+}
+
+// folder folds one event (or answers one query) with the configuration in
+// force at that point of the log.
+type folder struct {
 	cfg Config
 }
 
@@ -38,6 +49,9 @@ var _ projector.Model = (*Model)(nil)
 func New(cfg Config) (*Model, error) {
 	if cfg.Learning == (LearningConfig{}) && cfg.Maturity == (MaturityConfig{}) {
 		cfg = DefaultConfig()
+	}
+	if cfg.Evidence == (EvidenceConfig{}) {
+		cfg.Evidence = DefaultEvidenceConfig()
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -66,7 +80,8 @@ func isDefault(c Config) bool {
 	return string(a) == string(b)
 }
 
-// Config returns the model's configuration.
+// Config returns the model's base configuration (in force until the
+// first learning.configured/v1; ConfigAt reads the one in force).
 func (m *Model) Config() Config { return m.cfg }
 
 // criterionRec is a criterion's state. NB: stored (codec.go); the JSON tags
@@ -101,6 +116,11 @@ type patternRec struct {
 	AntiReason string     `json:"anti_reason,omitempty"`
 	InvertedAt *time.Time `json:"inverted_at,omitempty"`
 	ResetAt    *time.Time `json:"reset_at,omitempty"`
+	// Rehabilitations counts the inversions the evidence policy ended;
+	// RehabReason and RehabilitatedAt describe the last one.
+	Rehabilitations int        `json:"rehabilitations,omitempty"`
+	RehabReason     string     `json:"rehab_reason,omitempty"`
+	RehabilitatedAt *time.Time `json:"rehabilitated_at,omitempty"`
 }
 
 // beadRec is a bead's error totals and last outcome. NB: stored (codec.go).
@@ -163,9 +183,26 @@ func projectOf(ev *events.Event) string {
 	return ev.Project
 }
 
-// Fold applies one event.
+// Fold applies one event with the configuration in force before it.
 func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	switch data.(type) {
+	case *events.OutcomeRecorded, *events.FeedbackRecorded, *events.PatternObserved, *events.PatternPromoted,
+		*events.PatternDeprecated, *events.PatternReset, *events.ErrorRecorded, *events.ErrorResolved,
+		*events.ClockTicked, *events.LearningConfigured:
+	default:
+		return nil
+	}
+	cfg, err := m.ConfigAt(tx)
+	if err != nil {
+		return err
+	}
+	return (&folder{cfg: cfg}).fold(tx, ev, data)
+}
+
+func (m *folder) fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
 	switch d := data.(type) {
+	case *events.LearningConfigured:
+		return m.reconfigure(tx, ev, d)
 	case *events.OutcomeRecorded:
 		return m.foldOutcome(tx, ev, d)
 	case *events.FeedbackRecorded:
@@ -199,7 +236,7 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	return nil
 }
 
-func (m *Model) foldOutcome(tx projector.Tx, ev *events.Event, o *events.OutcomeRecorded) error {
+func (m *folder) foldOutcome(tx projector.Tx, ev *events.Event, o *events.OutcomeRecorded) error {
 	proj := projectOf(ev)
 	var bead beadRec
 	bk := key(kBead, proj, o.BeadID)
@@ -269,7 +306,7 @@ func (m *Model) foldOutcome(tx projector.Tx, ev *events.Event, o *events.Outcome
 	return put(tx, bk, &bead)
 }
 
-func (m *Model) addCriterionFeedback(tx projector.Tx, ev *events.Event, criterion string, typ FeedbackType, v float64) error {
+func (m *folder) addCriterionFeedback(tx projector.Tx, ev *events.Event, criterion string, typ FeedbackType, v float64) error {
 	proj := projectOf(ev)
 	ck := key(kCriterion, proj, criterion)
 	var rec criterionRec
@@ -326,7 +363,7 @@ func maxTime(t time.Time, s DecaySums) time.Time {
 	return t
 }
 
-func (m *Model) loadPattern(tx projector.Tx, proj, id, content string, at time.Time) (patternRec, error) {
+func (m *folder) loadPattern(tx projector.Tx, proj, id, content string, at time.Time) (patternRec, error) {
 	var rec patternRec
 	found, err := get(tx, key(kPattern, proj, id), &rec)
 	if err != nil {
@@ -346,7 +383,7 @@ func (m *Model) loadPattern(tx projector.Tx, proj, id, content string, at time.T
 	return rec, nil
 }
 
-func (m *Model) observePattern(tx projector.Tx, ev *events.Event, id, content string, success bool, typ FeedbackType, bead string, tags []string) error {
+func (m *folder) observePattern(tx projector.Tx, ev *events.Event, id, content string, success bool, typ FeedbackType, bead string, tags []string) error {
 	proj := projectOf(ev)
 	rec, err := m.loadPattern(tx, proj, id, content, ev.Time)
 	if err != nil {
@@ -359,17 +396,7 @@ func (m *Model) observePattern(tx projector.Tx, ev *events.Event, id, content st
 	}
 	p, inv := RecordObservation(rec.Pattern, success, bead, ev.Time, m.cfg.AntiPattern)
 	rec.Pattern = p
-	if inv != nil {
-		rec.AntiReason = inv.Reason
-		if !rec.Inverted {
-			rec.Inverted = true
-			t := ev.Time
-			rec.InvertedAt = &t
-			tx.Emit(projector.Derived{Type: "pattern.inverted/v1", Project: proj, Subject: id, Key: id + ":inverted",
-				Data: &events.PatternInverted{PatternID: id, AntiPatternID: inv.Inverted.ID, Content: inv.Inverted.Content,
-					Reason: inv.Reason, SuccessCount: p.SuccessCount, FailureCount: p.FailureCount}})
-		}
-	}
+	m.invert(tx, proj, &rec, inv, ev.Time)
 	switch typ {
 	case Helpful:
 		rec.Maturity.HelpfulCount++
@@ -388,13 +415,60 @@ func (m *Model) observePattern(tx projector.Tx, ev *events.Event, id, content st
 	if ev.Time.After(rec.Maturity.LastValidated) {
 		rec.Maturity.LastValidated = ev.Time
 	}
+	m.rehabilitate(tx, proj, &rec, ev.Time)
 	m.reevaluate(tx, proj, &rec, maxTime(ev.Time, rec.Sums), "feedback")
 	return put(tx, key(kPattern, proj, id), &rec)
 }
 
+// invert applies the seed's inversion (inv non-nil while the rule holds):
+// the reason is refreshed, and the first inversion (or the first since a
+// rehabilitation) is announced.
+func (m *folder) invert(tx projector.Tx, proj string, rec *patternRec, inv *Inversion, at time.Time) {
+	if inv == nil {
+		return
+	}
+	rec.AntiReason = inv.Reason
+	if rec.Inverted {
+		return
+	}
+	rec.Inverted = true
+	t := at
+	rec.InvertedAt = &t
+	id, p := rec.Pattern.ID, rec.Pattern
+	key := id + ":inverted"
+	if rec.Rehabilitations > 0 {
+		key = fmt.Sprintf("%s:inverted:%d", id, rec.Rehabilitations)
+	}
+	tx.Emit(projector.Derived{Type: "pattern.inverted/v1", Project: proj, Subject: id, Key: key,
+		Data: &events.PatternInverted{PatternID: id, AntiPatternID: inv.Inverted.ID, Content: inv.Inverted.Content,
+			Reason: inv.Reason, SuccessCount: p.SuccessCount, FailureCount: p.FailureCount}})
+}
+
+// rehabilitate ends an inversion the observations no longer support
+// (evidence policy, ShouldRehabilitate) and announces it once.
+func (m *folder) rehabilitate(tx projector.Tx, proj string, rec *patternRec, at time.Time) {
+	if !rec.Inverted {
+		return
+	}
+	p := rec.Pattern
+	h, x, _ := rec.Sums.At(maxTime(at, rec.Sums), m.cfg.Maturity.HalfLifeDays)
+	reason, ok := ShouldRehabilitate(p.SuccessCount, p.FailureCount, h, x, m.cfg.AntiPattern, m.cfg.Evidence)
+	if !ok {
+		return
+	}
+	rec.Inverted = false
+	rec.Rehabilitations++
+	t := at
+	rec.RehabilitatedAt, rec.RehabReason = &t, reason
+	tx.Emit(projector.Derived{Type: "pattern.rehabilitated/v1", Project: proj, Subject: p.ID,
+		Key: fmt.Sprintf("%s:rehabilitated:%d", p.ID, rec.Rehabilitations), Data: &events.PatternRehabilitated{
+			PatternID: p.ID, AntiPatternID: "anti-" + p.ID, Content: p.Content, Reason: reason,
+			SuccessCount: p.SuccessCount, FailureCount: p.FailureCount}})
+}
+
 // reevaluate recomputes the effective state at `at` and announces a change
 // (once per cause: the key names the pattern and the new state).
-func (m *Model) reevaluate(tx projector.Tx, proj string, rec *patternRec, at time.Time, cause string) bool {
+func (m *folder) reevaluate(tx projector.Tx, proj string, rec *patternRec, at time.Time, cause string) bool {
 	if rec.Maturity.Manual != nil {
 		return false // a manual state holds until the next manual event or a reset
 	}
@@ -413,7 +487,7 @@ func (m *Model) reevaluate(tx projector.Tx, proj string, rec *patternRec, at tim
 	return true
 }
 
-func (m *Model) manual(tx projector.Tx, ev *events.Event, id string, to MaturityState, reason string) error {
+func (m *folder) manual(tx projector.Tx, ev *events.Event, id string, to MaturityState, reason string) error {
 	proj := projectOf(ev)
 	rec, err := m.loadPattern(tx, proj, id, "", ev.Time)
 	if err != nil {
@@ -444,7 +518,7 @@ func (m *Model) manual(tx projector.Tx, ev *events.Event, id string, to Maturity
 	return put(tx, key(kPattern, proj, id), &rec)
 }
 
-func (m *Model) reset(tx projector.Tx, ev *events.Event, id, reason string) error {
+func (m *folder) reset(tx projector.Tx, ev *events.Event, id, reason string) error {
 	proj := projectOf(ev)
 	old, err := m.loadPattern(tx, proj, id, "", ev.Time)
 	if err != nil {
@@ -481,7 +555,7 @@ func (m *Model) reset(tx projector.Tx, ev *events.Event, id, reason string) erro
 
 // foldTick re-evaluates every pattern at the tick's time and announces the
 // transitions caused only by time passing.
-func (m *Model) foldTick(tx projector.Tx, ev *events.Event) error {
+func (m *folder) foldTick(tx projector.Tx, ev *events.Event) error {
 	type change struct {
 		k   []byte
 		rec patternRec
@@ -509,7 +583,7 @@ func (m *Model) foldTick(tx projector.Tx, ev *events.Event) error {
 	return nil
 }
 
-func (m *Model) foldError(tx projector.Tx, ev *events.Event, e *events.ErrorRecorded) error {
+func (m *folder) foldError(tx projector.Tx, ev *events.Event, e *events.ErrorRecorded) error {
 	if !ValidErrorType(e.ErrorType) {
 		return badInput("data.error_type", "%q is not one of validation, timeout, conflict, tool_failure, unknown", e.ErrorType)
 	}
@@ -536,7 +610,7 @@ func (m *Model) foldError(tx projector.Tx, ev *events.Event, e *events.ErrorReco
 
 // foldResolved marks an error resolved; an unknown or already resolved id
 // changes nothing (the command refuses unknown ids before append).
-func (m *Model) foldResolved(tx projector.Tx, ev *events.Event, r *events.ErrorResolved) error {
+func (m *folder) foldResolved(tx projector.Tx, ev *events.Event, r *events.ErrorResolved) error {
 	proj := projectOf(ev)
 	ref, ok, err := tx.Get(key(kErrorID, proj, r.ErrorID))
 	if err != nil || !ok {

@@ -17,6 +17,7 @@ import (
 //	e \0 project \0 bead \0 seq                one error entry (codec.go)
 //	E \0 project \0 error id                   bead \0 seq of that error
 //	o \0 project \0 event id                   how that outcome was scored (JSON OutcomeView)
+//	g \0                                       the folded configuration (JSON Config)
 //
 // The kind comes first so a clock tick scans every pattern record of every
 // project without touching the (many) feedback terms.
@@ -29,6 +30,7 @@ const (
 	kError      = 'e'
 	kErrorID    = 'E'
 	kOutcome    = 'o'
+	kConfig     = 'g'
 )
 
 func key(kind byte, project string, parts ...string) []byte {

@@ -80,6 +80,8 @@ func FormatMaturityForPrompt(m Maturity) string {
 type ContentMaturity struct {
 	Content  string
 	Maturity Maturity
+	// Note follows the label when set (the evidence policy's evidence).
+	Note string
 }
 
 // FormatPatternsWithMaturityForPrompt is formatPatternsWithMaturityForPrompt:
@@ -100,7 +102,11 @@ func FormatPatternsWithMaturityForPrompt(patterns []ContentMaturity) string {
 		var lines []string
 		for _, p := range patterns {
 			if p.Maturity.State == s.state {
-				lines = append(lines, "- "+promptline.Line(p.Content)+" "+FormatMaturityForPrompt(p.Maturity))
+				line := "- " + promptline.Line(p.Content) + " " + FormatMaturityForPrompt(p.Maturity)
+				if p.Note != "" {
+					line += " (" + promptline.Line(p.Note) + ")"
+				}
+				lines = append(lines, line)
 			}
 		}
 		if len(lines) > 0 {

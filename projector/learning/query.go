@@ -2,6 +2,7 @@ package learning
 
 import (
 	"fmt"
+	"strings"
 
 	json "github.com/goccy/go-json"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/promptline"
 )
 
 // Queries read the model through a projector.Reader and evaluate decay at
@@ -33,7 +35,10 @@ type CriterionView struct {
 	HalfLifeDays    float64    `json:"half_life_days"`
 	Deprecated      bool       `json:"deprecated"`
 	DeprecatedAt    *time.Time `json:"deprecated_at,omitempty"`
-	Why             []string   `json:"why"`
+	// Evidence is the interval of the helpful rate on the decayed sums and
+	// whether the deprecation verdict is tentative (evidence.go).
+	Evidence Evidence `json:"evidence"`
+	Why      []string `json:"why"`
 }
 
 // directSums sums an aggregate's terms at now with the direct formula.
@@ -63,7 +68,7 @@ func sumsAt(r projector.Reader, s DecaySums, prefix []byte, now time.Time, halfL
 	return directSums(r, prefix, now, halfLife)
 }
 
-func (m *Model) criterionView(r projector.Reader, proj string, rec criterionRec, now time.Time) (CriterionView, error) {
+func (m *folder) criterionView(r projector.Reader, proj string, rec criterionRec, now time.Time) (CriterionView, error) {
 	h, x, err := sumsAt(r, rec.Sums, termsPrefix(kCriterionT, proj, rec.Criterion), now, rec.HalfLifeDays)
 	if err != nil {
 		return CriterionView{}, err
@@ -92,6 +97,11 @@ func (m *Model) criterionView(r projector.Reader, proj string, rec criterionRec,
 		v.Why = append(v.Why, "never validated: no helpful feedback")
 	}
 	lc := m.cfg.Learning
+	verdict, side := "weight", ""
+	if rec.Deprecated {
+		verdict, side = "deprecated", "below"
+	}
+	v.Evidence = NewEvidence(h, x, verdict, 1-lc.MaxHarmfulRatio, side, m.cfg.Evidence.Confidence)
 	if rec.Deprecated {
 		v.EffectiveWeight = 0
 		v.Why = append(v.Why, fmt.Sprintf("deprecated (impact 0): raw harmful ratio %.3f > %.2f with %d >= %g raw helpful+harmful",
@@ -100,6 +110,7 @@ func (m *Model) criterionView(r projector.Reader, proj string, rec criterionRec,
 		v.Why = append(v.Why, fmt.Sprintf("not deprecated: needs >= %g raw helpful+harmful (has %d) and raw harmful ratio > %.2f (has %.3f)",
 			lc.MinFeedbackForAdjustment, rec.HelpfulCount+rec.HarmfulCount, lc.MaxHarmfulRatio, v.HarmfulRatio))
 	}
+	v.Why = append(v.Why, v.Evidence.Why())
 	return v, nil
 }
 
@@ -117,9 +128,13 @@ func (m *Model) Weights(r projector.Reader, proj string, now time.Time) ([]Crite
 	if err != nil {
 		return nil, err
 	}
+	f, err := m.at(r)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]CriterionView, 0, len(recs))
 	for _, rec := range recs {
-		v, err := m.criterionView(r, proj, rec, now)
+		v, err := f.criterionView(r, proj, rec, now)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +150,11 @@ func (m *Model) Criterion(r projector.Reader, proj, name string, now time.Time) 
 	if err != nil || !ok {
 		return CriterionView{}, ok, err
 	}
-	v, err := m.criterionView(r, proj, rec, now)
+	f, err := m.at(r)
+	if err != nil {
+		return CriterionView{}, false, err
+	}
+	v, err := f.criterionView(r, proj, rec, now)
 	return v, true, err
 }
 
@@ -173,10 +192,21 @@ type PatternView struct {
 	LastValidated  time.Time     `json:"last_validated"`
 	CreatedAt      time.Time     `json:"created_at"`
 	UpdatedAt      time.Time     `json:"updated_at"`
-	Why            []string      `json:"why"`
+	// Evidence is the evidence of the maturity state (decayed sums);
+	// InversionEvidence that of the inversion (same decayed counts, the
+	// inversion's threshold), when inverted.
+	// Tentative is true when the verdict lore acts on (the inversion, else
+	// a proven or deprecated state) is tentative.
+	Evidence          Evidence   `json:"evidence"`
+	InversionEvidence *Evidence  `json:"inversion_evidence,omitempty"`
+	Tentative         bool       `json:"tentative"`
+	Rehabilitations   int        `json:"rehabilitations,omitempty"`
+	RehabReason       string     `json:"rehabilitation_reason,omitempty"`
+	RehabilitatedAt   *time.Time `json:"rehabilitated_at,omitempty"`
+	Why               []string   `json:"why"`
 }
 
-func (m *Model) patternView(r projector.Reader, proj string, rec patternRec, now time.Time) (PatternView, error) {
+func (m *folder) patternView(r projector.Reader, proj string, rec patternRec, now time.Time) (PatternView, error) {
 	mc := m.cfg.Maturity
 	h, x, err := sumsAt(r, rec.Sums, termsPrefix(kPatternT, proj, rec.Pattern.ID), now, mc.HalfLifeDays)
 	if err != nil {
@@ -200,9 +230,20 @@ func (m *Model) patternView(r projector.Reader, proj string, rec patternRec, now
 	mat := rec.Maturity
 	mat.State = v.State
 	v.Label = FormatMaturityForPrompt(mat)
+	ec := m.cfg.Evidence
+	v.Evidence = MaturityEvidence(v.State, h, x, mc, ec.Confidence)
+	v.Tentative = v.Evidence.Tentative
+	v.Rehabilitations, v.RehabReason, v.RehabilitatedAt = rec.Rehabilitations, rec.RehabReason, rec.RehabilitatedAt
 	if rec.Inverted {
+		ie := InversionEvidence(h, x, m.cfg.AntiPattern, ec.Confidence)
+		v.InversionEvidence, v.Tentative = &ie, ie.Tentative
 		v.AntiPatternID = "anti-" + p.ID
-		v.AntiPattern = AntiPatternText(p.Content, rec.AntiReason, m.cfg.AntiPattern)
+		reason := rec.AntiReason
+		if total := p.SuccessCount + p.FailureCount; ec.Policy == PolicyEvidence && total > 0 {
+			reason = fmt.Sprintf("Failed %d/%d times (%s%%; %s)", p.FailureCount, total,
+				pct(float64(p.FailureCount)/float64(total)), ie.FailureInterval())
+		}
+		v.AntiPattern = AntiPatternText(p.Content, reason, m.cfg.AntiPattern)
 	}
 	if v.Manual != nil {
 		v.Why = append(v.Why, fmt.Sprintf("%s by hand at %s (%s), holds until the next manual event or a reset",
@@ -210,6 +251,9 @@ func (m *Model) patternView(r projector.Reader, proj string, rec patternRec, now
 		v.Why = append(v.Why, "without it: "+ExplainState(h, x, mc))
 	} else {
 		v.Why = append(v.Why, ExplainState(h, x, mc))
+	}
+	if rec.StateReason != "" {
+		v.Why = append(v.Why, fmt.Sprintf("last announced %s at %s (%s)", rec.Maturity.State, FormatTime(rec.StateSince), rec.StateReason))
 	}
 	v.Why = append(v.Why, fmt.Sprintf("raw feedback: %d helpful, %d harmful, %d neutral (neutral counts in neither sum); half-life %g days",
 		v.HelpfulCount, v.HarmfulCount, v.NeutralCount, mc.HalfLifeDays))
@@ -227,6 +271,19 @@ func (m *Model) patternView(r projector.Reader, proj string, rec patternRec, now
 		v.Why = append(v.Why, fmt.Sprintf("not inverted: %d observations < %g", total, ac.MinObservations))
 	default:
 		v.Why = append(v.Why, fmt.Sprintf("not inverted: failure ratio %d/%d = %.3f < %.2f", p.FailureCount, total, fr, ac.FailureRatioThreshold))
+	}
+	v.Why = append(v.Why, "maturity "+v.Evidence.Why())
+	if v.InversionEvidence != nil {
+		v.Why = append(v.Why, "inversion "+v.InversionEvidence.Why())
+		if ec.Policy == PolicyEvidence {
+			v.Why = append(v.Why, fmt.Sprintf("policy evidence: rehabilitated once the %s%% interval of the success rate lies above %s%%",
+				pct(ec.Confidence), pct(1-ac.FailureRatioThreshold)))
+		} else {
+			v.Why = append(v.Why, "policy seed: the inversion holds until a reset")
+		}
+	}
+	if rec.RehabilitatedAt != nil {
+		v.Why = append(v.Why, fmt.Sprintf("rehabilitated at %s (%d time(s)): %s", FormatTime(*rec.RehabilitatedAt), rec.Rehabilitations, rec.RehabReason))
 	}
 	return v, nil
 }
@@ -253,9 +310,13 @@ func (m *Model) Patterns(r projector.Reader, proj string, now time.Time, state M
 	if err != nil {
 		return nil, err
 	}
+	f, err := m.at(r)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]PatternView, 0, len(recs))
 	for _, rec := range recs {
-		v, err := m.patternView(r, proj, rec, now)
+		v, err := f.patternView(r, proj, rec, now)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +344,11 @@ func (m *Model) Pattern(r projector.Reader, proj, idOrContent string, now time.T
 	if err != nil || !ok {
 		return PatternView{}, ok, err
 	}
-	v, err := m.patternView(r, proj, rec, now)
+	f, err := m.at(r)
+	if err != nil {
+		return PatternView{}, false, err
+	}
+	v, err := f.patternView(r, proj, rec, now)
 	return v, true, err
 }
 
@@ -310,34 +375,61 @@ func (m *Model) AntiPatterns(r projector.Reader, proj string, now time.Time) ([]
 // patterns that are not anti-patterns, by maturity at now
 // (formatPatternsWithMaturityForPrompt), then the anti-patterns. Proven
 // lists the proven patterns' contents; Excluded the deprecated and
-// inverted ones (multiplier 0 or AVOID).
+// inverted ones (multiplier 0 or AVOID). Under the evidence policy each
+// label carries its evidence, Tentative lists the excluded patterns whose
+// verdict is tentative and which could still beat the recommended ones
+// (success-rate interval reaching the best success rate among them, and at
+// least 1 − maturity.deprecationThreshold), and (ExplorationShare > 0)
+// an Exploration section recommends spending that share of decompositions
+// on them.
 type DecompositionPrompt struct {
-	Text     string   `json:"text"`
-	Proven   []string `json:"proven"`
-	Excluded []string `json:"excluded"`
+	Text             string   `json:"text"`
+	Proven           []string `json:"proven"`
+	Excluded         []string `json:"excluded"`
+	Tentative        []string `json:"tentative"`
+	ExplorationShare float64  `json:"exploration_share"`
+	Policy           string   `json:"policy"`
 }
 
 // Decomposition builds the decomposition prompt block at now.
 func (m *Model) Decomposition(r projector.Reader, proj string, now time.Time) (DecompositionPrompt, error) {
+	cfg, err := m.ConfigAt(r)
+	if err != nil {
+		return DecompositionPrompt{}, err
+	}
 	views, err := m.Patterns(r, proj, now, "")
 	if err != nil {
 		return DecompositionPrompt{}, err
 	}
-	out := DecompositionPrompt{Proven: []string{}, Excluded: []string{}}
+	ec := cfg.Evidence
+	evidence := ec.Policy == PolicyEvidence
+	out := DecompositionPrompt{Proven: []string{}, Excluded: []string{}, Tentative: []string{}, Policy: ec.Policy}
 	var withMat []ContentMaturity
+	bar := explorationBar(views, cfg)
 	for _, v := range views {
-		if v.Inverted {
+		excluded := v.Inverted || v.State == Deprecated
+		if excluded {
 			out.Excluded = append(out.Excluded, v.Content)
+			// Worth exploring: the verdict is tentative and the pattern
+			// could still beat what the prompt recommends (its interval
+			// reaches the bar). An exclusion that is tentative only between
+			// "bad" and "mediocre" would not change a choice.
+			if v.Tentative && v.Evidence.High >= bar {
+				out.Tentative = append(out.Tentative, v.Content)
+			}
+		}
+		if v.Inverted {
 			continue
 		}
-		switch v.State {
-		case Proven:
+		if v.State == Proven {
 			out.Proven = append(out.Proven, v.Content)
-		case Deprecated:
-			out.Excluded = append(out.Excluded, v.Content)
 		}
-		withMat = append(withMat, ContentMaturity{Content: v.Content, Maturity: Maturity{PatternID: v.ID, State: v.State,
-			HelpfulCount: v.HelpfulCount, HarmfulCount: v.HarmfulCount}})
+		cm := ContentMaturity{Content: v.Content, Maturity: Maturity{PatternID: v.ID, State: v.State,
+			HelpfulCount: v.HelpfulCount, HarmfulCount: v.HarmfulCount}}
+		if evidence && v.Evidence.Observations > 0 {
+			cm.Note = v.Evidence.SuccessPhrase()
+		}
+		withMat = append(withMat, cm)
 	}
 	_, anti, err := m.AntiPatterns(r, proj, now)
 	if err != nil {
@@ -350,6 +442,10 @@ func (m *Model) Decomposition(r projector.Reader, proj string, now time.Time) (D
 	if anti != "" {
 		parts = append(parts, anti)
 	}
+	if evidence && ec.ExplorationShare > 0 && len(out.Tentative) > 0 {
+		out.ExplorationShare = ec.ExplorationShare
+		parts = append(parts, FormatExplorationForPrompt(out.Tentative, ec.ExplorationShare))
+	}
 	for i, p := range parts {
 		if i > 0 {
 			out.Text += "\n"
@@ -357,6 +453,36 @@ func (m *Model) Decomposition(r projector.Reader, proj string, now time.Time) (D
 		out.Text += p
 	}
 	return out, nil
+}
+
+// explorationBar is the success rate an excluded pattern's interval must
+// reach to be worth exploring: the best decayed success rate among the
+// patterns the prompt recommends (proven or established, not inverted),
+// and at least the line under which maturity deprecates. A candidate whose
+// optimistic bound stays under the incumbent's estimate could not improve
+// a choice (measured against the incumbent's lower bound instead, the
+// exploration costs more and corrects no more: docs/simulate.md).
+func explorationBar(views []PatternView, cfg Config) float64 {
+	bar := 1 - cfg.Maturity.DeprecationThreshold
+	for _, v := range views {
+		if !v.Inverted && (v.State == Proven || v.State == Established) && v.Evidence.SuccessRate > bar {
+			bar = v.Evidence.SuccessRate
+		}
+	}
+	return bar
+}
+
+// FormatExplorationForPrompt recommends spending a bounded share of
+// decompositions on excluded patterns whose verdict is tentative, so that a
+// verdict made on thin evidence can be confirmed or corrected.
+func FormatExplorationForPrompt(tentative []string, share float64) string {
+	lines := make([]string, 0, len(tentative))
+	for _, c := range tentative {
+		lines = append(lines, "- "+promptline.Line(c))
+	}
+	return "## Exploration\n\nThese verdicts rest on too little evidence to be final. In about " + pct(share) +
+		"% of decompositions, try one of them so the evidence can confirm or correct the verdict:\n\n" +
+		strings.Join(lines, "\n") + "\n"
 }
 
 // BeadErrors returns a bead's errors in recording order.
