@@ -224,8 +224,13 @@ func undecayed(v any) any {
 		}
 	case map[string]any:
 		for k := range x {
-			if strings.HasPrefix(k, "decayed_") {
+			// Decayed figures and the evidence (decayed counts) are
+			// evaluated at each call's clock: they differ between doors
+			// called one after another.
+			if strings.HasPrefix(k, "decayed_") || strings.HasSuffix(k, "evidence") {
 				delete(x, k)
+			} else {
+				x[k] = undecayed(x[k])
 			}
 		}
 	}
