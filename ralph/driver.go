@@ -21,7 +21,8 @@ var (
 	ErrCannotStart = errors.New("command cannot start")
 	// ErrNotPassed: the loop ended at its iteration limit without the verify command passing.
 	ErrNotPassed = errors.New("verify did not pass")
-	// ErrInterrupted: the loop was stopped (Ctrl-C) before verify passed.
+	// ErrInterrupted: the loop was stopped (Ctrl-C: its context cancelled)
+	// before it ended; it is recorded as partial.
 	ErrInterrupted = errors.New("interrupted")
 )
 
@@ -104,25 +105,28 @@ func Run(ctx context.Context, c Config, lore Lore) (Result, error) {
 		start["category"] = c.Category
 	}
 	if err := r.send(ctx, "start", start, id+"-start"); err != nil {
-		if errors.Is(err, ErrUnreachable) && c.OnUnreachable != UnreachableContinue {
+		switch {
+		case ctx.Err() != nil:
+			// Interrupted while starting: lore may hold the start already
+			// (only its reply was lost). The start stays pending and is sent
+			// again, under its key, before the completion below.
+		case errors.Is(err, ErrUnreachable) && c.OnUnreachable != UnreachableContinue:
 			return r.res, fmt.Errorf("refusing to start (--on-unreachable fail): %w", err)
-		}
-		if !errors.Is(err, ErrUnreachable) {
+		case !errors.Is(err, ErrUnreachable):
 			return r.res, err
 		}
 	}
-	fmt.Fprintf(c.Log, "lore: loop %s started (verify: %s)\n", id, c.Verify)
+	if ctx.Err() == nil {
+		fmt.Fprintf(c.Log, "lore: loop %s started (verify: %s)\n", id, c.Verify)
+	}
 	var hist []Verdict
 	outcome, runErr := "failure", error(nil)
-	for n := 1; n <= c.MaxIterations; n++ {
+	for n := 1; n <= c.MaxIterations && ctx.Err() == nil; n++ {
 		v, passed, err := r.iteration(ctx, n)
 		if err != nil {
 			// A loop stopped by anything but its verify is partial: it says
 			// nothing of the approach (no failure anti-pattern from it).
 			outcome, runErr = "partial", err
-			if ctx.Err() != nil {
-				runErr = fmt.Errorf("%w after %d iteration(s)", ErrInterrupted, r.res.Iterations)
-			}
 			break
 		}
 		hist = append(hist, v)
@@ -135,12 +139,20 @@ func Run(ctx context.Context, c Config, lore Lore) (Result, error) {
 			runErr = fmt.Errorf("%w within %d iteration(s); last error: %s", ErrNotPassed, n, describe(v))
 		}
 	}
+	// The outcome is decided here, once: a Ctrl-C at any point before (while
+	// starting, running the agent or verify, or sending a record) makes the
+	// loop partial and the run ErrInterrupted, whatever error the interrupted
+	// step returned. The exit status always agrees with the recorded outcome.
+	if ctx.Err() != nil {
+		outcome, runErr = "partial", fmt.Errorf("%w after %d iteration(s)", ErrInterrupted, r.res.Iterations)
+	}
 	r.res.Outcome = outcome
 	done := map[string]any{"loop_id": id, "outcome": outcome, "iterations": r.res.Iterations}
 	if outcome == "failure" {
 		done["failure_mode"] = FailureMode(hist)
 	}
-	// The completion is recorded even after Ctrl-C: on a fresh context.
+	// The completion is recorded even after Ctrl-C: on a fresh context. The
+	// records an interrupt left pending (the start, an iteration) go first.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := r.send(cctx, "complete", done, id+"-complete"); err != nil && !errors.Is(err, ErrUnreachable) {
@@ -208,6 +220,12 @@ func (r *runner) send(ctx context.Context, name string, args map[string]any, key
 	for len(r.pending) > 0 {
 		p := r.pending[0]
 		if err := r.callRetry(ctx, "loop", p.name, p.args, p.key, nil); err != nil {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				// Interrupted, not lore's failure: the record stays pending
+				// for the completion, which is sent on a fresh context (whose
+				// own time limit running out is lore not answering).
+				return fmt.Errorf("%w: loop %s %s not sent yet: %v", ErrInterrupted, r.res.LoopID, p.name, err)
+			}
 			if errors.Is(err, ErrUnreachable) {
 				fmt.Fprintf(r.c.Log, "lore: unreachable, loop %s continues unrecorded for now (%d pending): %v\n", r.res.LoopID, len(r.pending), err)
 			}

@@ -145,3 +145,85 @@ func TestRunRecordsTheIterationDiff(t *testing.T) {
 		t.Errorf("iterations recorded as\n%s\n%s", lore.accepted[1], lore.accepted[2])
 	}
 }
+
+// interruptingLore is lore whose reply to one record is lost to a Ctrl-C:
+// it accepts the first record named at, then the run is interrupted while
+// the call still waits for its reply, and the call fails as the CLI's
+// client reports a call cut short. On a busy machine lore can have
+// recorded (and folded) a record before its reply reaches the driver; this
+// fixes that ordering.
+type interruptingLore struct {
+	fakeLore
+	at     string
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (l *interruptingLore) Call(ctx context.Context, group, name string, args any, key string, out any) error {
+	if err := l.fakeLore.Call(ctx, group, name, args, key, out); err != nil {
+		return err
+	}
+	hit := false
+	if group == "loop" && name == l.at {
+		l.once.Do(func() { hit = true })
+	}
+	if !hit {
+		return nil
+	}
+	l.cancel()
+	<-ctx.Done()
+	return fmt.Errorf("%w: %v", ErrUnreachable, ctx.Err())
+}
+
+// TestRunInterruptedWhileRecording: a Ctrl-C that lands while a record is
+// being sent (the start, or an iteration after verify's verdict) ends the
+// run as interrupted under either unreachable policy: the loop is recorded
+// as partial, the interrupted record is sent again under its key, and the
+// completion is recorded once, last.
+func TestRunInterruptedWhileRecording(t *testing.T) {
+	for _, c := range []struct {
+		at, policy, verify string
+		iterations         int
+	}{
+		{"start", UnreachableFail, "false", 0},
+		{"start", UnreachableContinue, "false", 0},
+		{"iterate", UnreachableFail, "false", 1},
+		{"iterate", UnreachableContinue, "false", 1},
+		{"iterate", UnreachableContinue, "true", 1},
+	} {
+		name := c.at + "/" + c.policy + "/verify-" + c.verify
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			lore := &interruptingLore{at: c.at, cancel: cancel}
+			res, err := Run(ctx, Config{Task: "t", Verify: c.verify, Agent: []string{"touch", "ran"}, MaxIterations: 1,
+				OnUnreachable: c.policy, Dir: dir}, lore)
+			if !errors.Is(err, ErrInterrupted) || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNotPassed) {
+				t.Errorf("err = %v, want ErrInterrupted alone", err)
+			}
+			if res.Outcome != "partial" || res.Iterations != c.iterations || res.Unsent != 0 {
+				t.Errorf("Run = %+v, want partial after %d iteration(s), nothing unsent", res, c.iterations)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "ran")); (err == nil) != (c.iterations > 0) {
+				t.Errorf("the agent ran: %v, want %v", err == nil, c.iterations > 0)
+			}
+			var names []string
+			for _, a := range lore.accepted {
+				names = append(names, strings.SplitN(a, " ", 2)[0])
+			}
+			want := "start,start,complete"
+			if c.at == "iterate" {
+				want = "start,iterate,iterate,complete"
+			}
+			if got := strings.Join(names, ","); got != want {
+				t.Fatalf("records in order %s, want %s", got, want)
+			}
+			last := lore.accepted[len(lore.accepted)-1]
+			if lore.records[res.LoopID+"-complete"] != 1 || !strings.Contains(last, `"outcome":"partial"`) ||
+				!strings.Contains(last, fmt.Sprintf(`"iterations":%d`, c.iterations)) {
+				t.Errorf("completion recorded as %s (%d time(s))", last, lore.records[res.LoopID+"-complete"])
+			}
+		})
+	}
+}
