@@ -33,7 +33,7 @@ func TestCLIKnowledgeSafetyAndRescan(t *testing.T) {
 			t.Error("serve did not stop")
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if _, err := os.Stat(filepath.Join(data, urlFile)); err == nil {
 			break

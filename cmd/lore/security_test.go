@@ -20,7 +20,7 @@ import (
 func serveInBackground(t *testing.T, data string, args ...string) {
 	t.Helper()
 	startServe(t, data, args...)
-	natstest.WaitFor(t, 30*time.Second, func() error {
+	natstest.WaitFor(t, 2*time.Minute, func() error {
 		_, err := os.Stat(filepath.Join(data, urlFile))
 		return err
 	})
@@ -176,7 +176,7 @@ func TestServeRefusesAReadModelFromTheFuture(t *testing.T) {
 		code, _, errs := cli(t, ctx, "", "serve", "--data", data, "--port", "-1", "--metrics", "", "--tick", "0")
 		done <- result{code, errs}
 	}()
-	natstest.WaitFor(t, 30*time.Second, func() error {
+	natstest.WaitFor(t, 2*time.Minute, func() error {
 		_, err := os.Stat(filepath.Join(data, urlFile))
 		return err
 	})
@@ -203,7 +203,7 @@ func TestReplicaDialsAnAuthenticatedNATS(t *testing.T) {
 	}
 	data := t.TempDir()
 	startServe(t, data, "--nats", url, "--token", "t0ken", "--replica", "lore-a")
-	natstest.WaitFor(t, 30*time.Second, func() error {
+	natstest.WaitFor(t, 2*time.Minute, func() error {
 		code, out, errs := cli(t, context.Background(), "", "--nats", url, "--token", "t0ken", "--timeout", "2s", "stats", "--json")
 		if code != 0 || !strings.Contains(out, `"total"`) {
 			return fmt.Errorf("stats through the replica: exit %d, %q %q", code, out, errs)
