@@ -38,8 +38,9 @@ func (*Model) Name() string { return ModelName }
 // the index; version 3 the pool versions (x/<pool>/a); version 4 the
 // decision on each submission (d/<event id>); version 5 the content-safety
 // rules of package safety (credentials, instructions, dangerous commands)
-// and redacted rejected lessons: an older store is rebuilt from the log.
-func (*Model) Version() int { return 5 }
+// and redacted rejected lessons; version 6 aging by pool clocks and the
+// due and pending indexes (aging.go): an older store is rebuilt from the log.
+func (*Model) Version() int { return 6 }
 
 // fold is the state of folding one event.
 type fold struct {
@@ -71,7 +72,7 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	if err != nil {
 		return err
 	}
-	f := &fold{tx: &poolTx{Tx: tx, pools: &m.folds}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
+	f := &fold{tx: &poolTx{Tx: tx, cfg: cfg, pools: &m.folds}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
 	err = f.apply(data)
 	f.tx.release(err == nil)
 	return err
@@ -98,7 +99,11 @@ func (f *fold) apply(data events.Payload) error {
 		if err != nil {
 			return err
 		}
-		return putJSON(f.tx, keyConfig, c)
+		if err := putJSON(f.tx, keyConfig, c); err != nil {
+			return err
+		}
+		f.cfg, f.tx.cfg = c, c
+		return rebase(f.tx)
 	case *events.PhaseCompleted:
 		return f.phaseCompleted(orProject(d.Project, f.ev.Project), d.Phase)
 	case *events.KnowledgeRescanned:
@@ -498,7 +503,9 @@ func (f *fold) phaseCompleted(project string, phase int) error {
 		return err
 	}
 	if f.cfg.SweepEnabled {
-		swarm, err := SwarmEntries(f.tx, project)
+		// Only the entries due at this sweep change (aging.go): the
+		// others age by the pool's clock.
+		swarm, err := dueEntries(f.tx, sumScope(TierSwarm, project))
 		if err != nil {
 			return err
 		}
@@ -506,7 +513,7 @@ func (f *fold) phaseCompleted(project string, phase int) error {
 			return err
 		}
 		if f.cfg.HiveEnabled {
-			hive, err := HiveEntries(f.tx)
+			hive, err := dueEntries(f.tx, sumScope(TierHive, ""))
 			if err != nil {
 				return err
 			}
@@ -521,9 +528,18 @@ func (f *fold) phaseCompleted(project string, phase int) error {
 func (f *fold) sweep(entries []*Entry, tier, project string) error {
 	aged := SweepAged(entries, f.cfg.DefaultMaxPhases, f.t, f.cfg)
 	todos := SweepTodos(entries, f.cfg.TodoMaxPhases, f.t)
+	saved := map[*Entry]bool{}
 	for _, e := range append(aged.Changed, todos.Changed...) {
 		if err := saveEntry(f.tx, e); err != nil {
 			return err
+		}
+		saved[e] = true
+	}
+	for _, e := range entries {
+		if !saved[e] { // due but unchanged: indexed again at the new clock
+			if err := saveEntry(f.tx, e); err != nil {
+				return err
+			}
 		}
 	}
 	announce := func(ids []string, reason string) {
@@ -537,9 +553,10 @@ func (f *fold) sweep(entries []*Entry, tier, project string) error {
 	return nil
 }
 
-// curated runs the lifecycle pass of every active swarm entry of project.
+// curated runs the lifecycle pass of every active swarm entry of project:
+// of the pending ones (aging.go), in creation order; no other can move.
 func (f *fold) curated(project string) error {
-	swarm, err := SwarmEntries(f.tx, project)
+	swarm, err := pendingEntries(f.tx, project, f.t)
 	if err != nil {
 		return err
 	}

@@ -280,6 +280,7 @@ func (c *foldPools) put(states map[string]*poolState) {
 // holds, so they keep equal to the Tx (poolState's invariant).
 type poolTx struct {
 	projector.Tx
+	cfg   Config // the configuration the event folds under
 	pools *foldPools
 	held  map[string]*poolState // by summary scope
 }
