@@ -234,7 +234,7 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 		applyImport(e, d.Import, tier)
 	}
 	for _, i := range res.Conflicts {
-		other, err := f.load(pool.activeIDs[pool.sharedAt[i]])
+		other, err := f.load(pool.sharedIDs[i])
 		if err != nil {
 			return err
 		}
@@ -383,15 +383,18 @@ func applyImport(e *Entry, imp *events.KnowledgeImport, tier string) {
 // enforceCap archives the lowest-value active entries over max (K4).
 // pool is the tier's pool as scanned at the start of the change; fresh is
 // the entry this event adds to it (held in full: it may be a victim).
-// Victims are loaded from the Tx, so they carry every write of this event.
-func (f *fold) enforceCap(pool *poolScan, fresh *Entry, tier, project string, max int) error {
-	keys := append(pool.capKeys[:len(pool.capKeys):len(pool.capKeys)], capKey{active: fresh.Active(),
-		promoted: fresh.Status == StatusPromoted, signal: ValueSignal(fresh.Outcomes), seq: fresh.CreatedSeq})
-	for _, i := range capVictims(keys, max) {
+// Victims are loaded from the Tx, so they carry every write of this event;
+// they are read from the pool's cap order (poolTx.capVictims), fresh
+// ordered last as if appended to the pool scanned at the start.
+func (f *fold) enforceCap(_ *poolScan, fresh *Entry, tier, project string, max int) error {
+	ids, err := f.tx.capVictims(tier, project, fresh, max)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
 		v := fresh
-		if i < len(pool.activeIDs) {
-			var err error
-			if v, err = f.load(pool.activeIDs[i]); err != nil {
+		if id != fresh.ID {
+			if v, err = f.load(id); err != nil {
 				return err
 			}
 		}
