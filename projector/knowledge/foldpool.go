@@ -1,7 +1,9 @@
 package knowledge
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -206,12 +208,9 @@ func (p *poolState) byKeyOrder(slots []int32) {
 // > 0, an entry sharing no bigram with a lesson that has some is at
 // similarity 0, and sharing a bigram means sharing its hash, so the
 // entries under the lesson's hashes (byHash) are all the candidates (the
-// entries without bigrams when the lesson has none). The index bounds
-// similarities first: when the lesson's and an entry's hashes are
-// distinct (no collision inside either set) and non-empty, the hashes they
-// share (counts) are at least the bigrams they share, so a hash Jaccard
-// below the threshold rules the entry out exactly as nearDuplicate does;
-// every other candidate gets the exact check (near).
+// entries without bigrams when the lesson has none), and of those hashes
+// the rarest few suffice (prefix filtering, below). Each candidate gets
+// the exact check (nearFeatures).
 func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poolScan {
 	ps := &poolScan{}
 	if len(lf.ctags) > 0 {
@@ -247,27 +246,31 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 			cand = append(cand, slot)
 		}
 	default:
-		bounded := distinctHashes(lf)
-		var touched []int32
+		// Prefix filtering: J(a, b) >= t needs |a ∩ b| >= t·|a|, so a
+		// near entry holds one of any |a| − ⌈t·|a|⌉ + 1 bigrams of the
+		// lesson, and so the hash of one of them: probing the rarest
+		// hashes of the pool finds every near entry (+1 for rounding).
+		hs := make([]uint64, 0, len(lf.bghash))
 		for i, h := range lf.bghash {
-			if i > 0 && h == lf.bghash[i-1] {
-				continue
-			}
-			for _, slot := range p.byHash[h] {
-				if p.counts[slot] == 0 {
-					touched = append(touched, slot)
-				}
-				p.counts[slot]++
+			if i == 0 || h != lf.bghash[i-1] {
+				hs = append(hs, h)
 			}
 		}
-		for _, slot := range touched {
-			b := p.slots[slot].features
-			c := int(p.counts[slot])
-			p.counts[slot] = 0
-			if bounded && float64(c)/float64(len(lf.bghash)+len(b.bghash)-c) < threshold && distinctHashes(b) {
-				continue
+		k := len(lf.bigrams) - int(math.Ceil(threshold*float64(len(lf.bigrams)))) + 2
+		if k < len(hs) {
+			slices.SortFunc(hs, func(a, b uint64) int { return cmp.Compare(len(p.byHash[a]), len(p.byHash[b])) })
+			hs = hs[:max(1, k)]
+		}
+		for _, h := range hs {
+			for _, slot := range p.byHash[h] {
+				if p.counts[slot] == 0 {
+					p.counts[slot] = 1
+					cand = append(cand, slot)
+				}
 			}
-			cand = append(cand, slot)
+		}
+		for _, slot := range cand {
+			p.counts[slot] = 0
 		}
 	}
 	var near []int32
