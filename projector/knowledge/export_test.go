@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/loredev/lore/projector"
@@ -46,6 +47,29 @@ func CheckPools(m *Model, r projector.Reader, projects, lessons []string, thresh
 						return fmt.Errorf("pool %s, lesson %q: state scan\n%s\nstore scan\n%s", scope, l, a, b)
 					}
 				}
+				// The cap order against the cap of the scanned pool, with
+				// and without one more entry after it.
+				for _, capMax := range []int{0, 1, len(want.capKeys) / 2, max(0, len(want.capKeys)-1)} {
+					for _, fresh := range []*capKey{nil, {active: true, signal: -0.1, seq: 1 << 62}, {active: true, seq: 1}} {
+						keys := want.capKeys
+						if fresh != nil {
+							keys = append(keys[:len(keys):len(keys)], *fresh)
+						}
+						var wantIDs []string
+						for _, i := range capVictims(keys, capMax) {
+							if i == len(want.activeIDs) {
+								wantIDs = append(wantIDs, "fresh")
+							} else {
+								wantIDs = append(wantIDs, want.activeIDs[i])
+							}
+						}
+						for _, st := range states {
+							if got := st.victims("", fresh, "fresh", capMax); fmt.Sprint(got) != fmt.Sprint(wantIDs) {
+								return fmt.Errorf("pool %s, cap %d: victims %v, want %v", scope, capMax, got, wantIDs)
+							}
+						}
+					}
+				}
 			}
 		}
 	}
@@ -54,15 +78,20 @@ func CheckPools(m *Model, r projector.Reader, projects, lessons []string, thresh
 
 func dumpState(p *poolState) string {
 	var b strings.Builder
-	for _, h := range append(append([]heldSummary(nil), p.active...), p.inactive...) {
-		fmt.Fprintf(&b, "%q=%x\n", h.key, h.s.encode())
+	keys := make([]string, 0, len(p.byKey))
+	for k := range p.byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%q=%x\n", k, p.slots[p.byKey[k]].encode())
 	}
 	return b.String()
 }
 
 func dumpScan(ps *poolScan) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v %v %v %v %q %v\n", ps.activeIDs, ps.capKeys, ps.sharedAt, ps.nearActive, ps.nearInactive, ps.nearAny)
+	fmt.Fprintf(&b, "%v %v %q %v\n", ps.sharedIDs, ps.nearActive, ps.nearInactive, ps.nearAny)
 	for _, e := range ps.shared {
 		fmt.Fprintf(&b, "%q %q|", e.feat.ctags, e.feat.cnorm)
 	}

@@ -38,11 +38,13 @@ func (*Model) Name() string { return ModelName }
 // the index; version 3 the pool versions (x/<pool>/a); version 4 the
 // decision on each submission (d/<event id>); version 5 the content-safety
 // rules of package safety (credentials, instructions, dangerous commands)
-// and redacted rejected lessons; version 6 the seed's categories at every
-// door, max_phases on new entries, the master switch (knowledge.enabled),
-// what each submission caused (decision promotions) and where a merged id
-// went (m/<id>): an older store is rebuilt from the log.
-func (*Model) Version() int { return 6 }
+// and redacted rejected lessons; version 6 aging by pool clocks and the
+// due and pending indexes (aging.go); version 7 the seed's categories at
+// every door, max_phases on new entries, the master switch
+// (knowledge.enabled), what each submission caused (decision promotions)
+// and where a merged id went (m/<id>): an older store is rebuilt from the
+// log.
+func (*Model) Version() int { return 7 }
 
 // fold is the state of folding one event.
 type fold struct {
@@ -88,7 +90,7 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 		}
 		return nil
 	}
-	f := &fold{tx: &poolTx{Tx: tx, pools: &m.folds}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
+	f := &fold{tx: &poolTx{Tx: tx, cfg: cfg, pools: &m.folds}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
 	err = f.apply(data)
 	if err == nil {
 		err = f.flushDecision()
@@ -118,7 +120,11 @@ func (f *fold) apply(data events.Payload) error {
 		if err != nil {
 			return err
 		}
-		return putJSON(f.tx, keyConfig, c)
+		if err := putJSON(f.tx, keyConfig, c); err != nil {
+			return err
+		}
+		f.cfg, f.tx.cfg = c, c
+		return rebase(f.tx)
 	case *events.PhaseCompleted:
 		return f.phaseCompleted(orProject(d.Project, f.ev.Project), d.Phase)
 	case *events.KnowledgeRescanned:
@@ -252,7 +258,7 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 		applyImport(e, d.Import, tier)
 	}
 	for _, i := range res.Conflicts {
-		other, err := f.load(pool.activeIDs[pool.sharedAt[i]])
+		other, err := f.load(pool.sharedIDs[i])
 		if err != nil {
 			return err
 		}
@@ -404,15 +410,18 @@ func applyImport(e *Entry, imp *events.KnowledgeImport, tier string) {
 // enforceCap archives the lowest-value active entries over max (K4).
 // pool is the tier's pool as scanned at the start of the change; fresh is
 // the entry this event adds to it (held in full: it may be a victim).
-// Victims are loaded from the Tx, so they carry every write of this event.
-func (f *fold) enforceCap(pool *poolScan, fresh *Entry, tier, project string, max int) error {
-	keys := append(pool.capKeys[:len(pool.capKeys):len(pool.capKeys)], capKey{active: fresh.Active(),
-		promoted: fresh.Status == StatusPromoted, signal: ValueSignal(fresh.Outcomes), seq: fresh.CreatedSeq})
-	for _, i := range capVictims(keys, max) {
+// Victims are loaded from the Tx, so they carry every write of this event;
+// they are read from the pool's cap order (poolTx.capVictims), fresh
+// ordered last as if appended to the pool scanned at the start.
+func (f *fold) enforceCap(_ *poolScan, fresh *Entry, tier, project string, max int) error {
+	ids, err := f.tx.capVictims(tier, project, fresh, max)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
 		v := fresh
-		if i < len(pool.activeIDs) {
-			var err error
-			if v, err = f.load(pool.activeIDs[i]); err != nil {
+		if id != fresh.ID {
+			if v, err = f.load(id); err != nil {
 				return err
 			}
 		}
@@ -526,7 +535,9 @@ func (f *fold) phaseCompleted(project string, phase int) error {
 		return err
 	}
 	if f.cfg.SweepEnabled {
-		swarm, err := SwarmEntries(f.tx, project)
+		// Only the entries due at this sweep change (aging.go): the
+		// others age by the pool's clock.
+		swarm, err := dueEntries(f.tx, sumScope(TierSwarm, project))
 		if err != nil {
 			return err
 		}
@@ -534,7 +545,7 @@ func (f *fold) phaseCompleted(project string, phase int) error {
 			return err
 		}
 		if f.cfg.HiveEnabled {
-			hive, err := HiveEntries(f.tx)
+			hive, err := dueEntries(f.tx, sumScope(TierHive, ""))
 			if err != nil {
 				return err
 			}
@@ -549,9 +560,18 @@ func (f *fold) phaseCompleted(project string, phase int) error {
 func (f *fold) sweep(entries []*Entry, tier, project string) error {
 	aged := SweepAged(entries, f.cfg.DefaultMaxPhases, f.t, f.cfg)
 	todos := SweepTodos(entries, f.cfg.TodoMaxPhases, f.t)
+	saved := map[*Entry]bool{}
 	for _, e := range append(aged.Changed, todos.Changed...) {
 		if err := saveEntry(f.tx, e); err != nil {
 			return err
+		}
+		saved[e] = true
+	}
+	for _, e := range entries {
+		if !saved[e] { // due but unchanged: indexed again at the new clock
+			if err := saveEntry(f.tx, e); err != nil {
+				return err
+			}
 		}
 	}
 	announce := func(ids []string, reason string) {
@@ -565,9 +585,10 @@ func (f *fold) sweep(entries []*Entry, tier, project string) error {
 	return nil
 }
 
-// curated runs the lifecycle pass of every active swarm entry of project.
+// curated runs the lifecycle pass of every active swarm entry of project:
+// of the pending ones (aging.go), in creation order; no other can move.
 func (f *fold) curated(project string) error {
-	swarm, err := SwarmEntries(f.tx, project)
+	swarm, err := pendingEntries(f.tx, project, f.t)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package knowledge
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -18,8 +20,9 @@ import (
 // version, where the pool's next event finds them. A pool's comparison is
 // then done in memory (poolState.scan) instead of a scan of the store.
 
-// poolState is every summary of one pool, active and inactive, each list
-// in key order ((CreatedSeq, id) order), at version.
+// poolState is every summary of one pool, active and inactive, at
+// version, with the indexes a submission's comparison reads, so that it
+// costs what the lesson shares with the pool, not the pool's size.
 //
 // INVARIANT: while a fold holds a poolState (poolTx.held), it equals what
 // a scan of the fold's Tx under x/<pool>/ reads: poolTx applies every
@@ -27,32 +30,37 @@ import (
 // reached through foldPools, by version, and then equals the pool at that
 // version in any store (poolcache.go).
 type poolState struct {
-	version          string
-	active, inactive []heldSummary
+	version string
 
-	// An index of bigram hashes for the near-duplicate search: every held
-	// summary has a slot; byHash lists, for each hash, the slots of the
-	// summaries holding it, once each.
-	// INVARIANT: slots[h.slot] == h.s for every held h; byHash lists slot
-	// i under each distinct hash of slots[i] (nothing for a free slot).
-	slots  []*summary
-	free   []int32
-	byHash map[uint64][]int32
-	counts []int32 // scratch of scan: shared hashes by slot, zero between scans
+	// Every held summary has a slot. INVARIANT: byKey[slotKey[i]] == i
+	// for every used slot i (slots[i] != nil); byHash lists slot i under
+	// each distinct bigram hash of slots[i], byTag under each of its
+	// contradiction tags, empties holds it when it has no bigram, and
+	// capOrder lists the active slots (slotActive) in the cap's order
+	// (capCmp); a free slot is in none of them.
+	slots      []*summary
+	slotKey    []string
+	slotActive []bool
+	free       []int32
+	byKey      map[string]int32
+	byHash     map[uint64][]int32
+	byTag      map[string][]int32
+	empties    map[int32]struct{}
+	capOrder   []int32
+	counts     []int32 // scratch of scan: shared hashes by slot, zero between scans
 }
 
-type heldSummary struct {
-	key  string // the summary key, within the model
-	s    *summary
-	slot int32
+func newPoolState() *poolState {
+	return &poolState{byKey: map[string]int32{}, byHash: map[uint64][]int32{}, byTag: map[string][]int32{},
+		empties: map[int32]struct{}{}}
 }
 
-func (p *poolState) size() int { return len(p.active) + len(p.inactive) }
+func (p *poolState) size() int { return len(p.byKey) }
 
 // loadPoolState reads the pool of summary scope scope from r in one scan
 // (its version, its active summaries, then its inactive ones).
 func loadPoolState(r projector.Reader, scope string) (*poolState, error) {
-	p := &poolState{byHash: map[uint64][]int32{}}
+	p := newPoolState()
 	vk := poolVersionKey(scope)
 	activePfx := vk + "/"
 	err := r.Scan([]byte(pfxSum+scope), func(k, v []byte) error {
@@ -64,12 +72,8 @@ func loadPoolState(r projector.Reader, scope string) (*poolState, error) {
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, k)
 		}
-		h := heldSummary{key: string(k), s: s, slot: p.place(s)}
-		if strings.HasPrefix(h.key, activePfx) {
-			p.active = append(p.active, h)
-		} else {
-			p.inactive = append(p.inactive, h)
-		}
+		key := string(k)
+		p.byKey[key] = p.place(key, s, strings.HasPrefix(key, activePfx))
 		return nil
 	})
 	return p, err
@@ -81,47 +85,81 @@ func (p *poolState) apply(scope, key string, value []byte, del bool) error {
 		p.version = string(value) // a version is never deleted
 		return nil
 	}
-	list := &p.inactive
-	if strings.HasPrefix(key, poolVersionKey(scope)+"/") {
-		list = &p.active
+	if slot, ok := p.byKey[key]; ok {
+		p.unplace(slot)
+		delete(p.byKey, key)
 	}
-	i, found := slices.BinarySearchFunc(*list, key, func(h heldSummary, k string) int { return strings.Compare(h.key, k) })
 	if del {
-		if found {
-			p.unplace((*list)[i].slot)
-			*list = slices.Delete(*list, i, i+1)
-		}
 		return nil
 	}
 	s, err := decodeSummary(value)
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, key)
 	}
-	if found {
-		p.unplace((*list)[i].slot)
-		(*list)[i].s, (*list)[i].slot = s, p.place(s)
-	} else {
-		*list = slices.Insert(*list, i, heldSummary{key: key, s: s, slot: p.place(s)})
-	}
+	p.byKey[key] = p.place(key, s, strings.HasPrefix(key, poolVersionKey(scope)+"/"))
 	return nil
 }
 
-// place gives s a slot and indexes its hashes.
-func (p *poolState) place(s *summary) int32 {
+// capKeyOf is what the cap order reads of an active summary.
+func capKeyOf(s *summary) capKey {
+	return capKey{active: true, promoted: s.Status == StatusPromoted,
+		signal: ValueSignal(Outcomes{Helpful: s.Outcomes.Helpful, Harmful: s.Outcomes.Harmful}), seq: s.CreatedSeq}
+}
+
+// capCmp orders active slots as a stable sort by capLess of the pool in
+// key order does: capLess, then key.
+func (p *poolState) capCmp(a, b int32) int {
+	ka, kb := capKeyOf(p.slots[a]), capKeyOf(p.slots[b])
+	switch {
+	case capLess(ka, kb):
+		return -1
+	case capLess(kb, ka):
+		return 1
+	}
+	return strings.Compare(p.slotKey[a], p.slotKey[b])
+}
+
+// place gives s a slot and indexes it.
+func (p *poolState) place(key string, s *summary, active bool) int32 {
 	var slot int32
 	if n := len(p.free); n > 0 {
 		slot, p.free = p.free[n-1], p.free[:n-1]
-		p.slots[slot] = s
+		p.slots[slot], p.slotKey[slot], p.slotActive[slot] = s, key, active
 	} else {
 		slot = int32(len(p.slots))
 		p.slots, p.counts = append(p.slots, s), append(p.counts, 0)
+		p.slotKey, p.slotActive = append(p.slotKey, key), append(p.slotActive, active)
 	}
 	for i, h := range s.bghash {
 		if i == 0 || h != s.bghash[i-1] { // sorted: equal hashes are adjacent
 			p.byHash[h] = append(p.byHash[h], slot)
 		}
 	}
+	if len(s.bghash) == 0 {
+		p.empties[slot] = struct{}{}
+	}
+	for i, t := range s.ctags {
+		if i == 0 || t != s.ctags[i-1] {
+			p.byTag[t] = append(p.byTag[t], slot)
+		}
+	}
+	if active {
+		i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
+		p.capOrder = slices.Insert(p.capOrder, i, slot)
+	}
 	return slot
+}
+
+func dropSlot[K comparable](m map[K][]int32, k K, slot int32) {
+	list := m[k]
+	if j := slices.Index(list, slot); j >= 0 {
+		list = slices.Delete(list, j, j+1)
+	}
+	if len(list) == 0 {
+		delete(m, k)
+	} else {
+		m[k] = list
+	}
 }
 
 // unplace frees a slot and unindexes its summary.
@@ -129,18 +167,21 @@ func (p *poolState) unplace(slot int32) {
 	s := p.slots[slot]
 	for i, h := range s.bghash {
 		if i == 0 || h != s.bghash[i-1] {
-			list := p.byHash[h]
-			if j := slices.Index(list, slot); j >= 0 {
-				list = slices.Delete(list, j, j+1)
-			}
-			if len(list) == 0 {
-				delete(p.byHash, h)
-			} else {
-				p.byHash[h] = list
-			}
+			dropSlot(p.byHash, h, slot)
 		}
 	}
-	p.slots[slot] = nil
+	delete(p.empties, slot)
+	for i, t := range s.ctags {
+		if i == 0 || t != s.ctags[i-1] {
+			dropSlot(p.byTag, t, slot)
+		}
+	}
+	if p.slotActive[slot] {
+		if i, ok := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp); ok {
+			p.capOrder = slices.Delete(p.capOrder, i, i+1)
+		}
+	}
+	p.slots[slot], p.slotKey[slot] = nil, ""
 	p.free = append(p.free, slot)
 }
 
@@ -155,64 +196,139 @@ func distinctHashes(f features) bool {
 	return true
 }
 
-// scan is scanPool on the held summaries: the same poolScan.
+// byKeyOrder sorts slots by their keys: creation order.
+func (p *poolState) byKeyOrder(slots []int32) {
+	slices.SortFunc(slots, func(a, b int32) int { return strings.Compare(p.slotKey[a], p.slotKey[b]) })
+}
+
+// scan is scanPool on the held summaries: the same poolScan, but for
+// activeIDs and capKeys (the cap reads capOrder instead, capVictims).
 //
-// The index bounds similarities first: when the lesson's and an entry's
-// hashes are distinct (no collision inside either set) and non-empty,
-// the hashes they share (counts) are at least the bigrams they share, so
-// a hash Jaccard below the threshold rules the entry out exactly as
-// nearDuplicate does; every other entry gets the exact check (near).
+// Only entries that can be near-duplicates are compared: with threshold
+// > 0, an entry sharing no bigram with a lesson that has some is at
+// similarity 0, and sharing a bigram means sharing its hash, so the
+// entries under the lesson's hashes (byHash) are all the candidates (the
+// entries without bigrams when the lesson has none), and of those hashes
+// the rarest few suffice (prefix filtering, below). Each candidate gets
+// the exact check (nearFeatures).
 func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poolScan {
-	ps := &poolScan{activeIDs: make([]string, 0, len(p.active)), capKeys: make([]capKey, 0, len(p.active))}
-	bounded := threshold > 0 && len(lf.bghash) > 0 && distinctHashes(lf)
-	if bounded {
-		for _, h := range lf.bghash {
-			for _, slot := range p.byHash[h] {
-				p.counts[slot]++
+	ps := &poolScan{}
+	if len(lf.ctags) > 0 {
+		var shared []int32
+		for i, t := range lf.ctags {
+			if i > 0 && t == lf.ctags[i-1] {
+				continue
+			}
+			for _, slot := range p.byTag[t] {
+				if p.slotActive[slot] {
+					shared = append(shared, slot)
+				}
 			}
 		}
-		defer clear(p.counts)
-	}
-	isNear := func(h heldSummary) bool {
-		b := h.s.features
-		if bounded && len(b.bghash) > 0 {
-			c := int(p.counts[h.slot])
-			if float64(c)/float64(len(lf.bghash)+len(b.bghash)-c) < threshold && distinctHashes(b) {
-				return false
-			}
-		}
-		return near(lf, b, threshold)
-	}
-	for _, h := range p.active {
-		s := h.s
-		if len(lf.ctags) > 0 && sharesSorted(lf.ctags, s.ctags) {
+		p.byKeyOrder(shared)
+		shared = slices.Compact(shared)
+		for _, slot := range shared {
+			s := p.slots[slot]
 			ps.shared = append(ps.shared, Existing{feat: &features{ctags: s.ctags, cnorm: s.cnorm}})
-			ps.sharedAt = append(ps.sharedAt, len(ps.activeIDs))
-		}
-		ps.activeIDs = append(ps.activeIDs, s.ID)
-		ps.capKeys = append(ps.capKeys, capKey{active: true, promoted: s.Status == StatusPromoted,
-			signal: ValueSignal(Outcomes{Helpful: s.Outcomes.Helpful, Harmful: s.Outcomes.Harmful}), seq: s.CreatedSeq})
-		if isNear(h) {
-			ps.nearAny = true
-			ps.nearActive = append(ps.nearActive, s.ID)
+			ps.sharedIDs = append(ps.sharedIDs, s.ID)
 		}
 	}
-	if !withInactive {
-		return ps
-	}
-	for _, h := range p.inactive {
-		if isNear(h) {
-			ps.nearAny = true
-			if !h.s.removed() && ps.nearInactive == "" {
-				ps.nearInactive = h.s.ID
+	var cand []int32
+	switch {
+	case threshold <= 0: // every similarity passes
+		for slot, s := range p.slots {
+			if s != nil {
+				cand = append(cand, int32(slot))
 			}
+		}
+	case len(lf.bghash) == 0:
+		for slot := range p.empties {
+			cand = append(cand, slot)
+		}
+	default:
+		// Prefix filtering: J(a, b) >= t needs |a ∩ b| >= t·|a|, so a
+		// near entry holds one of any |a| − ⌈t·|a|⌉ + 1 bigrams of the
+		// lesson, and so the hash of one of them: probing the rarest
+		// hashes of the pool finds every near entry (+1 for rounding).
+		hs := make([]uint64, 0, len(lf.bghash))
+		for i, h := range lf.bghash {
+			if i == 0 || h != lf.bghash[i-1] {
+				hs = append(hs, h)
+			}
+		}
+		k := len(lf.bigrams) - int(math.Ceil(threshold*float64(len(lf.bigrams)))) + 2
+		if k < len(hs) {
+			slices.SortFunc(hs, func(a, b uint64) int { return cmp.Compare(len(p.byHash[a]), len(p.byHash[b])) })
+			hs = hs[:max(1, k)]
+		}
+		for _, h := range hs {
+			for _, slot := range p.byHash[h] {
+				if p.counts[slot] == 0 {
+					p.counts[slot] = 1
+					cand = append(cand, slot)
+				}
+			}
+		}
+		for _, slot := range cand {
+			p.counts[slot] = 0
+		}
+	}
+	var near []int32
+	for _, slot := range cand {
+		if (withInactive || p.slotActive[slot]) && nearFeatures(lf, p.slots[slot].features, threshold) {
+			near = append(near, slot)
+		}
+	}
+	p.byKeyOrder(near)
+	for _, slot := range near {
+		s := p.slots[slot]
+		ps.nearAny = true
+		if p.slotActive[slot] {
+			ps.nearActive = append(ps.nearActive, s.ID)
+		} else if !s.removed() && ps.nearInactive == "" {
+			ps.nearInactive = s.ID
 		}
 	}
 	return ps
 }
 
-// near is jaccardFeatures(a, b) >= t.
-func near(a, b features, t float64) bool {
+// victims are the ids of the active entries to archive so that at most
+// max remain, in the order capVictims gives them, when the pool is the
+// held one without the summary under skip ("": none) plus fresh (nil:
+// none) after it, fresh having id freshID.
+func (p *poolState) victims(skip string, fresh *capKey, freshID string, max int) []string {
+	n := len(p.capOrder)
+	if slot, ok := p.byKey[skip]; ok && skip != "" && p.slotActive[slot] {
+		n--
+	}
+	if fresh != nil {
+		n++
+	}
+	over := n - max
+	var out []string
+	for _, slot := range p.capOrder {
+		if len(out) >= over {
+			return out
+		}
+		if p.slotKey[slot] == skip {
+			continue
+		}
+		if fresh != nil && capLess(*fresh, capKeyOf(p.slots[slot])) {
+			out, fresh = append(out, freshID), nil
+			if len(out) >= over {
+				return out
+			}
+		}
+		out = append(out, p.slots[slot].ID)
+	}
+	if fresh != nil && len(out) < over {
+		out = append(out, freshID)
+	}
+	return out
+}
+
+// nearFeatures is jaccardFeatures(a, b) >= t.
+func nearFeatures(a, b features, t float64) bool {
 	if len(a.bghash) == 0 || len(b.bghash) == 0 {
 		return jaccardFeatures(a, b) >= t
 	}
@@ -280,6 +396,7 @@ func (c *foldPools) put(states map[string]*poolState) {
 // holds, so they keep equal to the Tx (poolState's invariant).
 type poolTx struct {
 	projector.Tx
+	cfg   Config // the configuration the event folds under
 	pools *foldPools
 	held  map[string]*poolState // by summary scope
 }
@@ -353,4 +470,20 @@ func (t *poolTx) scanPool(tier, project string, lf features, threshold float64, 
 		return nil, err
 	}
 	return p.scan(lf, threshold, withInactive), nil
+}
+
+// capVictims are the ids of the entries of the pool of (tier, project) to
+// archive so that at most max active ones remain once fresh (saved
+// already) joins it: capVictims of the pool as it was before fresh, with
+// fresh last (the order enforceCap has always used).
+func (t *poolTx) capVictims(tier, project string, fresh *Entry, max int) ([]string, error) {
+	p, err := t.pool(sumScope(tier, project))
+	if err != nil {
+		return nil, err
+	}
+	var fk *capKey
+	if fresh.Active() {
+		fk = &capKey{active: true, promoted: fresh.Status == StatusPromoted, signal: ValueSignal(fresh.Outcomes), seq: fresh.CreatedSeq}
+	}
+	return p.victims(summaryKey(fresh), fk, fresh.ID, max), nil
 }

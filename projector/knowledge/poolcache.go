@@ -106,6 +106,17 @@ type cachedPool struct {
 
 	mu    sync.Mutex
 	dedup map[dedupKey]*dedupIndex // derived indexes; guarded by mu
+	// merged holds keptMerged of this pool (as the swarm) after a hive
+	// version, by that version ("" for no hive) and dedup key; guarded by
+	// mu. Read-only once stored.
+	merged map[mergedKey][]*summary
+}
+
+// mergedKey names a merged dedup: the hive's version ("" when the hive is
+// not shown) and the dedup key.
+type mergedKey struct {
+	hive string
+	dedupKey
 }
 
 // active returns the active summaries of the pool with summary scope
@@ -310,7 +321,39 @@ func (p *cachedPool) dedupIndexFor(scopes map[string]bool, k dedupKey) *dedupInd
 // dedup of its own candidates: that part is built once per hive version
 // (dedupIndexFor) and the swarm's candidates continue it in the hive's
 // hash order, which prefix filtering allows (dedupper).
+//
+// The result is a pure function of the two pools' versions, the scopes and
+// the threshold, so it is kept on the swarm's cachedPool (by the hive's
+// version) and shared, read-only, by the injections of those versions.
 func keptMerged(hive, swarm *cachedPool, scopes map[string]bool, threshold float64) []*summary {
+	mk := mergedKey{dedupKey: dedupKeyOf(scopes, threshold)}
+	if hive != nil {
+		mk.hive = hive.version
+		if mk.hive == "" {
+			return buildMerged(hive, swarm, scopes, threshold) // an empty, unversioned hive: not cached
+		}
+	}
+	if swarm.version == "" {
+		return buildMerged(hive, swarm, scopes, threshold)
+	}
+	swarm.mu.Lock()
+	kept, ok := swarm.merged[mk]
+	swarm.mu.Unlock()
+	if ok {
+		return kept
+	}
+	kept = buildMerged(hive, swarm, scopes, threshold)
+	swarm.mu.Lock()
+	if swarm.merged == nil || len(swarm.merged) >= maxDedups {
+		swarm.merged = map[mergedKey][]*summary{}
+	}
+	swarm.merged[mk] = kept
+	swarm.mu.Unlock()
+	return kept
+}
+
+// buildMerged is keptMerged without its cache.
+func buildMerged(hive, swarm *cachedPool, scopes map[string]bool, threshold float64) []*summary {
 	if threshold <= 0 {
 		for _, p := range []*cachedPool{hive, swarm} {
 			if p == nil {
@@ -334,5 +377,5 @@ func keptMerged(hive, swarm *cachedPool, scopes map[string]bool, threshold float
 			d.add(e)
 		}
 	}
-	return d.kept
+	return d.kept[:len(d.kept):len(d.kept)]
 }

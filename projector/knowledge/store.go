@@ -74,6 +74,9 @@ func GetEntry(r projector.Reader, id string) (*Entry, bool, error) {
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, false, fmt.Errorf("knowledge: entry %s: %w", id, err)
 	}
+	if err := materialize(r, &e, nil); err != nil {
+		return nil, false, err
+	}
 	return &e, true, nil
 }
 
@@ -90,6 +93,8 @@ func ResolveID(r projector.Reader, prefix string, limit int) ([]string, error) {
 	return out, err
 }
 
+// scanEntries decodes the entries under prefix, phases_alive as of their
+// pools' clocks (aging.go).
 func scanEntries(r projector.Reader, prefix string) ([]*Entry, error) {
 	var out []*Entry
 	err := r.Scan([]byte(prefix), func(_, v []byte) error {
@@ -100,6 +105,15 @@ func scanEntries(r projector.Reader, prefix string) ([]*Entry, error) {
 		out = append(out, &e)
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	clocks := map[string]uint64{}
+	for _, e := range out {
+		if err := materialize(r, e, clocks); err != nil {
+			return nil, err
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedSeq < out[j].CreatedSeq })
 	return out, err
 }
@@ -164,15 +178,19 @@ func parseIndex(v []byte) (entryKey, sumKey string, err error) {
 	return string(v[w : w+int(n)]), string(v[w+int(n):]), nil
 }
 
-// saveEntry stores e, its summary and its index, and advances the version
-// of the summary's pool (poolVersion).
+// saveEntry stores e (phases_alive as of its pool's clock), its summary,
+// its index and its aging record, and advances the version of the
+// summary's pool (poolVersion).
 //
 // INVARIANT: after saveEntry the summary under summaryKey(e) describes e
 // and no other summary of e exists (a status change moves it between
 // a/ and i/); every summary write is chained into its pool's version.
-func saveEntry(tx projector.Tx, e *Entry) error {
+func saveEntry(tx *poolTx, e *Entry) error {
 	k := entryKey(e)
 	if err := putJSON(tx, k, e); err != nil {
+		return err
+	}
+	if err := saveAging(tx, e); err != nil {
 		return err
 	}
 	sk := summaryKey(e)

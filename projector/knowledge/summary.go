@@ -402,9 +402,9 @@ type poolScan struct {
 	capKeys   []capKey
 	// shared are the active entries sharing a contradiction tag with the
 	// lesson (the only ones Contradictions can report), in creation order;
-	// sharedAt[i] is the index in activeIDs of shared[i].
-	shared   []Existing
-	sharedAt []int
+	// sharedIDs[i] is the id of shared[i].
+	shared    []Existing
+	sharedIDs []string
 	// nearActive lists the active near-duplicates in creation order;
 	// nearInactive is the first inactive near-duplicate not removed from
 	// view; nearAny tells whether any entry at all (removed ones too) is a
@@ -456,7 +456,7 @@ func scanPool(r projector.Reader, tier, project string, lf features, threshold f
 			ctags := (&sumDecoder[[]byte]{s: v, i: start}).list()
 			cnorm := string(d.str())
 			ps.shared = append(ps.shared, Existing{feat: &features{ctags: ctags, cnorm: cnorm}})
-			ps.sharedAt = append(ps.sharedAt, len(ps.activeIDs))
+			ps.sharedIDs = append(ps.sharedIDs, string(id))
 		}
 		if d.bad {
 			return fmt.Errorf("%w: %s", errSummary, k)
