@@ -3,7 +3,9 @@
 package benchkit_test
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -23,10 +25,12 @@ import (
 // workload event over the first
 // and the last 10 000 events (cpu-ns@start, cpu-ns@end) and their ratio
 // (end/start): a fold whose cost grows with the history shows a ratio
-// above 1.
+// above 1. BENCHKIT_WINDOW_PROFILES=PREFIX writes a CPU profile of each
+// window's folds (PREFIX-<model>-<first event>.prof; not with -cpuprofile).
 func BenchmarkModelGrowth(b *testing.B) {
 	n, kn, pn := envInt("BENCHKIT_EVENTS", 300_000), envInt("BENCHKIT_KNOWLEDGE", 1000), envInt("BENCHKIT_PATTERNS", 1000)
 	const window = 10_000
+	prof := os.Getenv("BENCHKIT_WINDOW_PROFILES")
 	for _, m := range app.Models() {
 		if only := os.Getenv("BENCHKIT_MODEL"); only != "" && only != m.Name() {
 			continue
@@ -88,7 +92,13 @@ func BenchmarkModelGrowth(b *testing.B) {
 						}
 						batch = append(batch, ev)
 					}
+					if prof != "" && (i == 0 || i == n-window) {
+						startProfile(b, fmt.Sprintf("%s-%s-%d.prof", prof, m.Name(), i))
+					}
 					c := fold(batch)
+					if prof != "" && (i+len(batch) == window || i+len(batch) == n) {
+						pprof.StopCPUProfile()
+					}
 					if i < window {
 						start += c
 					}
@@ -104,4 +114,16 @@ func BenchmarkModelGrowth(b *testing.B) {
 			}
 		})
 	}
+}
+
+// startProfile starts a CPU profile into file.
+func startProfile(b *testing.B, file string) {
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
 }

@@ -37,8 +37,9 @@ func (m *Model) Name() string { return ModelName }
 // carrying a scoring header (store.go, index.go). Version 5: a term's
 // postings packed in chunks (index.go). Version 6: a term's record
 // carries the fingerprint of its postings (termDF). Version 7: new
-// postings go to a tail key of the last chunk (index.go).
-func (m *Model) Version() int { return 8 }
+// postings go to a tail key of the last chunk (index.go). Version 9: a
+// merge list is one key per entry under a head key (mergelist.go).
+func (m *Model) Version() int { return 9 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")

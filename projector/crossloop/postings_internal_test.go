@@ -239,8 +239,8 @@ func testPostingChunks(t *testing.T, every int) {
 
 // TestMergeListMemo indexes, re-indexes, merge-checks and removes patterns
 // at random in one memo (as one event may) and without one: the two
-// stores must hold the same bytes, the merge checks find the same
-// matches, and every merge list the memo holds must be the stored one.
+// stores must hold the same bytes and the merge checks find the same
+// matches.
 func TestMergeListMemo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	withMemo, without := memStore{}, memStore{}
@@ -305,14 +305,6 @@ func TestMergeListMemo(t *testing.T) {
 	for k, v := range without {
 		if string(withMemo[k]) != string(v) {
 			t.Fatalf("key %q differs", k)
-		}
-	}
-	if len(m.lists) == 0 {
-		t.Fatal("the memo holds no merge list: the test should exercise it")
-	}
-	for k, v := range m.lists {
-		if string(withMemo[k]) != string(v) {
-			t.Fatalf("memo of merge list %q is stale", k)
 		}
 	}
 }
