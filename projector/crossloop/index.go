@@ -41,7 +41,8 @@ type Reader interface {
 //	ix/m/<type>/<n><key>        head of the merge list of a merge key (mergeKeys; n: uvarint
 //	                            len(key)), empty; under it, one key per pattern indexed under
 //	                            the merge key, ix/m/<type>/<n><key><pattern id> → its merge
-//	                            sequence number and its signature's sorted bigrams (mergeHead)
+//	                            sequence number and its signature's number of bigrams (mergeHead)
+//	ix/g/<pattern id>           the signature's sorted bigrams of an indexed pattern
 //	ix/ms                       the merge sequence: the number of patterns indexed so far (uint64)
 //	ix/r/<pattern id>           scoring record of an active pattern (store.go): injection
 const (
@@ -56,6 +57,7 @@ const (
 	prefDF      = "ix/df/"
 	prefDoc     = "ix/d/"
 	prefMerge   = "ix/m/"
+	prefSig     = "ix/g/"
 	keyMergeSeq = "ix/ms"
 	prefScore   = "ix/r/"
 )
@@ -317,7 +319,10 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 	if err != nil {
 		return err
 	}
-	entry := mergeBody(seq, sg.bigrams)
+	entry := mergeBody(seq, len(sg.bigrams))
+	if err := s.Set(sigKey(p.ID), encodeList(sg.bigrams)); err != nil {
+		return err
+	}
 	meta := postingMeta(p, len(si.bigrams))
 	for t, c := range tf {
 		ch, err := addPosting(s, m, t, p.ID, c, n, meta)
@@ -365,6 +370,9 @@ func unindexPattern(s Store, st *Stats, id string, m *memo) error {
 		if err := leaveList(s, mergeHead(d.Type, tok), id); err != nil {
 			return err
 		}
+	}
+	if err := s.Delete(sigKey(id)); err != nil {
+		return err
 	}
 	st.IndexDocs--
 	st.IndexLen -= d.Len

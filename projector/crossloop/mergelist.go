@@ -58,8 +58,13 @@ func globalOrder(bigrams []string) []string {
 }
 
 // pairMax bounds the signatures whose merge check looks up pairs
-// (mergeKeys): a signature of n bigrams has about (n(1−t)+2)²/2 pairs.
-const pairMax = 24
+// (mergeKeys): a signature of n bigrams has about (n(1−t)+2)²/2 pairs
+// (91 at 64 bigrams and t = 0.8; indexed up to pairMax/t bigrams: 153).
+// Longer signatures use single-bigram lists, which grow with the number
+// of long signatures sharing a bigram: with 24, multi-step success
+// patterns of a shared vocabulary filled them, and each merge check read
+// a share of every such pattern ever indexed.
+const pairMax = 64
 
 // mergeKeys are the merge lists a signature of n bigrams is indexed under
 // (lookup false) or looked up in (lookup true). Pairs: with t ≥ 0.7, the
@@ -132,13 +137,14 @@ func hash(s string) uint64 {
 // bytes written and compacted, the size of its lists):
 //
 //	ix/m/<type>/<uvarint len(key)><key>          head: empty, present once the list had an entry
-//	ix/m/<type>/<uvarint len(key)><key><id>      entry: uvarint seq | uvarint len(sig) | sig
+//	ix/m/<type>/<uvarint len(key)><key><id>      entry: uvarint seq | uvarint n
+//	ix/g/<id>                                    the signature's n bigrams, sorted (encodeList)
 //
 // seq is the pattern's merge sequence number: the number of patterns
-// indexed before it (the counter at keyMergeSeq). sig is the pattern's
-// signature bigrams, sorted, as encodeList. Merge checks read the
-// similarity of every candidate from the entries, without loading a
-// pattern. A merge check first reads the head (a point read, which the
+// indexed before it (the counter at keyMergeSeq). A pattern's signature is
+// stored once, not in each of its entries (a long one has many keys);
+// a merge check reads it only for candidates whose size n can be similar
+// enough. A merge check first reads the head (a point read, which the
 // store's bloom filters answer without reading a table when the list
 // never existed: most pair keys), and scans the entries only when it is
 // present. A head is never deleted (a list emptied keeps it: a scan that
@@ -160,11 +166,12 @@ func mergeEntryKey(h []byte, id string) []byte {
 }
 
 // mergeBody is the value of a merge list entry.
-func mergeBody(seq uint64, sig []string) []byte {
-	body := binary.AppendUvarint(nil, seq)
-	body = binary.AppendUvarint(body, uint64(len(sig)))
-	return append(body, encodeList(sig)...)
+func mergeBody(seq uint64, n int) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(nil, seq), uint64(n))
 }
+
+// sigKey is the key of a pattern's signature bigrams.
+func sigKey(id string) []byte { return []byte(prefSig + id) }
 
 // scanList calls fn with the id and body of each entry of the merge list
 // with head h, in id order.
@@ -192,18 +199,18 @@ func joinList(s Store, h []byte, id string, body []byte) error {
 // leaveList removes id's entry from the merge list with head h.
 func leaveList(s Store, h []byte, id string) error { return s.Delete(mergeEntryKey(h, id)) }
 
-// entryBody splits an entry's body: its seq, the number of bigrams of its
-// signature and their encoding.
-func entryBody(body []byte) (seq, n uint64, sig []byte, err error) {
+// entryBody splits an entry's body: its seq and the number of bigrams of
+// its signature.
+func entryBody(body []byte) (seq, n uint64, err error) {
 	seq, k := binary.Uvarint(body)
 	if k <= 0 {
-		return 0, 0, nil, fmt.Errorf("corrupt merge list")
+		return 0, 0, fmt.Errorf("corrupt merge list")
 	}
 	n, j := binary.Uvarint(body[k:])
-	if j <= 0 {
-		return 0, 0, nil, fmt.Errorf("corrupt merge list")
+	if j <= 0 || k+j != len(body) {
+		return 0, 0, fmt.Errorf("corrupt merge list")
 	}
-	return seq, n, body[k+j:], nil
+	return seq, n, nil
 }
 
 // decodeList decodes a list encoded by encodeList.
@@ -264,7 +271,7 @@ func mergeMatches(s Reader, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 	var seen map[string]bool
 	for _, key := range si.lookup {
 		err := scanList(s, mergeHead(typ, key), func(id, body []byte) error {
-			seq, n, es, err := entryBody(body)
+			seq, n, err := entryBody(body)
 			if err != nil {
 				return err
 			}
@@ -278,6 +285,13 @@ func mergeMatches(s Reader, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 				seen = map[string]bool{}
 			}
 			seen[string(id)] = true
+			es, ok, err := s.Get(sigKey(string(id)))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("merge list entry of %s: no signature", id)
+			}
 			sim, err := jaccardEncoded(sb, es)
 			if err != nil {
 				return err
@@ -333,7 +347,7 @@ func MergeCandidates(s Reader, typ, sig string, t float64) ([]string, error) {
 		}
 		var list []entry
 		err := scanList(s, mergeHead(typ, key), func(id, body []byte) error {
-			seq, _, _, err := entryBody(body)
+			seq, _, err := entryBody(body)
 			list = append(list, entry{string(id), seq})
 			return err
 		})
