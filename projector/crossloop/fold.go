@@ -38,7 +38,8 @@ func (m *Model) Name() string { return ModelName }
 // postings packed in chunks (index.go). Version 6: a term's record
 // carries the fingerprint of its postings (termDF). Version 7: new
 // postings go to a tail key of the last chunk (index.go). Version 9: a
-// merge list is one key per entry under a head key (mergelist.go).
+// signature is stored once per pattern, not in each merge list entry, and
+// signatures of up to 64 bigrams are indexed under pairs (mergelist.go).
 func (m *Model) Version() int { return 9 }
 
 // errPoison marks fold errors caused by the event itself.

@@ -38,11 +38,10 @@ type Reader interface {
 //	                            + the number of postings in the last chunk (uint32) + the
 //	                            fingerprint of the term's postings (4 × uint64; termDF)
 //	ix/d/<pattern id>           docInfo: indexed terms with their chunks, merge tokens
-//	ix/m/<type>/<n><key>        head of the merge list of a merge key (mergeKeys; n: uvarint
-//	                            len(key)), empty; under it, one key per pattern indexed under
-//	                            the merge key, ix/m/<type>/<n><key><pattern id> → its merge
-//	                            sequence number and its signature's number of bigrams (mergeHead)
-//	ix/g/<pattern id>           the signature's sorted bigrams of an indexed pattern
+//	ix/m/<type>/<key>           the patterns indexed under the merge key (mergeKeys), each with
+//	                            its merge sequence number and its signature's number of bigrams
+//	                            (mergeEntry), in sequence order
+//	ix/g/<pattern id>           the signature's sorted bigrams of an indexed pattern (sigKey)
 //	ix/ms                       the merge sequence: the number of patterns indexed so far (uint64)
 //	ix/r/<pattern id>           scoring record of an active pattern (store.go): injection
 const (
@@ -187,10 +186,17 @@ func decodeDocInfo(v []byte) (docInfo, error) {
 
 // memo caches the analysis of texts met while folding one event (a
 // pattern's signature and search text are analysed by the merge check,
-// the index and the save). A nil memo computes every time.
+// the index and the save), and the merge lists read or written in it (the
+// merge check reads the lists the index then appends to). A nil memo
+// computes and reads every time.
+//
+// INVARIANT: lists[k] is the value of merge list k in the event's store
+// (nil: absent): a memo lives for one event, and every write of a merge
+// list goes through editList with the event's memo.
 type memo struct {
 	sigs  map[string]*sigInfo
 	texts map[string]*searchInfo
+	lists map[string][]byte
 	terms map[string]*termState // see termState
 	// seq is the merge sequence as the event leaves it (see flush), once
 	// loaded (seqOK); seqDirty when the event advanced it.
@@ -218,6 +224,33 @@ func (m *memo) nextSeq(s getter) (uint64, error) {
 	m.seq++
 	m.seqDirty = true
 	return n, nil
+}
+
+// list reads the merge list at k, through the memo. The value must not be
+// modified.
+func (m *memo) list(s getter, k []byte) ([]byte, error) {
+	if m != nil {
+		if v, ok := m.lists[string(k)]; ok {
+			return v, nil
+		}
+	}
+	v, _, err := s.Get(k)
+	if err != nil {
+		return nil, err
+	}
+	m.setList(k, v)
+	return v, nil
+}
+
+// setList records the merge list at k as written (nil: deleted).
+func (m *memo) setList(k, v []byte) {
+	if m == nil {
+		return
+	}
+	if m.lists == nil {
+		m.lists = map[string][]byte{}
+	}
+	m.lists[string(k)] = v
 }
 
 type sigInfo struct {
@@ -319,7 +352,7 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 	if err != nil {
 		return err
 	}
-	entry := mergeBody(seq, len(sg.bigrams))
+	entry := mergeEntry(p.ID, seq, len(sg.bigrams))
 	if err := s.Set(sigKey(p.ID), encodeList(sg.bigrams)); err != nil {
 		return err
 	}
@@ -332,7 +365,7 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 		d.Chunks[t] = ch
 	}
 	for _, tok := range d.Merge {
-		if err := joinList(s, mergeHead(p.Type, tok), p.ID, entry); err != nil {
+		if err := editList(s, mergeKey(p.Type, tok), p.ID, entry, m, isNew); err != nil {
 			return err
 		}
 	}
@@ -367,7 +400,7 @@ func unindexPattern(s Store, st *Stats, id string, m *memo) error {
 		}
 	}
 	for _, tok := range d.Merge {
-		if err := leaveList(s, mergeHead(d.Type, tok), id); err != nil {
+		if err := editList(s, mergeKey(d.Type, tok), id, nil, m, false); err != nil {
 			return err
 		}
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // Merge lists: the prefix-filter tokens of a signature and, per (type,
-// merge key), the patterns indexed under it. The key layout is in
-// index.go and below (mergeHead).
+// token), the patterns whose merge prefix holds it. The key layout is in
+// index.go.
 
 // MergeTokens are the prefix-filter tokens of a signature: its bigrams in
 // a fixed global order (FNV hash, then text), the first |A| − ⌈t·|A|⌉ + 1.
@@ -63,7 +63,8 @@ func globalOrder(bigrams []string) []string {
 // Longer signatures use single-bigram lists, which grow with the number
 // of long signatures sharing a bigram: with 24, multi-step success
 // patterns of a shared vocabulary filled them, and each merge check read
-// a share of every such pattern ever indexed.
+// (and each new pattern rewrote) lists holding a share of every such
+// pattern ever indexed.
 const pairMax = 64
 
 // mergeKeys are the merge lists a signature of n bigrams is indexed under
@@ -131,73 +132,46 @@ func hash(s string) uint64 {
 	return h
 }
 
-// A merge list is one key per entry under the list's head key, so a
-// pattern joins or leaves a list with one write, whatever the list's size
-// (a list rewritten whole on every join made each new pattern cost, in
-// bytes written and compacted, the size of its lists):
+// mergeKey is the key of a merge list.
+func mergeKey(typ, tok string) []byte { return []byte(prefMerge + typ + "/" + tok) }
+
+// A merge list is a sequence of entries, one per pattern:
 //
-//	ix/m/<type>/<uvarint len(key)><key>          head: empty, present once the list had an entry
-//	ix/m/<type>/<uvarint len(key)><key><id>      entry: uvarint seq | uvarint n
-//	ix/g/<id>                                    the signature's n bigrams, sorted (encodeList)
+//	uvarint len(id) | id | uvarint len(body) | body
+//	body: uvarint seq | uvarint n
 //
 // seq is the pattern's merge sequence number: the number of patterns
-// indexed before it (the counter at keyMergeSeq). A pattern's signature is
-// stored once, not in each of its entries (a long one has many keys);
-// a merge check reads it only for candidates whose size n can be similar
-// enough. A merge check first reads the head (a point read, which the
-// store's bloom filters answer without reading a table when the list
-// never existed: most pair keys), and scans the entries only when it is
-// present. A head is never deleted (a list emptied keeps it: a scan that
-// finds nothing).
-
-// mergeHead is the head key of a merge list; its entries' keys extend it
-// with a pattern id. (The key's length makes a head the prefix of no
-// other list's keys.)
-func mergeHead(typ, key string) []byte {
-	h := make([]byte, 0, len(prefMerge)+len(typ)+1+binary.MaxVarintLen32+len(key))
-	h = append(append(append(h, prefMerge...), typ...), '/')
-	h = binary.AppendUvarint(h, uint64(len(key)))
-	return append(h, key...)
+// indexed before it (the counter at keyMergeSeq), so a list's entries are
+// in seq order. n is the number of bigrams of the pattern's signature;
+// the signature itself is stored once per pattern (sigKey), not in each
+// list (a long one is in many): a merge check reads it only for the
+// candidates whose size can be similar enough.
+func mergeEntry(id string, seq uint64, n int) []byte {
+	body := binary.AppendUvarint(nil, seq)
+	body = binary.AppendUvarint(body, uint64(n))
+	out := binary.AppendUvarint(make([]byte, 0, len(id)+len(body)+8), uint64(len(id)))
+	out = append(out, id...)
+	out = binary.AppendUvarint(out, uint64(len(body)))
+	return append(out, body...)
 }
 
-// mergeEntryKey is the key of id's entry in the merge list with head h.
-func mergeEntryKey(h []byte, id string) []byte {
-	return append(append(make([]byte, 0, len(h)+len(id)), h...), id...)
-}
-
-// mergeBody is the value of a merge list entry.
-func mergeBody(seq uint64, n int) []byte {
-	return binary.AppendUvarint(binary.AppendUvarint(nil, seq), uint64(n))
-}
-
-// sigKey is the key of a pattern's signature bigrams.
-func sigKey(id string) []byte { return []byte(prefSig + id) }
-
-// scanList calls fn with the id and body of each entry of the merge list
-// with head h, in id order.
-func scanList(s Reader, h []byte, fn func(id, body []byte) error) error {
-	_, ok, err := s.Get(h)
-	if err != nil || !ok {
-		return err
+// nextEntry splits the first entry off a merge list: the id, the entry's
+// body, the entry's bytes, the rest.
+func nextEntry(v []byte) (id, body, entry, rest []byte, err error) {
+	l, k := binary.Uvarint(v)
+	if k <= 0 || uint64(len(v)-k) < l {
+		return nil, nil, nil, nil, fmt.Errorf("corrupt merge list")
 	}
-	return s.Scan(h, func(k, v []byte) error {
-		if len(k) == len(h) {
-			return nil // the head
-		}
-		return fn(k[len(h):], v)
-	})
-}
-
-// joinList adds (or replaces) id's entry in the merge list with head h.
-func joinList(s Store, h []byte, id string, body []byte) error {
-	if err := s.Set(h, nil); err != nil {
-		return err
+	id = v[k : k+int(l)]
+	w := v[k+int(l):]
+	l, k = binary.Uvarint(w)
+	if k <= 0 || uint64(len(w)-k) < l {
+		return nil, nil, nil, nil, fmt.Errorf("corrupt merge list")
 	}
-	return s.Set(mergeEntryKey(h, id), body)
+	body = w[k : k+int(l)]
+	n := len(v) - len(w) + k + int(l)
+	return id, body, v[:n], v[n:], nil
 }
-
-// leaveList removes id's entry from the merge list with head h.
-func leaveList(s Store, h []byte, id string) error { return s.Delete(mergeEntryKey(h, id)) }
 
 // entryBody splits an entry's body: its seq and the number of bigrams of
 // its signature.
@@ -213,6 +187,10 @@ func entryBody(body []byte) (seq, n uint64, err error) {
 	return seq, n, nil
 }
 
+// sigKey is the key of an indexed pattern's signature bigrams, sorted
+// (encodeList).
+func sigKey(id string) []byte { return []byte(prefSig + id) }
+
 // decodeList decodes a list encoded by encodeList.
 func decodeList(v []byte) ([]string, error) {
 	var out []string
@@ -225,6 +203,39 @@ func decodeList(v []byte) ([]string, error) {
 		v = v[k+int(l):]
 	}
 	return out, nil
+}
+
+// editList removes id's entry from the list at k and, when entry is not
+// nil, appends entry at its end (a re-indexed pattern moves to the end).
+// With absent, the list is known to hold no entry of id. The list is read
+// and recorded through m.
+func editList(s Store, k []byte, id string, entry []byte, m *memo, absent bool) error {
+	v, err := m.list(s, k)
+	if err != nil {
+		return err
+	}
+	out := make([]byte, 0, len(v)+len(entry))
+	if absent {
+		out = append(out, v...)
+	} else {
+		for rest := v; len(rest) > 0; {
+			eid, _, e, r, err := nextEntry(rest)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			if string(eid) != id {
+				out = append(out, e...)
+			}
+			rest = r
+		}
+	}
+	out = append(out, entry...)
+	if len(out) == 0 {
+		m.setList(k, nil)
+		return s.Delete(k)
+	}
+	m.setList(k, out)
+	return s.Set(k, out)
 }
 
 // encodeList encodes a list of strings: each as uvarint length + bytes.
@@ -255,7 +266,7 @@ type mergeMatch struct {
 // order, first meets them.) The candidates come from the lists of sig's
 // merge keys, which miss none (mergeKeys); only ids above t are
 // materialised.
-func mergeMatches(s Reader, typ, sig string, t float64, m *memo) ([]mergeMatch, error) {
+func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, error) {
 	si := m.signature(sig, t)
 	sb := si.bigrams
 	// Jaccard(A, B) <= min(|A|,|B|)/max(|A|,|B|): sizes outside
@@ -270,16 +281,25 @@ func mergeMatches(s Reader, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 	var out []found
 	var seen map[string]bool
 	for _, key := range si.lookup {
-		err := scanList(s, mergeHead(typ, key), func(id, body []byte) error {
+		v, err := m.list(s, mergeKey(typ, key))
+		if err != nil {
+			return nil, err
+		}
+		for rest := v; len(rest) > 0; {
+			id, body, _, r, err := nextEntry(rest)
+			if err != nil {
+				return nil, err
+			}
+			rest = r
 			seq, n, err := entryBody(body)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if len(sb) > 0 && n > 0 && (float64(n) < lo || float64(n) > hi) {
-				return nil
+				continue
 			}
 			if seen[string(id)] {
-				return nil
+				continue
 			}
 			if seen == nil {
 				seen = map[string]bool{}
@@ -287,27 +307,23 @@ func mergeMatches(s Reader, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 			seen[string(id)] = true
 			es, ok, err := s.Get(sigKey(string(id)))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !ok {
-				return fmt.Errorf("merge list entry of %s: no signature", id)
+				return nil, fmt.Errorf("merge list entry of %s: no signature", id)
 			}
 			sim, err := jaccardEncoded(sb, es)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !ShouldMerge(sim, t) {
-				return nil
+				continue
 			}
 			bb, err := decodeList(es)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			out = append(out, found{mergeMatch{string(id), sim}, firstShared(si.tokens, mergeTokens(bb, t)), seq})
-			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
 	}
 	slices.SortFunc(out, func(a, b found) int {
@@ -335,30 +351,26 @@ func firstShared(a, b []string) int {
 }
 
 // MergeCandidates are the ids of active patterns of a type that may be more
-// than t similar to sig (they share a merge key), in first-seen order
-// (each list in merge sequence order).
-func MergeCandidates(s Reader, typ, sig string, t float64) ([]string, error) {
+// than t similar to sig (they share a merge key), in first-seen order.
+func MergeCandidates(s interface {
+	Get([]byte) ([]byte, bool, error)
+}, typ, sig string, t float64) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, key := range mergeKeys(globalOrder(sortedBigrams(sig)), t, true) {
-		type entry struct {
-			id  string
-			seq uint64
-		}
-		var list []entry
-		err := scanList(s, mergeHead(typ, key), func(id, body []byte) error {
-			seq, _, err := entryBody(body)
-			list = append(list, entry{string(id), seq})
-			return err
-		})
+		v, _, err := s.Get(mergeKey(typ, key))
 		if err != nil {
 			return nil, err
 		}
-		slices.SortFunc(list, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
-		for _, e := range list {
-			if !seen[e.id] {
-				seen[e.id] = true
-				out = append(out, e.id)
+		for rest := v; len(rest) > 0; {
+			id, _, _, r, err := nextEntry(rest)
+			if err != nil {
+				return nil, err
+			}
+			rest = r
+			if !seen[string(id)] {
+				seen[string(id)] = true
+				out = append(out, string(id))
 			}
 		}
 	}
