@@ -385,8 +385,10 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 	if err := st.Reset(projector.FormatVersion(models), last); err != nil {
 		return mr, err
 	}
+	// The windows: a tenth of the workload, at least 1 000 and at most
+	// 50 000 events, never more than half of it (they do not overlap).
 	work := last - min(seeded, last)
-	w := max(min(work/10, 50_000), min(work, 1000))
+	w := min(max(work/10, 1000), 50_000, work/2)
 	mr.Window = w
 	bounds := []uint64{seeded, seeded + w, last - w, last}
 	var took []time.Duration
