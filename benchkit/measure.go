@@ -24,47 +24,56 @@ const (
 	rawSubject = "lore-bench-raw"
 )
 
-// rawPublish publishes the wire form of evs (prepared as the appender
-// would, with Nats-Msg-Id) to the scratch stream with async publishes, as
-// fast as the server acks, from one goroutine: the ceiling of appends.
-func rawPublish(ctx context.Context, js jetstream.JetStream, prep func(*events.Event) (*nats.Msg, error), evs []*events.Event) (time.Duration, error) {
+// rawPublish publishes the wire form of n events of s (prepared as the
+// appender would, with Nats-Msg-Id) to the scratch stream with async
+// publishes, as fast as the server acks, from one goroutine: the ceiling
+// of appends. Events are generated and prepared genChunk at a time, not
+// timed; each chunk's publishes until their acks are.
+func rawPublish(ctx context.Context, js jetstream.JetStream, prep func(*events.Event) (*nats.Msg, error), s *Stream, n int) (time.Duration, error) {
 	cfg := events.StreamConfigs(events.StreamOptions{})[0]
 	cfg.Name, cfg.Subjects, cfg.Description = rawStream, []string{rawSubject + ".>"}, "lore bench: raw publish baseline (scratch)"
 	if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
 		return 0, fmt.Errorf("raw stream: %w", err)
 	}
 	defer func() { _ = js.DeleteStream(context.WithoutCancel(ctx), rawStream) }()
-	msgs := make([]*nats.Msg, len(evs))
-	for i, ev := range evs {
-		c := *ev
-		m, err := prep(&c)
-		if err != nil {
-			return 0, err
+	var took time.Duration
+	for done := 0; done < n; {
+		msgs := make([]*nats.Msg, 0, min(genChunk, n-done))
+		for range min(genChunk, n-done) {
+			ev, _, err := s.Next()
+			if err != nil {
+				return 0, err
+			}
+			m, err := prep(ev)
+			if err != nil {
+				return 0, err
+			}
+			m.Subject = rawSubject + strings.TrimPrefix(m.Subject, events.EventsPrefix)
+			m.Header.Set(jetstream.MsgIDHeader, "raw-"+ev.ID)
+			msgs = append(msgs, m)
+			done++
 		}
-		m.Subject = rawSubject + strings.TrimPrefix(m.Subject, events.EventsPrefix)
-		m.Header.Set(jetstream.MsgIDHeader, "raw-"+ev.ID)
-		msgs[i] = m
-	}
-	start := time.Now()
-	for _, m := range msgs {
-		// On a busy machine acks can lag the publishes: wait for room
-		// under the pending cap rather than fail the baseline.
-		if _, err := js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute)); err != nil {
-			return 0, fmt.Errorf("raw publish: %w", err)
+		start := time.Now()
+		for _, m := range msgs {
+			// On a busy machine acks can lag the publishes: wait for room
+			// under the pending cap rather than fail the baseline.
+			if _, err := js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute)); err != nil {
+				return 0, fmt.Errorf("raw publish: %w", err)
+			}
+		}
+		select {
+		case <-js.PublishAsyncComplete():
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(10 * time.Minute):
+			return 0, errors.New("raw publish: not acknowledged within 10 minutes")
+		}
+		took += time.Since(start)
+		if p := js.PublishAsyncPending(); p != 0 {
+			return 0, fmt.Errorf("raw publish: %d unacknowledged", p)
 		}
 	}
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	case <-time.After(10 * time.Minute):
-		return 0, errors.New("raw publish: not acknowledged within 10 minutes")
-	}
-	d := time.Since(start)
-	if n := js.PublishAsyncPending(); n != 0 {
-		return 0, fmt.Errorf("raw publish: %d unacknowledged", n)
-	}
-	return d, nil
+	return took, nil
 }
 
 // rawConsume drains the log's first n messages with an ordered consumer

@@ -25,6 +25,10 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %11.2fs %11.2fs %8.2f%s\n", "rebuild, "+m.Model+" model alone",
 			r.RawConsumeSeconds, m.Seconds, m.TimeRatio, note)
 	}
+	fmt.Fprintf(w, "\nfold cost per event, rebuild of each model alone, first and last %d workload events:\n", r.foldWindow())
+	for _, m := range r.RebuildModels {
+		fmt.Fprintf(w, "  %-12s start %8.1f µs  end %8.1f µs  end ÷ start %.2f\n", m.Model, m.FoldStartUs, m.FoldEndUs, m.FoldGrowth)
+	}
 	fmt.Fprintf(w, "\nend-to-end lag (append ack → projector commit) at %d events/s: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d events)\n",
 		r.LagRate, r.Lag.P50us/1e3, r.Lag.P99us/1e3, r.Lag.MaxUs/1e3, r.Lag.N)
 	y := r.ReadYourWrites
@@ -114,4 +118,12 @@ func (r *SoakReport) Print(w io.Writer) {
 		mark = "MISSED"
 	}
 	fmt.Fprintf(w, "\ntarget (reported, not asserted): %s %.1f, goal %s: %s\n", r.Target.Name, r.Target.Value, r.Target.Goal, mark)
+}
+
+// foldWindow is the window of the per-model fold costs.
+func (r *Report) foldWindow() uint64 {
+	for _, m := range r.RebuildModels {
+		return m.Window
+	}
+	return 0
 }

@@ -23,12 +23,16 @@ func newCmdBench(f *Factory) *cobra.Command {
 		Short: "Measure lore against raw JetStream on an embedded server, in one run (seeded workload)",
 		Long: `Start a throwaway embedded node and measure, in the same run and on the same server:
 raw async JetStream publish (with Nats-Msg-Id) vs lore's append; raw ordered-consumer
-drain vs lore's live projection and a full rebuild (every read model); the lag from
-append ack to projector commit under a steady paced load; knowledge.inject and
-patterns.inject latencies in-process and over NATS; the peak RSS.
+drain vs lore's live projection and a full rebuild (every read model); each model
+rebuilt alone, with its fold cost per event over the workload's first and last
+window (a tenth of it, 1 000 to 50 000 events: growth with the history shows in one
+run); the lag from append ack to
+projector commit under a steady paced load; knowledge.inject and patterns.inject
+latencies in-process and over NATS; the peak RSS.
 
 The workload is generated from --seed: concurrent agent loops emitting loop events,
-outcomes with decomposition texts, errors, pattern observations and lessons.
+outcomes with decomposition texts, errors, pattern observations and lessons. It is
+streamed: the bench holds 50 000 generated events at a time, whatever --events.
 Compare runs by their ratios: absolute rates depend on the machine.
 
 The full figures: --events 1000000 --knowledge 100000 --patterns 100000.

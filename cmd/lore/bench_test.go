@@ -12,7 +12,8 @@ import (
 
 // TestBench runs a small `lore bench` end to end in-process: every figure
 // of the report is measured (nothing zero), the rebuild folds the live
-// store's bytes, each model is rebuilt alone, and both injection
+// store's bytes, each model is rebuilt alone (its fold cost per event
+// measured over the workload's first and last 750 events), and both injection
 // endpoints answer in-process and over NATS. Speed is not asserted.
 func TestBench(t *testing.T) {
 	if testing.Short() {
@@ -43,6 +44,9 @@ func TestBench(t *testing.T) {
 	for _, m := range rep.RebuildModels {
 		if !(m.Seconds > 0) {
 			t.Errorf("rebuild of %s alone not measured", m.Model)
+		}
+		if m.Window != 750 || !(m.FoldStartUs > 0) || !(m.FoldEndUs > 0) || !(m.FoldGrowth > 0) {
+			t.Errorf("fold cost of %s at the start and the end: %+v, want both measured over 750 events", m.Model, m)
 		}
 		models = append(models, m.Model)
 	}

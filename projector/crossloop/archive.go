@@ -22,6 +22,8 @@ import (
 //	ix/m/~<type>/<key>   merge list of archived patterns (mergeEntry format)
 //	ix/a/<pattern id>    the merge keys an archived pattern is listed under
 //	                     (encodeList), so it can be removed on restore
+//	ix/g/<pattern id>    its signature's bigrams (sigKey), as for an active
+//	                     pattern (a pattern is one or the other)
 //
 // INVARIANT: a pattern is in the merge lists of its type (active) or in
 // those of archivedType(type) (archived), never both; ix/a/<id> exists
@@ -39,7 +41,12 @@ func indexArchived(s Store, p *Pattern, t float64, m *memo) error {
 	if err != nil {
 		return err
 	}
-	entry := mergeEntry(p.ID, seq, sg.bigrams)
+	// The signature is stored once (sigKey), as for an active pattern:
+	// a merge check of the archived lists reads it from there.
+	entry := mergeEntry(p.ID, seq, len(sg.bigrams))
+	if err := s.Set(sigKey(p.ID), encodeList(sg.bigrams)); err != nil {
+		return err
+	}
 	for _, k := range sg.keys {
 		if err := editList(s, mergeKey(archivedType(p.Type), k), p.ID, entry, m, false); err != nil {
 			return err
@@ -63,6 +70,9 @@ func unindexArchived(s Store, typ, id string, m *memo) error {
 		if err := editList(s, mergeKey(archivedType(typ), k), id, nil, m, false); err != nil {
 			return err
 		}
+	}
+	if err := s.Delete(sigKey(id)); err != nil {
+		return err
 	}
 	return s.Delete([]byte(prefArchivedKeys + id))
 }

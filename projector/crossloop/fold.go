@@ -43,8 +43,11 @@ func (m *Model) Name() string { return ModelName }
 // patterns keep merge lists of their own (archive.go); the configuration
 // is folded from crossloop.configured/v1 (cfg). Version 11: imported
 // patterns keep the figures their file states (rate_stated, fractional
-// iteration sums, trend, times) and are known by content (imp/).
-func (m *Model) Version() int { return 11 }
+// iteration sums, trend, times) and are known by content (imp/). Version
+// 12: a signature is stored once per pattern, not in each merge list
+// entry, and signatures of up to 64 bigrams are indexed under pairs
+// (mergelist.go).
+func (m *Model) Version() int { return 12 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")

@@ -39,8 +39,9 @@ type Reader interface {
 //	                            fingerprint of the term's postings (4 × uint64; termDF)
 //	ix/d/<pattern id>           docInfo: indexed terms with their chunks, merge tokens
 //	ix/m/<type>/<key>           the patterns indexed under the merge key (mergeKeys), each with
-//	                            its merge sequence number and its signature's sorted bigrams
+//	                            its merge sequence number and its signature's number of bigrams
 //	                            (mergeEntry), in sequence order
+//	ix/g/<pattern id>           the signature's sorted bigrams of an indexed pattern (sigKey)
 //	ix/ms                       the merge sequence: the number of patterns indexed so far (uint64)
 //	ix/r/<pattern id>           scoring record of an active pattern (store.go): injection
 const (
@@ -55,6 +56,7 @@ const (
 	prefDF      = "ix/df/"
 	prefDoc     = "ix/d/"
 	prefMerge   = "ix/m/"
+	prefSig     = "ix/g/"
 	keyMergeSeq = "ix/ms"
 	prefScore   = "ix/r/"
 )
@@ -350,7 +352,10 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 	if err != nil {
 		return err
 	}
-	entry := mergeEntry(p.ID, seq, sg.bigrams)
+	entry := mergeEntry(p.ID, seq, len(sg.bigrams))
+	if err := s.Set(sigKey(p.ID), encodeList(sg.bigrams)); err != nil {
+		return err
+	}
 	meta := postingMeta(p, len(si.bigrams))
 	for t, c := range tf {
 		ch, err := addPosting(s, m, t, p.ID, c, n, meta)
@@ -398,6 +403,9 @@ func unindexPattern(s Store, st *Stats, id string, m *memo) error {
 		if err := editList(s, mergeKey(d.Type, tok), id, nil, m, false); err != nil {
 			return err
 		}
+	}
+	if err := s.Delete(sigKey(id)); err != nil {
+		return err
 	}
 	st.IndexDocs--
 	st.IndexLen -= d.Len

@@ -25,7 +25,7 @@ func TestMergeKeysFindEverySimilar(t *testing.T) {
 	similar := 0
 	for round := range 20000 {
 		th := []float64{0.5, 0.7, 0.8, 0.9}[round%4]
-		a := words(1 + rng.IntN(70))
+		a := words(1 + rng.IntN(120)) // up to ≈ 110 distinct bigrams: both sides of pairMax and pairMax/t
 		b := slices.Clone(a)
 		for range rng.IntN(3) { // a few edits
 			switch i := rng.IntN(len(b) + 1); rng.IntN(3) {

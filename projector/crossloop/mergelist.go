@@ -58,8 +58,14 @@ func globalOrder(bigrams []string) []string {
 }
 
 // pairMax bounds the signatures whose merge check looks up pairs
-// (mergeKeys): a signature of n bigrams has about (n(1−t)+2)²/2 pairs.
-const pairMax = 24
+// (mergeKeys): a signature of n bigrams has about (n(1−t)+2)²/2 pairs
+// (91 at 64 bigrams and t = 0.8; indexed up to pairMax/t bigrams: 153).
+// Longer signatures use single-bigram lists, which grow with the number
+// of long signatures sharing a bigram: with 24, multi-step success
+// patterns of a shared vocabulary filled them, and each merge check read
+// (and each new pattern rewrote) lists holding a share of every such
+// pattern ever indexed.
+const pairMax = 64
 
 // mergeKeys are the merge lists a signature of n bigrams is indexed under
 // (lookup false) or looked up in (lookup true). Pairs: with t ≥ 0.7, the
@@ -132,17 +138,17 @@ func mergeKey(typ, tok string) []byte { return []byte(prefMerge + typ + "/" + to
 // A merge list is a sequence of entries, one per pattern:
 //
 //	uvarint len(id) | id | uvarint len(body) | body
-//	body: uvarint seq | uvarint len(sig) | sig
+//	body: uvarint seq | uvarint n
 //
 // seq is the pattern's merge sequence number: the number of patterns
 // indexed before it (the counter at keyMergeSeq), so a list's entries are
-// in seq order. sig is the pattern's signature bigrams, sorted, as
-// encodeList. Merge checks read the similarity of every candidate from
-// the lists, without loading a pattern.
-func mergeEntry(id string, seq uint64, sig []string) []byte {
+// in seq order. n is the number of bigrams of the pattern's signature;
+// the signature itself is stored once per pattern (sigKey), not in each
+// list (a long one is in many): a merge check reads it only for the
+// candidates whose size can be similar enough.
+func mergeEntry(id string, seq uint64, n int) []byte {
 	body := binary.AppendUvarint(nil, seq)
-	body = binary.AppendUvarint(body, uint64(len(sig)))
-	body = append(body, encodeList(sig)...)
+	body = binary.AppendUvarint(body, uint64(n))
 	out := binary.AppendUvarint(make([]byte, 0, len(id)+len(body)+8), uint64(len(id)))
 	out = append(out, id...)
 	out = binary.AppendUvarint(out, uint64(len(body)))
@@ -167,19 +173,23 @@ func nextEntry(v []byte) (id, body, entry, rest []byte, err error) {
 	return id, body, v[:n], v[n:], nil
 }
 
-// entryBody splits an entry's body: its seq, the number of bigrams of its
-// signature and their encoding.
-func entryBody(body []byte) (seq, n uint64, sig []byte, err error) {
+// entryBody splits an entry's body: its seq and the number of bigrams of
+// its signature.
+func entryBody(body []byte) (seq, n uint64, err error) {
 	seq, k := binary.Uvarint(body)
 	if k <= 0 {
-		return 0, 0, nil, fmt.Errorf("corrupt merge list")
+		return 0, 0, fmt.Errorf("corrupt merge list")
 	}
 	n, j := binary.Uvarint(body[k:])
-	if j <= 0 {
-		return 0, 0, nil, fmt.Errorf("corrupt merge list")
+	if j <= 0 || k+j != len(body) {
+		return 0, 0, fmt.Errorf("corrupt merge list")
 	}
-	return seq, n, body[k+j:], nil
+	return seq, n, nil
 }
+
+// sigKey is the key of an indexed pattern's signature bigrams, sorted
+// (encodeList).
+func sigKey(id string) []byte { return []byte(prefSig + id) }
 
 // decodeList decodes a list encoded by encodeList.
 func decodeList(v []byte) ([]string, error) {
@@ -281,7 +291,7 @@ func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 				return nil, err
 			}
 			rest = r
-			seq, n, es, err := entryBody(body)
+			seq, n, err := entryBody(body)
 			if err != nil {
 				return nil, err
 			}
@@ -295,6 +305,13 @@ func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 				seen = map[string]bool{}
 			}
 			seen[string(id)] = true
+			es, ok, err := s.Get(sigKey(string(id)))
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("merge list entry of %s: no signature", id)
+			}
 			sim, err := jaccardEncoded(sb, es)
 			if err != nil {
 				return nil, err

@@ -231,7 +231,8 @@ func testPostingChunks(t *testing.T, every int) {
 		}
 	}
 	for k := range s {
-		if strings.HasPrefix(k, prefPosting) || strings.HasPrefix(k, prefDF) || strings.HasPrefix(k, prefDoc) {
+		if strings.HasPrefix(k, prefPosting) || strings.HasPrefix(k, prefDF) || strings.HasPrefix(k, prefDoc) ||
+			strings.HasPrefix(k, prefSig) || strings.HasPrefix(k, prefMerge) {
 			t.Fatalf("key %q left once every pattern is removed", k)
 		}
 	}
