@@ -7,7 +7,7 @@ import (
 
 func TestChartEscapesTextAndDrawsWhatIsInRange(t *testing.T) {
 	svg := chart{Title: `<script>alert(1)</script>`, YMax: 1,
-		Lines: []line{{Name: "a & b", Colour: "#000", Points: []point{{0, 0.2}, {1, 0.4}}}, {Name: "empty", Colour: "#111"}},
+		Lines:      []line{{Name: "a & b", Colour: "#000", Points: []point{{0, 0.2}, {1, 0.4}}}, {Name: "empty", Colour: "#111"}},
 		Thresholds: []threshold{{Y: 0.3, Label: "in <range>", Colour: "#f00"}, {Y: 4, Label: "above", Colour: "#0f0"}}}.svg()
 	for _, want := range []string{`aria-label="&lt;script&gt;alert(1)&lt;/script&gt;"`, "a &amp; b", "in &lt;range&gt;"} {
 		if !strings.Contains(svg, want) {
