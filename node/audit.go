@@ -220,7 +220,7 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 // mark; the store is flushed and closed, so dir holds tables and a WAL of
 // a few records, like a checkpoint taken of the live store.
 func foldCheckpoint(ctx context.Context, n *Node, dir string, below, target uint64) (projector.AuditMark, error) {
-	st, err := projector.OpenStore(dir, projector.StoreOptions{CacheBytes: 32 << 20})
+	st, err := projector.OpenStore(dir, projector.StoreOptions{CacheBytes: 32 << 20, Ephemeral: true})
 	if err != nil {
 		return projector.AuditMark{}, err
 	}
