@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector"
 )
 
 // AuditPoints is how many audits a bench run measures.
@@ -37,13 +38,15 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 	r := AuditReport{Every: node.DefaultAuditCheckpointEvery}
 	for {
 		// Caught up: the checkpointer takes one once the read model is
-		// Every events past the newest (none before the first Every).
+		// Every events past the newest (none before the first Every), and
+		// fills the gaps wider than Every while fewer than the kept
+		// count are kept.
 		cps := n.AuditCheckpoints()
 		var newest uint64
 		if len(cps) > 0 {
 			newest = cps[len(cps)-1].Seq
 		}
-		if newest+uint64(r.Every) > last {
+		if newest+uint64(r.Every) > last && !widerGap(cps, uint64(r.Every)) {
 			r.Checkpoints = len(cps)
 			break
 		}
@@ -78,6 +81,22 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 	r.P99ToRebuild = r.P99us / 1e6 / rebuild.Seconds()
 	r.ExtraBytes = extraBytes(filepath.Join(dir, "node", node.AuditDir), filepath.Join(dir, "node", "pebble"))
 	return r, nil
+}
+
+// widerGap reports whether checkpoints (oldest first) leave a gap wider
+// than every that the node still fills (fewer than the default kept).
+func widerGap(cps []projector.AuditMark, every uint64) bool {
+	if len(cps) >= node.DefaultAuditCheckpointKeep {
+		return false
+	}
+	prev := uint64(0)
+	for _, c := range cps {
+		if c.Seq-prev > every {
+			return true
+		}
+		prev = c.Seq
+	}
+	return false
 }
 
 // extraBytes is the size of the files under dir whose inodes no file under

@@ -81,6 +81,8 @@ func (n *Node) runAuditCheckpoints(ctx context.Context) {
 			if err := n.takeAuditCheckpoint(); err != nil {
 				n.log.Warn("audit checkpoint", "err", err)
 			}
+		} else if err := n.fillAuditGap(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("audit checkpoint gap", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -137,6 +139,109 @@ func (n *Node) takeAuditCheckpoint() error {
 		a.list = append(a.list[:i], a.list[i+1:]...)
 	}
 	return nil
+}
+
+// fillAuditGap adds one checkpoint to the widest gap between kept
+// checkpoints (or before the first) longer than every, while fewer than
+// keep are kept: the poll takes a checkpoint only when it sees the read
+// model every events on, so a fast ingest leaves gaps of several intervals,
+// and an audit folds up to its gap. The new checkpoint is the one below the
+// gap (nothing, before the first) folded forward every events without a
+// time bound: the state of the log prefix it names, as a live checkpoint
+// there would be (a fold is a function of the log prefix).
+func (n *Node) fillAuditGap(ctx context.Context) error {
+	a := n.audits
+	format := projector.FormatVersion(n.models)
+	a.mu.Lock()
+	if len(a.list) >= a.keep {
+		a.mu.Unlock()
+		return nil
+	}
+	var src string
+	var below, gap uint64
+	prev, prevDir := uint64(0), ""
+	for _, c := range a.list {
+		if c.mark.Format != format {
+			prev, prevDir = c.mark.Seq, ""
+			continue
+		}
+		if g := c.mark.Seq - prev; g > a.every && g > gap && (prevDir != "" || prev == 0) {
+			src, below, gap = prevDir, prev, g
+		}
+		prev, prevDir = c.mark.Seq, c.dir
+	}
+	if gap == 0 {
+		a.mu.Unlock()
+		return nil
+	}
+	dst := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
+	var err error
+	if src != "" {
+		err = copyCheckpoint(src, dst)
+	}
+	a.mu.Unlock()
+	if err != nil {
+		_ = os.RemoveAll(dst)
+		return err
+	}
+	target := below + a.every
+	mark, err := foldCheckpoint(ctx, n, dst, below, target)
+	if err != nil {
+		_ = os.RemoveAll(dst)
+		return err
+	}
+	final := filepath.Join(a.dir, fmt.Sprintf("cp-%020d", target))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := 0
+	for i < len(a.list) && a.list[i].mark.Seq < target {
+		i++
+	}
+	if i < len(a.list) && a.list[i].mark.Seq == target {
+		return os.RemoveAll(dst) // taken meanwhile
+	}
+	if err := os.Rename(dst, final); err != nil {
+		_ = os.RemoveAll(dst)
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	a.list = append(a.list[:i], append([]auditCheckpoint{{dir: final, mark: mark}}, a.list[i:]...)...)
+	for len(a.list) > a.keep {
+		i := thinOut(a.list)
+		if err := os.RemoveAll(a.list[i].dir); err != nil {
+			return fmt.Errorf("audit checkpoint retention: %w", err)
+		}
+		a.list = append(a.list[:i], a.list[i+1:]...)
+	}
+	return nil
+}
+
+// foldCheckpoint folds the store in dir (a copy of the checkpoint at
+// below, or an empty folder when below is 0) to target and returns its
+// mark; the store is flushed and closed, so dir holds tables and a WAL of
+// a few records, like a checkpoint taken of the live store.
+func foldCheckpoint(ctx context.Context, n *Node, dir string, below, target uint64) (projector.AuditMark, error) {
+	st, err := projector.OpenStore(dir, projector.StoreOptions{CacheBytes: 32 << 20, Ephemeral: true})
+	if err != nil {
+		return projector.AuditMark{}, err
+	}
+	_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: below + 1, To: target}}, target, nil)
+	var mark projector.AuditMark
+	if err == nil {
+		err = st.DB().Flush()
+	}
+	if err == nil {
+		mark, err = st.AuditMark()
+	}
+	if cerr := st.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close checkpoint: %w", cerr)
+	}
+	if err == nil && mark.Seq != target {
+		err = fmt.Errorf("checkpoint folded to %d, want %d", mark.Seq, target)
+	}
+	if err != nil {
+		return mark, fmt.Errorf("fill audit checkpoint %d: %w", target, err)
+	}
+	return mark, nil
 }
 
 // thinOut picks the checkpoint to drop when there are too many (len >= 2):

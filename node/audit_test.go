@@ -207,3 +207,79 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 		t.Fatalf("%d folders under %s after the audits, want at most %d (copies removed)", len(entries), node.AuditDir, keep)
 	}
 }
+
+// TestAuditCheckpointGapsFilled: a fast ingest leaves the poll's
+// checkpoints several intervals apart; the node folds checkpoints into the
+// gaps until none is wider than the interval, and each one (an audit at its
+// sequence folds nothing) and audits between them answer what a fold of
+// the whole log answers.
+func TestAuditCheckpointGapsFilled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const every = 150
+	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1},
+		AuditCheckpointEvery: every, AuditCheckpointKeep: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	runCtx, stopRun := context.WithCancel(ctx)
+	runDone := make(chan error, 1)
+	go func() { runDone <- n.Run(runCtx) }()
+	defer func() { stopRun(); <-runDone }()
+
+	evs := backfilledWorkload(t, 2000, 9)
+	rs, err := n.Appender.AppendBatch(ctx, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rs[len(rs)-1].Seq
+	if err := n.WaitFor(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "audit checkpoints at most an interval apart", func() bool {
+		prev := uint64(0)
+		for _, c := range n.AuditCheckpoints() {
+			if c.Seq-prev > every {
+				return false
+			}
+			prev = c.Seq
+		}
+		return last-prev < every
+	})
+	stopRun()
+	if err := <-runDone; err != nil {
+		t.Fatal(err)
+	}
+	runDone <- nil
+
+	check := func(asOf *time.Time, atSeq uint64) {
+		t.Helper()
+		want := fullFold(t, n, asOf, atSeq)
+		v, release, err := n.At(ctx, asOf, atSeq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := node.ViewDigest(v)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("audit as of %v at seq %d: digest %s, full fold %s", asOf, atSeq, got, want)
+		}
+	}
+	cps := n.AuditCheckpoints()
+	for _, c := range cps {
+		if !c.Complete {
+			t.Fatalf("checkpoint at %d has an incomplete time index", c.Seq)
+		}
+		check(nil, c.Seq)
+	}
+	rng := rand.New(rand.NewPCG(5, 17))
+	for i := 0; i < 8; i++ {
+		at := evs[rng.IntN(len(evs))].Time
+		check(&at, 0)
+		check(nil, 1+rng.Uint64N(last))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -44,6 +45,9 @@ type StoreOptions struct {
 	Sync bool
 	// Ephemeral is a store that lives for one question (an audit): no
 	// automatic compactions, which would only compete with its fold.
+	// INVARIANT: its writes never stall for level-0 tables (nothing would
+	// ever compact them away): an audit copy of a checkpoint taken while
+	// the live store's level 0 was deep writes all the same.
 	Ephemeral bool
 	// ReadOnly opens an existing store without writing to it.
 	ReadOnly bool
@@ -79,6 +83,9 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	// probed once per folded event, almost always for an id it does not
 	// hold, which a filter answers without reading the table's blocks.
 	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	if o.Ephemeral {
+		opts.L0StopWritesThreshold = math.MaxInt32
+	}
 	if o.InMemory {
 		opts.FS = vfs.NewMem()
 		dir = ""
