@@ -88,10 +88,10 @@ func newCmdInject(f *Factory) *cobra.Command {
 	fl.StringVar(&category, "category", "", "task category")
 	fl.Float64Var(&headroom, "headroom", 1, "fraction of the context window free (knowledge injection budget)")
 	fl.Float64Var(&minRate, "min-success-rate", 0.6, "lowest success rate injected")
-	fl.IntVar(&topK, "top-k", 0, "patterns injected (default 5, at most 10)")
+	fl.IntVar(&topK, "top-k", 0, "patterns injected (default injection.top_k_patterns, capped at injection.max_patterns_injected: lore patterns config)")
 	fl.StringSliceVar(&types, "types", nil, "only these cross-loop pattern types: error, success, anti, template (comma-separated or repeated)")
 	fl.StringSliceVar(&scopes, "scope", nil, "knowledge scopes to inject from: global or stack:<name> (repeat for several)")
-	declare(fl, rules{"headroom": between(0, 1), "min-success-rate": between(0, 1), "top-k": between(0, 10),
+	declare(fl, rules{"headroom": between(0, 1), "min-success-rate": between(0, 1), "top-k": atLeast(0),
 		"types": domain("pattern-type"), "scope": domain("knowledge-scope")})
 	freeText(fl, "loop", "task", "category")
 	return cmd

@@ -162,13 +162,13 @@ Secrets are redacted from everything recorded. Exit codes: lore help exit-codes.
 	fl.IntVar(&c.MaxIterations, "max-iterations", 10, "iteration limit")
 	fl.StringVar(&c.Category, "category", "", "task category (debugging, testing, refactoring, ...)")
 	fl.Float64Var(&c.Headroom, "budget", 0.5, "knowledge injection budget: fraction of the agent's context window free for it")
-	fl.IntVar(&c.TopK, "top-k", 0, "cross-loop patterns injected (default 5, at most 10)")
+	fl.IntVar(&c.TopK, "top-k", 0, "cross-loop patterns injected (default injection.top_k_patterns, capped at injection.max_patterns_injected: lore patterns config)")
 	fl.DurationVar(&c.IterationTimeout, "iteration-timeout", 30*time.Minute, "time limit of one agent run (0: none); past it the agent is killed")
 	fl.StringVar(&c.OnUnreachable, "on-unreachable", ralph.UnreachableFail, "when lore does not answer: fail (refuse to start) or continue (loop, say so, send later)")
 	fl.BoolVar(&noInject, "no-inject", false, "do not add lore's patterns and knowledge to the prompt")
 	fl.StringVar(&c.Dir, "dir", "", "working tree the agent and verify run in (default: the current folder)")
 	fl.StringVar(&c.Agent0, "agent", "", "agent name recorded (default: the command's name)")
-	declare(fl, rules{"max-iterations": atLeast(1), "budget": between(0, 1), "top-k": between(0, 10),
+	declare(fl, rules{"max-iterations": atLeast(1), "budget": between(0, 1), "top-k": atLeast(0),
 		"iteration-timeout": atLeast(0), "on-unreachable": oneOf(ralph.UnreachableFail, ralph.UnreachableContinue)})
 	freeText(fl, "task", "prompt", "verify", "category", "agent", "dir")
 	return cmd
