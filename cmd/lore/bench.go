@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/pprof"
 	"time"
 
@@ -115,8 +116,14 @@ func runSoak(cmd *cobra.Command, f *Factory, so benchkit.SoakOptions) error {
 		return fmt.Errorf("soak: %w", err)
 	}
 	so.Server = func(dataDir, metricsAddr string) *exec.Cmd {
+		if abs, err := filepath.Abs(dataDir); err == nil {
+			dataDir = abs
+		}
 		c := exec.Command(exe, "serve", "--data", dataDir, "--port", "-1", "--metrics", metricsAddr, "--pprof", "--ui", "") // no dashboard: the soak measures the serving process as before
 		c.Env = append(os.Environ(), soakChildEnv+"=1")
+		// Started in its own data folder, the child's serve record names
+		// that folder: commands run where the bench runs never reach it.
+		c.Dir = dataDir
 		return c
 	}
 	if !f.JSON {
