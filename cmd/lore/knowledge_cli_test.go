@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/loredev/lore/test/natstest"
 )
 
 // TestCLIKnowledgeConfigImportCurate drives the knowledge CLI against a
@@ -35,32 +33,11 @@ func TestCLIKnowledgeConfigImportCurate(t *testing.T) {
 	t.Setenv("LORE_CURATOR_URL", llm.URL)
 	t.Setenv("LORE_CURATOR_MODEL", "fake")
 
-	data := t.TempDir()
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan int, 1)
-	go func() {
-		code, _, errs := cli(t, ctx, "", "serve", "--data", data, "--port", "-1", "--tick", "0")
-		if code != 0 {
-			t.Errorf("serve exited %d: %s", code, errs)
-		}
-		served <- code
-	}()
-	defer func() {
-		stop()
-		select {
-		case <-served:
-		case <-time.After(2 * time.Minute): // only ends a test that would hang
-			t.Error("serve did not stop")
-		}
-	}()
-	natstest.WaitFor(t, 2*time.Minute, func() error {
-		_, err := os.Stat(filepath.Join(data, urlFile))
-		return err
-	})
+	d := serveData(t)
 	bg := context.Background()
 	run := func(args ...string) (int, string, string) {
 		t.Helper()
-		return cli(t, bg, "", append([]string{"--data", data}, args...)...)
+		return cli(t, bg, "", append(d[:len(d):len(d)], args...)...)
 	}
 	config := func() map[string]any {
 		t.Helper()

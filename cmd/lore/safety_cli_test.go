@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestCLIKnowledgeSafetyAndRescan drives the safety rules from the CLI:
@@ -15,36 +14,8 @@ import (
 // a key is stored redacted, and `lore knowledge rescan` quarantines an
 // injection stored while validation was off, reporting counts.
 func TestCLIKnowledgeSafetyAndRescan(t *testing.T) {
-	data := t.TempDir()
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan int, 1)
-	go func() {
-		code, _, errs := cli(t, ctx, "", "serve", "--data", data, "--port", "-1", "--tick", "0")
-		if code != 0 {
-			t.Errorf("serve exited %d: %s", code, errs)
-		}
-		served <- code
-	}()
-	defer func() {
-		stop()
-		select {
-		case <-served:
-		case <-time.After(60 * time.Second):
-			t.Error("serve did not stop")
-		}
-	}()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := os.Stat(filepath.Join(data, urlFile)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve did not write its URL")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	d := serveData(t)
 	bg := context.Background()
-	d := []string{"--data", data}
 	const key = "ghp_Zr8Kq2Lm5Nx7Vb3Wc9Pd4Tf6Hy1Js0Ga2Eu8"
 
 	code, out, errs := cli(t, bg, "", append(d, "--json", "knowledge", "add", "Push release tags with "+key+" as the token", "--category", "tooling")...)
