@@ -46,8 +46,10 @@ func (m *Model) Name() string { return ModelName }
 // iteration sums, trend, times) and are known by content (imp/). Version
 // 12: a signature is stored once per pattern, not in each merge list
 // entry, and signatures of up to 64 bigrams are indexed under pairs
-// (mergelist.go).
-func (m *Model) Version() int { return 12 }
+// (mergelist.go). Version 13: a merge list entry carries a 128-bit
+// sketch of its signature's bigrams, which bounds the bigrams it shares
+// with another (mergelist.go).
+func (m *Model) Version() int { return 13 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")

@@ -120,6 +120,9 @@ func (m *memo) flush(s Store) error {
 		}
 	}
 	m.seqOK, m.seqDirty = false, false
+	if err := m.flushLists(s); err != nil {
+		return err
+	}
 	for term, ts := range m.terms {
 		if !ts.dirty {
 			continue
