@@ -42,6 +42,7 @@ type Reader interface {
 //	                            its merge sequence number and its signature's number of bigrams
 //	                            (mergeEntry), in sequence order
 //	ix/g/<pattern id>           the signature's sorted bigrams of an indexed pattern (sigKey)
+//	ix/mk                       the fingerprint of the set of merge lists present (mergeKeySet)
 //	ix/ms                       the merge sequence: the number of patterns indexed so far (uint64)
 //	ix/r/<pattern id>           scoring record of an active pattern (store.go): injection
 const (
@@ -203,6 +204,8 @@ type memo struct {
 	// loaded (seqOK); seqDirty when the event advanced it.
 	seq             uint64
 	seqOK, seqDirty bool
+	// filter is the filter of merge lists present (mergefilter.go).
+	filter mergeFilterState
 }
 
 // nextSeq returns the next merge sequence number and advances the
@@ -228,10 +231,11 @@ func (m *memo) nextSeq(s getter) (uint64, error) {
 }
 
 // mergeList is a merge list held by a memo: own when v is the memo's
-// (appended to in place), dirty when the event changed it.
+// (appended to in place), dirty when the event changed it; stored when
+// the store holds the list.
 type mergeList struct {
-	v          []byte
-	own, dirty bool
+	v                  []byte
+	own, dirty, stored bool
 }
 
 // list reads the merge list at k, through the memo. The value must not be
@@ -254,11 +258,17 @@ func (m *memo) listState(s getter, k []byte) (*mergeList, error) {
 	if l := m.lists[string(k)]; l != nil {
 		return l, nil
 	}
-	v, _, err := s.Get(k)
+	var v []byte
+	may, err := m.mayHold(s, k)
 	if err != nil {
 		return nil, err
 	}
-	l := &mergeList{v: v}
+	if may {
+		if v, _, err = s.Get(k); err != nil {
+			return nil, err
+		}
+	}
+	l := &mergeList{v: v, stored: v != nil}
 	if m.lists == nil {
 		m.lists = map[string]*mergeList{}
 	}
@@ -266,8 +276,10 @@ func (m *memo) listState(s getter, k []byte) (*mergeList, error) {
 	return l, nil
 }
 
-// flushLists writes back the merge lists the event changed.
+// flushLists writes back the merge lists the event changed, and the
+// fingerprint of the set of lists present when it changed.
 func (m *memo) flushLists(s Store) error {
+	changed := false
 	for k, l := range m.lists {
 		if !l.dirty {
 			continue
@@ -283,8 +295,18 @@ func (m *memo) flushLists(s Store) error {
 		if err != nil {
 			return err
 		}
+		if now := l.v != nil; now != l.stored {
+			l.stored = now
+			if err := m.listChanged(s, []byte(k), now); err != nil {
+				return err
+			}
+			changed = true
+		}
 	}
-	return nil
+	if !changed {
+		return nil
+	}
+	return storeMergeKeySet(s, m.filter.ks)
 }
 
 type sigInfo struct {

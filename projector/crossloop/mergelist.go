@@ -255,23 +255,8 @@ func decodeList(v []byte) ([]string, error) {
 // editList removes id's entry from the list at k and, when entry is not
 // nil, appends entry at its end (a re-indexed pattern moves to the end).
 // With absent, the list is known to hold no entry of id. The list is read
-// and edited through m, which writes it back at its flush (nil m: written
-// through at once).
+// and edited through m (not nil), which writes it back at its flush.
 func editList(s Store, k []byte, id string, entry []byte, m *memo, absent bool) error {
-	if m == nil {
-		v, _, err := s.Get(k)
-		if err != nil {
-			return err
-		}
-		out, err := editEntries(k, v, id, entry, absent)
-		if err != nil {
-			return err
-		}
-		if len(out) == 0 {
-			return s.Delete(k)
-		}
-		return s.Set(k, out)
-	}
 	l, err := m.listState(s, k)
 	if err != nil {
 		return err
