@@ -50,7 +50,8 @@ func (m *Model) Name() string { return ModelName }
 // (mergelist.go). Version 13: a merge list entry carries a 128-bit
 // sketch of its signature's bigrams, which bounds the bigrams it shares
 // with another (mergelist.go), and the store records the fingerprint of
-// its set of merge lists (ix/mk, mergefilter.go).
+// its set of merge lists (ix/mk, mergefilter.go); a term's fingerprint
+// sums xxHash64 and FNV-1a lanes instead of SHA-256 ones (postings.go).
 func (m *Model) Version() int { return 13 }
 
 // errPoison marks fold errors caused by the event itself.

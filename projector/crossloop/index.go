@@ -36,7 +36,7 @@ type Reader interface {
 //	                            the pattern's scoring header (postingMeta)
 //	ix/df/<term>                document frequency (uint64) + the term's last chunk (uint32)
 //	                            + the number of postings in the last chunk (uint32) + the
-//	                            fingerprint of the term's postings (4 × uint64; termDF)
+//	                            fingerprint of the term's postings (2 × uint64; termDF)
 //	ix/d/<pattern id>           docInfo: indexed terms with their chunks, merge tokens
 //	ix/m/<type>/<key>           the patterns indexed under the merge key (mergeKeys), each with
 //	                            its merge sequence number and its signature's number of bigrams
