@@ -202,6 +202,9 @@ type memo struct {
 	// loaded (seqOK); seqDirty when the event advanced it.
 	seq             uint64
 	seqOK, seqDirty bool
+	// cache, when set, is the Model's posting cache: flush logs the
+	// deltas of the terms the event changed in it (postdelta.go).
+	cache *postingCache
 }
 
 // nextSeq returns the next merge sequence number and advances the

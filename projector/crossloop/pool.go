@@ -23,8 +23,9 @@ func bm25Term(idf, tf, dl, avgdl float64) float64 {
 
 // docIndex is a term's postings by doc number: a bitmap of its docs, the
 // number of docs before each word of it, its postings sorted by doc, a
-// bitmap of the docs where the term occurs more than once, and the
-// largest tf and smallest document length among them (bounds).
+// bitmap of the docs where the term occurs more than once, and bounds of
+// tf and document length among them: maxTF ≥ every tf, minDL ≤ every
+// length (exact when built; a delta's removal leaves them, still bounds).
 //
 // INVARIANT: byDoc[rank[w] + popcount(bits[w] below d)] is the posting of
 // doc d (d = 64w + bit) when the bit is set; a term has one posting per
@@ -41,31 +42,36 @@ type docIndex struct {
 	dup bool
 }
 
-// index returns the term's doc index, built on first use (an entry is
-// immutable once installed, so its index is too).
+// index returns the term's doc index: a cached entry's, or one built for
+// a private read on first use (a private read serves one query).
 func (e *termPostings) index() *docIndex {
-	e.once.Do(func() {
-		x := &docIndex{byDoc: slices.Clone(e.ps), minDL: math.Inf(1)}
-		slices.SortFunc(x.byDoc, func(a, b cachedPosting) int { return int(a.doc) - int(b.doc) })
-		n := 0
-		if len(x.byDoc) > 0 {
-			n = int(x.byDoc[len(x.byDoc)-1].doc)/64 + 1
+	if e.x == nil {
+		e.x = buildIndex(e.ps)
+	}
+	return e.x
+}
+
+// buildIndex indexes postings ps by doc.
+func buildIndex(ps []cachedPosting) *docIndex {
+	x := &docIndex{byDoc: slices.Clone(ps), minDL: math.Inf(1)}
+	slices.SortFunc(x.byDoc, func(a, b cachedPosting) int { return int(a.doc) - int(b.doc) })
+	n := 0
+	if len(x.byDoc) > 0 {
+		n = int(x.byDoc[len(x.byDoc)-1].doc)/64 + 1
+	}
+	x.bits, x.multi, x.rank = make([]uint64, n), make([]uint64, n), make([]uint32, n+1)
+	for _, p := range x.byDoc {
+		if p.tf > 1 {
+			x.multi[p.doc/64] |= 1 << (p.doc % 64)
 		}
-		x.bits, x.multi, x.rank = make([]uint64, n), make([]uint64, n), make([]uint32, n+1)
-		for _, p := range x.byDoc {
-			if p.tf > 1 {
-				x.multi[p.doc/64] |= 1 << (p.doc % 64)
-			}
-			x.dup = x.dup || x.bits[p.doc/64]&(1<<(p.doc%64)) != 0
-			x.bits[p.doc/64] |= 1 << (p.doc % 64)
-			x.maxTF, x.minDL = max(x.maxTF, p.tf), min(x.minDL, p.dl)
-		}
-		for w := range x.bits {
-			x.rank[w+1] = x.rank[w] + uint32(bits.OnesCount64(x.bits[w]))
-		}
-		e.idx = x
-	})
-	return e.idx
+		x.dup = x.dup || x.bits[p.doc/64]&(1<<(p.doc%64)) != 0
+		x.bits[p.doc/64] |= 1 << (p.doc % 64)
+		x.maxTF, x.minDL = max(x.maxTF, p.tf), min(x.minDL, p.dl)
+	}
+	for w := range x.bits {
+		x.rank[w+1] = x.rank[w] + uint32(bits.OnesCount64(x.bits[w]))
+	}
+	return x
 }
 
 // has reports whether doc d holds the term.
