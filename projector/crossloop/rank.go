@@ -159,7 +159,7 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	return rankLexical(r, req, cands, idfSum, minRate, types, limit)
 }
 
-// query is what a query reads before the postings: the stats, and the
+// query is what a query reads before the postings: the index totals, and the
 // terms it reads (document frequency within bounds: not found in more
 // than half of a large registry), their records and idf.
 type query struct {
@@ -174,7 +174,7 @@ type query struct {
 
 func loadQuery(r Reader, terms []string) (query, error) {
 	var q query
-	st, err := LoadStats(r)
+	st, err := loadIndexTotals(r)
 	if err != nil {
 		return q, err
 	}
@@ -482,6 +482,23 @@ func rankEmbedded(ctx context.Context, r Reader, req InjectRequest, emb Embedder
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// loadIndexTotals reads the totals of the text index (the fields of
+// Stats a query reads; the others, maps among them, are not decoded).
+func loadIndexTotals(r Reader) (*Stats, error) {
+	var t struct {
+		IndexDocs int `json:"index_docs"`
+		IndexLen  int `json:"index_len"`
+	}
+	v, ok, err := r.Get([]byte(keyStats))
+	if err != nil || !ok {
+		return &Stats{}, err
+	}
+	if err := json.Unmarshal(v, &t); err != nil {
+		return nil, fmt.Errorf("decode stats: %w", err)
+	}
+	return &Stats{IndexDocs: t.IndexDocs, IndexLen: t.IndexLen}, nil
 }
 
 // LoadStats reads the running totals (empty when none).
