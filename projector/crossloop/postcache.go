@@ -33,9 +33,11 @@ type postingCache struct {
 	mu  sync.RWMutex
 	gen *cacheGen
 
-	// logMu guards log (taken after mu when both are held).
-	logMu sync.Mutex
-	log   map[string]*termLog
+	// logMu guards log and logBytes, their size (taken after mu when
+	// both are held).
+	logMu    sync.Mutex
+	log      map[string]*termLog
+	logBytes int
 }
 
 // defaultCacheBudget bounds a cache's estimated memory. The postings of
@@ -314,7 +316,7 @@ func (c *postingCache) install(term string, raw []rawPosting, fp fingerprint) {
 		g.warmed = c.gen.warmed
 		c.gen = g
 		c.logMu.Lock()
-		c.log = map[string]*termLog{}
+		c.log, c.logBytes = map[string]*termLog{}, 0
 		c.logMu.Unlock()
 	}
 	e := g.number(raw)

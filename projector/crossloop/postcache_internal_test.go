@@ -348,3 +348,38 @@ func TestPostingCacheWarm(t *testing.T) {
 		t.Fatal("a generation warmed twice")
 	}
 }
+
+// TestDeltaLogBounded: the deltas logged for the cached terms stay within
+// each term's bounds and, all terms together, within logBudget, their
+// count of bytes exact; deltas of terms the cache does not hold are not
+// logged.
+func TestDeltaLogBounded(t *testing.T) {
+	c := newPostingCache(defaultCacheBudget)
+	for i := range 100 {
+		c.gen.terms[fmt.Sprintf("t%03d", i)] = &termPostings{x: buildIndex(nil)}
+	}
+	big := make([]byte, 4<<10)
+	for k := range 70 {
+		for i := range 101 {
+			from, to := fingerprint{uint64(k)}, fingerprint{uint64(k + 1)}
+			c.record(fmt.Sprintf("t%03d", i), from, to, []postingOp{{now: big}})
+		}
+	}
+	if c.log["t100"] != nil {
+		t.Fatal("a term not cached has a log")
+	}
+	sum := 0
+	for term, l := range c.log {
+		b := 0
+		for _, d := range l.ds {
+			b += d.bytes
+		}
+		if b != l.bytes || b > logMaxBytes || len(l.ds) > logMax {
+			t.Fatalf("%s: %d deltas, %d bytes (counted %d)", term, len(l.ds), b, l.bytes)
+		}
+		sum += b
+	}
+	if sum != c.logBytes || sum > logBudget || sum == 0 {
+		t.Fatalf("logs hold %d bytes (counted %d), budget %d", sum, c.logBytes, logBudget)
+	}
+}

@@ -35,10 +35,14 @@ type termLog struct {
 }
 
 // logMax and logMaxBytes bound a term's log: past them the oldest deltas
-// are forgotten (an entry that needed them is read again).
+// are forgotten (an entry that needed them is read again); past
+// logBudget, the logs of all terms together, whole logs are forgotten
+// until half of it is left (the deltas of terms no query asked for lately
+// do not pile up).
 const (
 	logMax      = 1024
-	logMaxBytes = 1 << 20
+	logMaxBytes = 256 << 10
+	logBudget   = 16 << 20
 )
 
 // record logs the delta of term (from → to, ops) when the cache holds the
@@ -68,13 +72,24 @@ func (c *postingCache) record(term string, from, to fingerprint, ops []postingOp
 	}
 	l.ds = append(l.ds, d)
 	l.bytes += d.bytes
+	c.logBytes += d.bytes
 	n := 0
 	for len(l.ds)-n > logMax || (l.bytes > logMaxBytes && n < len(l.ds)) {
 		l.bytes -= l.ds[n].bytes
+		c.logBytes -= l.ds[n].bytes
 		n++
 	}
 	if n > 0 {
 		l.ds = slices.Delete(l.ds, 0, n)
+	}
+	if c.logBytes > logBudget {
+		for t, l := range c.log {
+			if c.logBytes <= logBudget/2 {
+				break
+			}
+			c.logBytes -= l.bytes
+			delete(c.log, t)
+		}
 	}
 }
 
@@ -124,6 +139,7 @@ func (c *postingCache) catchUp(term string, to fingerprint) bool {
 	last := path[len(path)-1]
 	for _, d := range l.ds[:last+1] {
 		l.bytes -= d.bytes
+		c.logBytes -= d.bytes
 	}
 	l.ds = slices.Delete(l.ds, 0, last+1)
 	return true
