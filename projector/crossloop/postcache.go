@@ -160,6 +160,12 @@ func (c *postingCache) warm(r Reader, st *Stats) error {
 	if st.IndexLen > warmMax {
 		return nil
 	}
+	c.mu.RLock()
+	warmed := c.gen.warmed
+	c.mu.RUnlock()
+	if warmed { // the common case, without the write lock
+		return nil
+	}
 	c.mu.Lock()
 	g := c.gen
 	if g.warmed {
