@@ -217,7 +217,7 @@ func patternsInject(ctx context.Context, v View, req Request) ([]*events.Event, 
 		return nil, nil, err
 	}
 	if a.LoopID != "" {
-		l, ok, err := crossloop.LoadLoop(clReader(v), a.LoopID)
+		task, category, ok, err := crossloop.LoopTask(clReader(v), a.LoopID)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -225,10 +225,10 @@ func patternsInject(ctx context.Context, v View, req Request) ([]*events.Event, 
 			return nil, nil, fmt.Errorf("%w: loop %q", ErrNotFound, a.LoopID)
 		}
 		if a.Task == "" {
-			a.Task = l.Task
+			a.Task = task
 		}
 		if a.Category == "" {
-			a.Category = l.Category
+			a.Category = category
 		}
 	}
 	if strings.TrimSpace(a.Task) == "" && a.Category == "" {

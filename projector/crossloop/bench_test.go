@@ -109,7 +109,7 @@ func BenchmarkInject100k(b *testing.B) {
 // ("pruned"), in the same run. It reports the p50 and p99 of the calls,
 // and fails unless both give the same answers to 1000 queries.
 func BenchmarkInjectShared100k(b *testing.B) {
-	st, model := sharedRegistry(b, 100_000)
+	st, model, _ := sharedRegistry(b, 100_000)
 	defer st.Close()
 	r := st.Model(crossloop.ModelName)
 	cfg := model.Config()
@@ -151,6 +151,87 @@ func BenchmarkInjectShared100k(b *testing.B) {
 	}
 }
 
+// BenchmarkInjectSharedChurn100k: BenchmarkInjectShared100k's queries
+// while the registry keeps changing: between two queries the fold takes
+// the next 40 events of the bench's workload (loops started, iterated and
+// completed, patterns extracted, merged and refreshed; `lore bench
+// --soak` at 2 000 events/s and 50 injections/s), each committed on its
+// own as an idle runtime does. Only the queries are timed, once each
+// query has been asked before the fold starts (the first reads of its
+// terms are BenchmarkInjectShared100k's cold queries). Every tenth
+// answer is compared with the answer of a full scan of the store's
+// postings (no cache, no pruning): the benchmark fails on a difference.
+func BenchmarkInjectSharedChurn100k(b *testing.B) {
+	const perQuery = 40
+	st, model, f := sharedRegistry(b, 100_000)
+	defer st.Close()
+	r := st.Model(crossloop.ModelName)
+	cfg := model.Config()
+	reqs := sharedQueries(1000)
+	wl := benchkit.Workload{Seed: 7, Prefix: "churn"}.Stream()
+	seq := f.Seq()
+	fold := func() {
+		for range perQuery {
+			ev, _, err := wl.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			seq++
+			ev.Seq = seq
+			if _, err := f.Fold(ev); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := f.Commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	exact := func(req crossloop.InjectRequest) []byte {
+		defer crossloop.SetPrunePool(crossloop.SetPrunePool(false))
+		rs, err := crossloop.Rank(context.Background(), r, crossloop.Uncached(cfg), req, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := json.Marshal(rs)
+		return raw
+	}
+	for _, req := range reqs { // the cache's first reads of each term
+		if _, err := crossloop.Rank(context.Background(), r, cfg, req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var ds []time.Duration
+	i, checked := 0, 0
+	for b.Loop() {
+		b.StopTimer()
+		fold()
+		b.StartTimer()
+		req := reqs[i%len(reqs)]
+		t := time.Now()
+		rs, err := crossloop.Rank(context.Background(), r, cfg, req, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t))
+		if i%10 == 0 {
+			b.StopTimer()
+			raw, _ := json.Marshal(rs)
+			if string(raw) != string(exact(req)) {
+				b.Fatalf("query %d (%q): the answer differs from the full scan's", i, req.Task)
+			}
+			checked++
+			b.StartTimer()
+		}
+		i++
+	}
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(checked), "checked")
+}
+
 // sharedQueries are n injection requests as `lore bench` asks them.
 func sharedQueries(n int) []crossloop.InjectRequest {
 	rng := rand.New(rand.NewPCG(1, 0x696e))
@@ -162,8 +243,8 @@ func sharedQueries(n int) []crossloop.InjectRequest {
 }
 
 // sharedRegistry folds benchkit.SeedPatterns(1, n) into an in-memory
-// store, compacted to its last level.
-func sharedRegistry(tb testing.TB, n int) (*projector.Store, *crossloop.Model) {
+// store, compacted to its last level; the folder folds on from f.Seq()+1.
+func sharedRegistry(tb testing.TB, n int) (*projector.Store, *crossloop.Model, *projector.Folder) {
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
 	if err != nil {
 		tb.Fatal(err)
@@ -195,5 +276,5 @@ func sharedRegistry(tb testing.TB, n int) (*projector.Store, *crossloop.Model) {
 	if err := st.DB().Compact(context.Background(), []byte{0}, []byte{0xff, 0xff}, false); err != nil {
 		tb.Fatal(err)
 	}
-	return st, model
+	return st, model, f
 }

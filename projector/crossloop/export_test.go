@@ -7,3 +7,10 @@ func SetPrunePool(on bool) bool {
 	prunePool = on
 	return old
 }
+
+// Uncached returns c without the model's posting cache: Rank then reads
+// every posting of the query's terms from the store.
+func Uncached(c Config) Config {
+	c.postings = nil
+	return c
+}

@@ -60,7 +60,7 @@ var errPoison = errors.New("crossloop")
 // Fold implements projector.Model. Deterministic: ids are allocated from
 // per-type counters in fold order; the only clock is ev.Time.
 func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) (err error) {
-	f := &folder{m: m, tx: tx, ev: ev, t: ev.Time.UTC()}
+	f := &folder{m: m, tx: tx, ev: ev, t: ev.Time.UTC(), mm: memo{cache: m.cfg.postings}}
 	f.mm.filter.pool = m.filters
 	defer func() { f.mm.release(err == nil) }()
 	switch d := data.(type) {

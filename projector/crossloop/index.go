@@ -206,6 +206,9 @@ type memo struct {
 	seqOK, seqDirty bool
 	// filter is the filter of merge lists present (mergefilter.go).
 	filter mergeFilterState
+	// cache, when set, is the Model's posting cache: flush logs the
+	// deltas of the terms the event changed in it (postdelta.go).
+	cache *postingCache
 }
 
 // nextSeq returns the next merge sequence number and advances the

@@ -23,8 +23,9 @@ func bm25Term(idf, tf, dl, avgdl float64) float64 {
 
 // docIndex is a term's postings by doc number: a bitmap of its docs, the
 // number of docs before each word of it, its postings sorted by doc, a
-// bitmap of the docs where the term occurs more than once, and the
-// largest tf and smallest document length among them (bounds).
+// bitmap of the docs where the term occurs more than once, and bounds of
+// tf and document length among them: maxTF ≥ every tf, minDL ≤ every
+// length (exact when built; a delta's removal leaves them, still bounds).
 //
 // INVARIANT: byDoc[rank[w] + popcount(bits[w] below d)] is the posting of
 // doc d (d = 64w + bit) when the bit is set; a term has one posting per
@@ -41,31 +42,36 @@ type docIndex struct {
 	dup bool
 }
 
-// index returns the term's doc index, built on first use (an entry is
-// immutable once installed, so its index is too).
+// index returns the term's doc index: a cached entry's, or one built for
+// a private read on first use (a private read serves one query).
 func (e *termPostings) index() *docIndex {
-	e.once.Do(func() {
-		x := &docIndex{byDoc: slices.Clone(e.ps), minDL: math.Inf(1)}
-		slices.SortFunc(x.byDoc, func(a, b cachedPosting) int { return int(a.doc) - int(b.doc) })
-		n := 0
-		if len(x.byDoc) > 0 {
-			n = int(x.byDoc[len(x.byDoc)-1].doc)/64 + 1
+	if e.x == nil {
+		e.x = buildIndex(e.ps)
+	}
+	return e.x
+}
+
+// buildIndex indexes postings ps by doc.
+func buildIndex(ps []cachedPosting) *docIndex {
+	x := &docIndex{byDoc: slices.Clone(ps), minDL: math.Inf(1)}
+	slices.SortFunc(x.byDoc, func(a, b cachedPosting) int { return int(a.doc) - int(b.doc) })
+	n := 0
+	if len(x.byDoc) > 0 {
+		n = int(x.byDoc[len(x.byDoc)-1].doc)/64 + 1
+	}
+	x.bits, x.multi, x.rank = make([]uint64, n), make([]uint64, n), make([]uint32, n+1)
+	for _, p := range x.byDoc {
+		if p.tf > 1 {
+			x.multi[p.doc/64] |= 1 << (p.doc % 64)
 		}
-		x.bits, x.multi, x.rank = make([]uint64, n), make([]uint64, n), make([]uint32, n+1)
-		for _, p := range x.byDoc {
-			if p.tf > 1 {
-				x.multi[p.doc/64] |= 1 << (p.doc % 64)
-			}
-			x.dup = x.dup || x.bits[p.doc/64]&(1<<(p.doc%64)) != 0
-			x.bits[p.doc/64] |= 1 << (p.doc % 64)
-			x.maxTF, x.minDL = max(x.maxTF, p.tf), min(x.minDL, p.dl)
-		}
-		for w := range x.bits {
-			x.rank[w+1] = x.rank[w] + uint32(bits.OnesCount64(x.bits[w]))
-		}
-		e.idx = x
-	})
-	return e.idx
+		x.dup = x.dup || x.bits[p.doc/64]&(1<<(p.doc%64)) != 0
+		x.bits[p.doc/64] |= 1 << (p.doc % 64)
+		x.maxTF, x.minDL = max(x.maxTF, p.tf), min(x.minDL, p.dl)
+	}
+	for w := range x.bits {
+		x.rank[w+1] = x.rank[w] + uint32(bits.OnesCount64(x.bits[w]))
+	}
+	return x
 }
 
 // has reports whether doc d holds the term.
@@ -165,25 +171,31 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	if c < 1 {
 		return false
 	}
-	score := func(d uint32) {
-		s, first := 0.0, true
+	// scoreWord scores exactly the docs of mask b in word w: each doc's
+	// weights summed from 0 in the query's term order (the terms are
+	// visited in order, each adding to the docs of b it holds), with the
+	// meta of its first term's posting. A doc is scored once (the levels
+	// are disjoint).
+	scoreWord := func(w int, b uint64) {
 		for j, x := range xs {
-			if !x.has(d) {
+			if b == 0 || w >= len(x.bits) {
 				continue
 			}
-			p := x.posting(d)
-			if first {
-				sc.meta[d], first = p.meta, false
+			xb := x.bits[w]
+			for hb := xb & b; hb != 0; hb &= hb - 1 {
+				i := bits.TrailingZeros64(hb)
+				d := uint32(w*64 + i)
+				p := &x.byDoc[x.rank[w]+uint32(bits.OnesCount64(xb&(uint64(1)<<i-1)))]
+				if !sc.seen[d] {
+					sc.seen[d], sc.meta[d] = true, p.meta
+					sc.touched = append(sc.touched, d)
+				}
+				sc.s[d] += bm25Term(idfs[j], p.tf, p.dl, avgdl)
 			}
-			s += bm25Term(idfs[j], p.tf, p.dl, avgdl)
 		}
-		sc.s[d], sc.seen[d] = s, true
-		sc.touched = append(sc.touched, d)
 	}
 	for w := range words {
-		for b := atLeast(c, w); b != 0; b &= b - 1 {
-			score(uint32(w*64 + bits.TrailingZeros64(b)))
-		}
+		scoreWord(w, atLeast(c, w))
 	}
 	// θ: the n-th best score of the docs holding c terms or more.
 	sc.vals = sc.vals[:0]
@@ -204,6 +216,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 			multi[w] |= b
 		}
 	}
+	var bound [64]float64 // per doc of a word
 	for l := c - 1; l >= 1; l-- {
 		if top[l]*boundSlack < theta {
 			break // and every level below
@@ -214,22 +227,33 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 			if once {
 				b &= multi[w]
 			}
-			for ; b != 0; b &= b - 1 {
-				d := uint32(w*64 + bits.TrailingZeros64(b))
-				bound := 0.0
-				for j, x := range xs {
-					if x.has(d) {
-						if x.multi[d/64]&(1<<(d%64)) != 0 {
-							bound += ub[j]
-						} else {
-							bound += ub1[j]
-						}
+			if b == 0 {
+				continue
+			}
+			// each doc's bound: its terms' bounds, at its tf (once, or
+			// more), summed term by term over the word
+			for j, x := range xs {
+				if w >= len(x.bits) {
+					continue
+				}
+				for hb := x.bits[w] & b; hb != 0; hb &= hb - 1 {
+					i := bits.TrailingZeros64(hb)
+					if x.multi[w]&(uint64(1)<<i) != 0 {
+						bound[i] += ub[j]
+					} else {
+						bound[i] += ub1[j]
 					}
 				}
-				if bound*boundSlack >= theta {
-					score(d)
-				}
 			}
+			keep := uint64(0)
+			for hb := b; hb != 0; hb &= hb - 1 {
+				i := bits.TrailingZeros64(hb)
+				if bound[i]*boundSlack >= theta {
+					keep |= uint64(1) << i
+				}
+				bound[i] = 0
+			}
+			scoreWord(w, keep)
 		}
 	}
 	return true

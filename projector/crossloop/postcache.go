@@ -5,24 +5,39 @@ import (
 	"sync"
 )
 
-// postingCache keeps the decoded postings of the terms queries read, so
-// that a query reads a term's record (one Get) instead of its chunks. A
-// Model's queries share one (its Config carries it); it is safe for
-// concurrent use.
+// postingCache keeps the decoded postings of the terms queries read, each
+// with its doc index (pool.go), so that a query reads a term's record (one
+// Get) instead of its chunks. A Model's queries share one (its Config
+// carries it); it is safe for concurrent use. The fold logs, for the
+// terms the cache holds, what each event removed from and added to their
+// postings (a delta from one fingerprint to the next); a query finding an
+// entry behind its term's record brings it forward with those deltas, in
+// place, instead of reading and indexing the term's chunks again.
 //
-// INVARIANT: an entry holds postings whose fingerprint is the entry's fp,
-// computed from those very postings as they were read; a query uses an
-// entry only when the term record it has just read through its own Reader
-// carries the same fingerprint, that is (barring a fingerprint collision)
-// when the store holds exactly those postings (termDF). So an answer
-// equals the answer from the chunks, whatever store, rebuild, snapshot or
-// concurrent commit the entry was read from, and nothing ever has to
-// invalidate the cache.
+// INVARIANT (self-certifying entries): an entry's fp is the fingerprint
+// of the postings it holds. An entry is made from one read of a term's
+// chunks (one iterator: one state of the store), with the fingerprint
+// computed from what was read, or from an entry of fingerprint from by a
+// delta that took the fold's postings from from to to: equal fingerprints
+// are equal multisets (barring a collision), so the result holds exactly
+// the postings of to. A query uses an entry only when its fp is the one
+// of the term record it has just read, so an answer equals the answer
+// from the chunks, whatever store, rebuild, refold or concurrent commit
+// the entry or the delta came from, and nothing ever has to invalidate
+// the cache.
 type postingCache struct {
 	budget int // bytes: past it, the generation is dropped and a new one begun
 
+	// mu guards gen and its entries: queries use entries under RLock;
+	// installs and deltas change them under Lock.
 	mu  sync.RWMutex
 	gen *cacheGen
+
+	// logMu guards log and logBytes, their size (taken after mu when
+	// both are held).
+	logMu    sync.Mutex
+	log      map[string]*termLog
+	logBytes int
 }
 
 // defaultCacheBudget bounds a cache's estimated memory. The postings of
@@ -31,20 +46,23 @@ type postingCache struct {
 const defaultCacheBudget = 64 << 20
 
 func newPostingCache(budget int) *postingCache {
-	return &postingCache{budget: budget, gen: newCacheGen()}
+	return &postingCache{budget: budget, gen: newCacheGen(), log: map[string]*termLog{}}
 }
 
 // cacheGen is one generation of a cache: its entries, and the numbering
 // of pattern ids and metas the entries refer to.
 //
-// INVARIANT: ids and metas are only appended to (under the cache's lock),
-// so a copy of their slice headers stays valid and immutable for its
-// length; an entry, once installed, is never modified.
+// INVARIANT: ids is only appended to; metas[m] is referenced by refs[m]
+// postings of entries (and of queries' private reads until they end), is
+// nil and on free when none; a meta's bytes are never modified (a query
+// may keep a slice of them after its lock).
 type cacheGen struct {
 	terms map[string]*termPostings
 	ids   []string // doc number → pattern id
 	docs  map[string]uint32
 	metas [][]byte // meta number → a posting meta
+	refs  []int32
+	free  []uint32
 	metaN map[string]uint32
 	bytes int // estimated size
 	// warmed: a query has begun preloading the index (warm)
@@ -55,14 +73,14 @@ func newCacheGen() *cacheGen {
 	return &cacheGen{terms: map[string]*termPostings{}, docs: map[string]uint32{}, metaN: map[string]uint32{}}
 }
 
-// termPostings are a term's postings, in chunk order, and their
-// fingerprint.
+// termPostings are a term's postings and their fingerprint. A cached
+// entry's postings are its index's, by doc (ps is x.byDoc); a private
+// read's (Rank without a cache) are in chunk order, without an index
+// until prunedPool asks for one.
 type termPostings struct {
 	fp fingerprint
 	ps []cachedPosting
-
-	once sync.Once // builds idx
-	idx  *docIndex
+	x  *docIndex
 }
 
 // cachedPosting is a posting with its id and meta numbered in the
@@ -72,11 +90,17 @@ type cachedPosting struct {
 	tf, dl    float64
 }
 
-// costPosting and costEntry estimate the memory of cached data (bytes).
+// costPosting, costEntry and costWord estimate the memory of cached data
+// (bytes).
 const (
 	costPosting = 24
 	costEntry   = 96
+	costWord    = 20 // a word of the bitmaps, its rank
 )
+
+func (e *termPostings) cost(term string) int {
+	return costEntry + len(term) + costPosting*len(e.ps) + costWord*len(e.x.bits)
+}
 
 // rawPosting is a posting as read from a chunk (the slices point into a
 // copy of the chunk).
@@ -130,10 +154,16 @@ const warmMax = 500_000
 // those found in more than half of a large registry), in one scan of the
 // term records and one of the chunks, instead of one query-time read per
 // term met: the first query pays for the index once, the next ones find
-// their terms cached. Entries are kept as by postings: only those whose
-// fingerprint is the one of the term's record read by the scan.
+// their terms cached. Only the terms whose postings have the fingerprint
+// of the record the scan read are kept (the others changed in between).
 func (c *postingCache) warm(r Reader, st *Stats) error {
 	if st.IndexLen > warmMax {
+		return nil
+	}
+	c.mu.RLock()
+	warmed := c.gen.warmed
+	c.mu.RUnlock()
+	if warmed { // the common case, without the write lock
 		return nil
 	}
 	c.mu.Lock()
@@ -175,10 +205,7 @@ func (c *postingCache) warm(r Reader, st *Stats) error {
 		if c.gen != g || g.terms[term] != nil || g.bytes > c.budget {
 			return
 		}
-		e := g.number(raw)
-		e.fp = fp
-		g.terms[term] = e
-		g.bytes += costEntry + len(term) + costPosting*len(e.ps)
+		c.install(term, raw, fp)
 	}
 	err = r.Scan([]byte(prefPosting), func(k, v []byte) error {
 		if len(k) < len(prefPosting)+5 {
@@ -215,72 +242,158 @@ type termLists struct {
 	metas [][]byte
 }
 
-// postings returns the postings of terms (their records in dfs): from
-// the cache when its entry's fingerprint is the record's, else read from
-// r. With share, what is read is cached when its fingerprint is the
-// record's (else it was read across a commit: it serves this query only,
-// as a read of the chunks would).
-func (c *postingCache) postings(r Reader, terms []string, dfs []termDF, share bool) (termLists, error) {
-	out := termLists{lists: make([]*termPostings, len(terms))}
-	c.mu.RLock()
-	g := c.gen
-	for i, t := range terms {
-		if e := g.terms[t]; e != nil && e.fp == dfs[i].fp {
-			out.lists[i] = e
+// use calls fn, under the cache's read lock, with the postings of terms
+// whose records are dfs: the cached entries, brought forward by the
+// fold's deltas or read from the store where they are behind. It returns
+// false, without calling fn, when a term's postings as read are not the
+// ones of its record (a commit came in between: the caller reads the
+// records again). fn must not keep lists, ids or metas past its return
+// (the slices of metas' bytes it may keep).
+func (c *postingCache) use(r Reader, terms []string, dfs []termDF, fn func(termLists)) (bool, error) {
+	lists := make([]*termPostings, len(terms))
+	var behind []int
+	for round := 0; ; round++ {
+		behind = behind[:0]
+		c.mu.RLock()
+		g := c.gen
+		for i, t := range terms {
+			if e := g.terms[t]; e != nil && e.fp == dfs[i].fp {
+				lists[i] = e
+			} else {
+				behind = append(behind, i)
+			}
+		}
+		if len(behind) == 0 {
+			fn(termLists{lists: lists, ids: g.ids, metas: g.metas})
+			c.mu.RUnlock()
+			return true, nil
+		}
+		c.mu.RUnlock()
+		if round > 0 {
+			return false, nil
+		}
+		var read []int
+		c.mu.Lock()
+		for _, i := range behind {
+			if !c.catchUp(terms[i], dfs[i].fp) {
+				read = append(read, i)
+			}
+		}
+		c.mu.Unlock()
+		for _, i := range read {
+			raw, fp, err := readTerm(r, terms[i], true, dfs[i].df)
+			if err != nil {
+				return false, err
+			}
+			c.mu.Lock()
+			c.install(terms[i], raw, fp)
+			c.mu.Unlock()
 		}
 	}
-	c.mu.RUnlock()
+}
+
+// private reads the postings of terms from r for one query (Rank without
+// a cache): in chunk order, numbered in a generation of their own.
+func private(r Reader, terms []string, dfs []termDF) (termLists, error) {
+	g := newCacheGen()
+	out := termLists{lists: make([]*termPostings, len(terms))}
 	for i, t := range terms {
-		if out.lists[i] != nil {
-			continue
-		}
-		raw, fp, err := readTerm(r, t, share, dfs[i].df)
+		raw, _, err := readTerm(r, t, false, dfs[i].df)
 		if err != nil {
 			return out, err
 		}
-		c.mu.Lock()
-		e := g.number(raw)
-		e.fp = fp
-		if share && fp == dfs[i].fp && len(raw) == dfs[i].df && c.gen == g {
-			g.terms[t] = e
-			g.bytes += costEntry + len(t) + costPosting*len(e.ps)
-		}
-		if g.bytes > c.budget && c.gen == g {
-			c.gen = newCacheGen() // g lives on for the queries using it
-		}
-		c.mu.Unlock()
-		out.lists[i] = e
+		out.lists[i] = g.number(raw)
 	}
-	c.mu.RLock()
 	out.ids, out.metas = g.ids, g.metas
-	c.mu.RUnlock()
 	return out, nil
 }
 
-// number converts raw postings, numbering new ids and metas. The cache's
-// lock must be held.
+// install caches the postings read of term (fingerprint fp), with their
+// index, in place of its entry; past the budget, the generation is
+// dropped first (the queries of the old one hold its lock or nothing).
+// The cache's lock must be held.
+func (c *postingCache) install(term string, raw []rawPosting, fp fingerprint) {
+	g := c.gen
+	if old := g.terms[term]; old != nil {
+		g.drop(term, old)
+	}
+	if g.bytes > c.budget {
+		g = newCacheGen()
+		g.warmed = c.gen.warmed
+		c.gen = g
+		c.logMu.Lock()
+		c.log, c.logBytes = map[string]*termLog{}, 0
+		c.logMu.Unlock()
+	}
+	e := g.number(raw)
+	e.fp = fp
+	e.x = buildIndex(e.ps)
+	e.ps = e.x.byDoc
+	g.terms[term] = e
+	g.bytes += e.cost(term)
+}
+
+// drop removes term's entry e. The cache's lock must be held.
+func (g *cacheGen) drop(term string, e *termPostings) {
+	for _, p := range e.ps {
+		g.unref(p.meta)
+	}
+	g.bytes -= e.cost(term)
+	delete(g.terms, term)
+}
+
+// number converts raw postings, numbering new ids and metas.
 func (g *cacheGen) number(raw []rawPosting) *termPostings {
 	e := &termPostings{ps: make([]cachedPosting, len(raw))}
 	for i, p := range raw {
-		d, ok := g.docs[string(p.id)]
-		if !ok {
-			d = uint32(len(g.ids))
-			id := string(p.id)
-			g.ids = append(g.ids, id)
-			g.docs[id] = d
-			g.bytes += 2*len(id) + 64
-		}
-		m, ok := g.metaN[string(p.meta)]
-		if !ok {
-			m = uint32(len(g.metas))
-			meta := string(p.meta)
-			g.metas = append(g.metas, []byte(meta))
-			g.metaN[meta] = m
-			g.bytes += 2*len(meta) + 72
-		}
-		e.ps[i] = cachedPosting{doc: d, meta: m, tf: float64(p.tf), dl: float64(p.dl)}
+		e.ps[i] = cachedPosting{doc: g.docNum(p.id), meta: g.metaNum(p.meta), tf: float64(p.tf), dl: float64(p.dl)}
 	}
 	return e
+}
+
+// docNum returns the number of pattern id, numbering it when new.
+func (g *cacheGen) docNum(id []byte) uint32 {
+	d, ok := g.docs[string(id)]
+	if !ok {
+		d = uint32(len(g.ids))
+		s := string(id)
+		g.ids = append(g.ids, s)
+		g.docs[s] = d
+		g.bytes += 2*len(s) + 64
+	}
+	return d
+}
+
+// metaNum returns the number of meta and counts one more reference to it,
+// numbering it when new.
+func (g *cacheGen) metaNum(meta []byte) uint32 {
+	if m, ok := g.metaN[string(meta)]; ok {
+		g.refs[m]++
+		return m
+	}
+	var m uint32
+	b := []byte(string(meta))
+	if n := len(g.free); n > 0 {
+		m, g.free = g.free[n-1], g.free[:n-1]
+		g.metas[m], g.refs[m] = b, 1
+	} else {
+		m = uint32(len(g.metas))
+		g.metas, g.refs = append(g.metas, b), append(g.refs, 1)
+	}
+	g.metaN[string(b)] = m
+	g.bytes += 2*len(b) + 72
+	return m
+}
+
+// unref counts one reference less to meta m, freeing it at none.
+func (g *cacheGen) unref(m uint32) {
+	if g.refs[m]--; g.refs[m] > 0 {
+		return
+	}
+	g.bytes -= 2*len(g.metas[m]) + 72
+	delete(g.metaN, string(g.metas[m]))
+	g.metas[m] = nil
+	g.free = append(g.free, m)
 }
 
 // scratch is a query's accumulator over doc numbers.

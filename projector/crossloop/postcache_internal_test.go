@@ -2,15 +2,18 @@ package crossloop
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// TestPostingCacheVerifies: the cache keeps what it read only when the
-// postings read have the fingerprint of the term record the query read
-// (not when the postings changed in between, as a commit between the two
-// reads does); a kept entry serves a query only while the record's
-// fingerprint is its own; a cache over its budget starts afresh and still
-// answers right.
+// TestPostingCacheVerifies: a query is served by an entry only when its
+// fingerprint is the one of the term record the query read; postings read
+// across a change of the term (a commit between the record's read and the
+// chunks') are cached with their own fingerprint and the query is told to
+// read its records again; a cache over its budget starts afresh and still
+// answers right. The changes here are made without the cache's memo: no
+// delta is logged, the entries are read again.
 func TestPostingCacheVerifies(t *testing.T) {
 	s := memStore{}
 	st := NewStats()
@@ -34,28 +37,34 @@ func TestPostingCacheVerifies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// metaOf is the meta the postings of term give id, and whether the
-	// cache holds the term.
-	metaOf := func(c *postingCache, term, id string, d termDF) (string, bool) {
+	// metaOf is the meta the postings of term give id, whether the query
+	// was served, and whether the cache holds the term at the store's
+	// fingerprint.
+	metaOf := func(c *postingCache, term, id string, d termDF) (meta string, served, kept bool) {
 		t.Helper()
-		tl, err := c.postings(s, []string{term}, []termDF{d}, true)
+		ok, err := c.use(s, []string{term}, []termDF{d}, func(tl termLists) {
+			n := 0
+			for _, p := range tl.lists[0].ps {
+				n++
+				if tl.ids[p.doc] == id {
+					meta = string(tl.metas[p.meta])
+				}
+			}
+			if n != d.df {
+				t.Fatalf("%s: %d postings, record says %d", term, n, d.df)
+			}
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := 0
-		meta := ""
-		for _, p := range tl.lists[0].ps {
-			n++
-			if tl.ids[p.doc] == id {
-				meta = string(tl.metas[p.meta])
-			}
-		}
-		if n != d.df {
-			t.Fatalf("%s: %d postings, record says %d", term, n, d.df)
+		_, fp, err := readTerm(s, term, true, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
 		c.mu.RLock()
 		defer c.mu.RUnlock()
-		return meta, c.gen.terms[term] != nil
+		e := c.gen.terms[term]
+		return meta, ok, e != nil && e.fp == fp
 	}
 	want := func(p *Pattern) string { return string(postingMeta(p, len(sortedBigrams(p.SearchText())))) }
 	df := func(term string) termDF {
@@ -70,20 +79,20 @@ func TestPostingCacheVerifies(t *testing.T) {
 	p := pats[3]
 	before := df("alpha")
 	apply(p) // between the record's read and the chunks'
-	if m, kept := metaOf(c, "alpha", p.ID, before); m != want(p) || kept {
-		t.Fatalf("read across a change: meta current %v, kept %v; want current, not kept", m == want(p), kept)
+	if _, served, kept := metaOf(c, "alpha", p.ID, before); served || !kept {
+		t.Fatalf("read across a change: served %v, kept %v; want not served, kept", served, kept)
 	}
-	if m, kept := metaOf(c, "alpha", p.ID, df("alpha")); m != want(p) || !kept {
-		t.Fatalf("read of a stable term: meta current %v, kept %v", m == want(p), kept)
+	if m, served, _ := metaOf(c, "alpha", p.ID, df("alpha")); m != want(p) || !served {
+		t.Fatalf("read of a stable term: meta current %v, served %v", m == want(p), served)
 	}
 	apply(p)
-	if m, _ := metaOf(c, "alpha", p.ID, df("alpha")); m != want(p) {
+	if m, served, _ := metaOf(c, "alpha", p.ID, df("alpha")); m != want(p) || !served {
 		t.Fatal("a kept entry served a term whose postings changed")
 	}
 	if err := UnindexPattern(s, st, pats[4].ID); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := metaOf(c, "alpha", pats[4].ID, df("alpha")); m != "" {
+	if m, _, _ := metaOf(c, "alpha", pats[4].ID, df("alpha")); m != "" {
 		t.Fatal("a removed posting was served")
 	}
 
@@ -94,18 +103,182 @@ func TestPostingCacheVerifies(t *testing.T) {
 			q := pats[10+round]
 			apply(q)
 			tf, _ := Terms(q.SearchText())
-			if m, _ := metaOf(small, term, q.ID, df(term)); tf[term] > 0 && m != want(q) {
-				t.Fatalf("round %d, %s: stale meta from a small cache", round, term)
+			if m, served, _ := metaOf(small, term, q.ID, df(term)); !served || (tf[term] > 0 && m != want(q)) {
+				t.Fatalf("round %d, %s: stale meta from a small cache (served %v)", round, term, served)
 			}
 		}
 	}
-	if small.gen == first || small.gen.bytes > small.budget {
-		t.Fatalf("small cache: started afresh %v, holds %d bytes (budget %d)", small.gen != first, small.gen.bytes, small.budget)
+	// over its budget, a generation takes one more entry, then is dropped
+	if small.gen == first || len(small.gen.terms) > 2 {
+		t.Fatalf("small cache: started afresh %v, holds %d terms (budget about one)", small.gen != first, len(small.gen.terms))
+	}
+}
+
+// scanCounter is a Reader that counts the scans of postings.
+type scanCounter struct {
+	memStore
+	scans int
+}
+
+func (c *scanCounter) Scan(p []byte, fn func(k, v []byte) error) error {
+	c.scans++
+	return c.memStore.Scan(p, fn)
+}
+
+// TestPostingCacheDeltas: with the cache in the fold's memo, entries
+// follow the changes (metas refreshed, patterns added, re-indexed with
+// other words, removed) by the deltas the fold logs, without reading the
+// chunks again, and hold then exactly the postings the chunks hold (ids,
+// tf, lengths, metas), with bitmaps and ranks that find each; a query
+// whose record is behind the fold applies only the deltas up to it.
+func TestPostingCacheDeltas(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := &scanCounter{memStore: memStore{}}
+	st := NewStats()
+	c := newPostingCache(defaultCacheBudget)
+	pats := map[string]*Pattern{}
+	next := 0
+	text := func() string {
+		return fmt.Sprintf("alpha w%d w%d v%d", rng.IntN(9), rng.IntN(9), rng.IntN(5))
+	}
+	fold := func(op func(m *memo) error) {
+		t.Helper()
+		m := memo{cache: c}
+		if err := op(&m); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.flush(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add := func() {
+		p := &Pattern{ID: fmt.Sprintf("pat-error-d-%04d", next), Type: TypeError, ErrorType: "E",
+			ErrorPattern: text(), Successful: 1, SuccessRate: 1}
+		next++
+		pats[p.ID] = p
+		fold(func(m *memo) error { return indexPattern(s, st, p, 0.8, m, true) })
+	}
+	pick := func() *Pattern {
+		ids := make([]string, 0, len(pats))
+		for id := range pats {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return pats[ids[rng.IntN(len(ids))]]
+	}
+	for range 300 {
+		add()
+	}
+	terms := func() []string {
+		var out []string
+		_ = s.memStore.Scan([]byte(prefDF), func(k, _ []byte) error {
+			out = append(out, string(k[len(prefDF):]))
+			return nil
+		})
+		return out
+	}
+	// check serves every term at the records given (dfs; the store's when
+	// nil) and compares the entries with want (the chunks' when nil); it
+	// returns the number of chunk scans the queries made.
+	check := func(ts []string, dfs []termDF, want map[string][]rawPosting) int {
+		t.Helper()
+		if dfs == nil {
+			for _, term := range ts {
+				d, err := loadDF(s.memStore, term)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dfs = append(dfs, d)
+			}
+		}
+		before := s.scans
+		ok, err := c.use(s, ts, dfs, func(tl termLists) {
+			for i, term := range ts {
+				w := want[term]
+				if w == nil {
+					raw, _, err := readTerm(s.memStore, term, false, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					w = raw
+				}
+				e := tl.lists[i]
+				if len(e.ps) != len(w) || e.fp != dfs[i].fp {
+					t.Fatalf("%s: %d postings, want %d (fingerprint right %v)", term, len(e.ps), len(w), e.fp == dfs[i].fp)
+				}
+				for _, p := range w {
+					d, ok := c.gen.docs[string(p.id)]
+					if !ok || !e.x.has(d) {
+						t.Fatalf("%s: %s missing", term, p.id)
+					}
+					q := e.x.posting(d)
+					if tl.ids[q.doc] != string(p.id) || q.tf != float64(p.tf) || q.dl != float64(p.dl) || string(tl.metas[q.meta]) != string(p.meta) {
+						t.Fatalf("%s: posting of %s differs", term, p.id)
+					}
+				}
+			}
+		})
+		if err != nil || !ok {
+			t.Fatalf("use: served %v, %v", ok, err)
+		}
+		return s.scans - before
+	}
+	all := terms()
+	if n := check(all, nil, nil); n != len(all) {
+		t.Fatalf("first queries: %d scans, want %d", n, len(all))
+	}
+	for round := range 200 {
+		switch k := rng.IntN(10); {
+		case k < 5: // a meta refreshed
+			p := pick()
+			p.Successful++
+			fold(func(m *memo) error { return refreshPostings(s, m, p, len(sortedBigrams(p.SearchText()))) })
+		case k < 7:
+			add()
+		case k < 9: // re-indexed with other words
+			p := pick()
+			p.ErrorPattern = text()
+			fold(func(m *memo) error { return indexPattern(s, st, p, 0.8, m, false) })
+		default:
+			p := pick()
+			delete(pats, p.ID)
+			fold(func(m *memo) error { return unindexPattern(s, st, p.ID, m) })
+		}
+		if round%7 == 0 {
+			ts := terms()
+			if !slices.Equal(ts, all) {
+				t.Fatalf("round %d: terms %v, were %v", round, ts, all)
+			}
+			if n := check(all, nil, nil); n != 0 {
+				t.Fatalf("round %d: %d chunk scans; want the deltas only", round, n)
+			}
+		}
+	}
+	// A record behind the fold: the entry stops at it.
+	atY := map[string][]rawPosting{}
+	var dfsY []termDF
+	p := pick()
+	p.Successful++
+	fold(func(m *memo) error { return refreshPostings(s, m, p, len(sortedBigrams(p.SearchText()))) })
+	for _, term := range all {
+		d, _ := loadDF(s.memStore, term)
+		dfsY = append(dfsY, d)
+		raw, _, _ := readTerm(s.memStore, term, false, 0)
+		atY[term] = raw
+	}
+	add()
+	p.Successful++
+	fold(func(m *memo) error { return refreshPostings(s, m, p, len(sortedBigrams(p.SearchText()))) })
+	if n := check(all, dfsY, atY); n != 0 {
+		t.Fatalf("record behind: %d scans", n)
+	}
+	if n := check(all, nil, nil); n != 0 {
+		t.Fatalf("record at the fold: %d scans", n)
 	}
 }
 
 // TestPostingCacheWarm: warming caches every term a query may read with
-// exactly the postings its chunks hold (in chunk order), leaves out the
+// exactly the postings its chunks hold (indexed by doc), leaves out the
 // terms queries skip, and is done once per generation.
 func TestPostingCacheWarm(t *testing.T) {
 	s := memStore{}
@@ -138,7 +311,11 @@ func TestPostingCacheWarm(t *testing.T) {
 			t.Fatalf("%s: %d postings, fingerprint %x; want %d, %x", term, len(e.ps), e.fp, len(raw), fp)
 		}
 		for i, p := range raw {
-			q := e.ps[i]
+			d, ok := g.docs[string(p.id)]
+			if !ok || !e.x.has(d) {
+				t.Fatalf("%s: posting %d (%s) not indexed", term, i, p.id)
+			}
+			q := e.x.posting(d)
 			if g.ids[q.doc] != string(p.id) || string(g.metas[q.meta]) != string(p.meta) || q.tf != float64(p.tf) || q.dl != float64(p.dl) {
 				t.Fatalf("%s: posting %d differs", term, i)
 			}
@@ -169,5 +346,40 @@ func TestPostingCacheWarm(t *testing.T) {
 	}
 	if c2.gen.terms["w1"] != nil {
 		t.Fatal("a generation warmed twice")
+	}
+}
+
+// TestDeltaLogBounded: the deltas logged for the cached terms stay within
+// each term's bounds and, all terms together, within logBudget, their
+// count of bytes exact; deltas of terms the cache does not hold are not
+// logged.
+func TestDeltaLogBounded(t *testing.T) {
+	c := newPostingCache(defaultCacheBudget)
+	for i := range 100 {
+		c.gen.terms[fmt.Sprintf("t%03d", i)] = &termPostings{x: buildIndex(nil)}
+	}
+	big := make([]byte, 4<<10)
+	for k := range 70 {
+		for i := range 101 {
+			from, to := fingerprint{uint64(k)}, fingerprint{uint64(k + 1)}
+			c.record(fmt.Sprintf("t%03d", i), from, to, []postingOp{{now: big}})
+		}
+	}
+	if c.log["t100"] != nil {
+		t.Fatal("a term not cached has a log")
+	}
+	sum := 0
+	for term, l := range c.log {
+		b := 0
+		for _, d := range l.ds {
+			b += d.bytes
+		}
+		if b != l.bytes || b > logMaxBytes || len(l.ds) > logMax {
+			t.Fatalf("%s: %d deltas, %d bytes (counted %d)", term, len(l.ds), b, l.bytes)
+		}
+		sum += b
+	}
+	if sum != c.logBytes || sum > logBudget || sum == 0 {
+		t.Fatalf("logs hold %d bytes (counted %d), budget %d", sum, c.logBytes, logBudget)
 	}
 }

@@ -76,12 +76,32 @@ func postingMeta(p *Pattern, nBigrams int) []byte {
 // INVARIANT: between a term's load and the flush, the memo's state is the
 // term's: its record, and tail the tail of chunk df.last (empty: none);
 // stored is the key of the tail the store holds (nil: none), whatever
-// its value. The bodies of chunks are written through at once.
+// its value. The bodies of chunks are written through at once. With the
+// memo's cache set, ops are the postings removed and added since the load
+// (from: the record's fingerprint then), for the cache's delta (flush).
 type termState struct {
 	df     termDF
 	tail   []byte // owned
 	stored []byte
 	dirty  bool
+	from   fingerprint
+	ops    []postingOp
+}
+
+// logOp notes, for the memo's cache, that the event removed posting old
+// and added now (either nil: none).
+func (m *memo) logOp(ts *termState, old, now []byte) {
+	if m.cache == nil {
+		return
+	}
+	ts.ops = append(ts.ops, postingOp{old: clone(old), now: clone(now)})
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
 }
 
 // term returns the state of term, loading it on first use. m must not be
@@ -94,7 +114,7 @@ func (m *memo) term(s getter, term string) (*termState, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts := &termState{df: df}
+	ts := &termState{df: df, from: df.fp}
 	if df.n > 0 {
 		k := tailKey(term, df.last)
 		v, ok, err := s.Get(k)
@@ -113,7 +133,8 @@ func (m *memo) term(s getter, term string) (*termState, error) {
 }
 
 // flush writes back the records and tails of the terms the event changed,
-// and forgets them. m must not be nil.
+// logs their deltas in the memo's cache (when set), and forgets them. m
+// must not be nil.
 func (m *memo) flush(s Store) error {
 	if m.seqDirty {
 		if err := s.Set([]byte(keyMergeSeq), binary.BigEndian.AppendUint64(nil, m.seq)); err != nil {
@@ -145,6 +166,7 @@ func (m *memo) flush(s Store) error {
 		if err := storeDF(s, term, ts.df); err != nil {
 			return err
 		}
+		m.cache.record(term, ts.from, ts.df.fp, ts.ops)
 	}
 	m.terms = nil
 	return nil
@@ -243,6 +265,7 @@ func refreshPostings(s Store, m *memo, p *Pattern, nBigrams int) error {
 		}
 		ts.df.fp.sub(old)
 		ts.df.fp.add(now)
+		m.logOp(ts, old, now)
 		ts.dirty = true
 	}
 	return nil
@@ -266,6 +289,7 @@ func addPosting(s Store, m *memo, term, id string, tf, dl int, meta []byte) (uin
 	ts.df.df++
 	ts.df.n++
 	ts.df.fp.add(ts.tail[at:])
+	m.logOp(ts, nil, ts.tail[at:])
 	ts.dirty = true
 	if len(ts.tail) < tailBytes && ts.df.n < chunkCap {
 		return ts.df.last, nil
@@ -305,6 +329,7 @@ func removePosting(s Store, m *memo, term, id string, chunk uint32) error {
 	}
 	ts.df.df--
 	ts.df.fp.sub(old)
+	m.logOp(ts, old, nil)
 	ts.dirty = true
 	if ts.df.df <= 0 { // no posting left: a term never seen (storeDF deletes its record)
 		ts.df = termDF{}

@@ -65,6 +65,17 @@ func List(r Reader, f ListFilter) ([]*Pattern, error) {
 	return ps, nil
 }
 
+// LoopTask returns the task and category of loop id, from its head alone
+// (not its iterations): what an injection for the loop asks. ok is false
+// when there is no such loop.
+func LoopTask(r Reader, id string) (task, category string, ok bool, err error) {
+	h, ok, err := loadLoopHead(r, id)
+	if err != nil || !ok {
+		return "", "", false, err
+	}
+	return h.Task, h.Category, true, nil
+}
+
 // PruneCandidate is one pattern a prune would archive.
 type PruneCandidate struct {
 	PatternID   string    `json:"pattern_id"`

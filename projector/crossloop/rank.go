@@ -91,14 +91,11 @@ func Keep(p *Pattern, minRate float64, types map[string]bool) bool {
 //
 // A term's postings come from the posting cache of cfg (the Model's) when
 // the cached fingerprint is the one of the term's record, read here
-// through r (postingCache), else from its chunks: either way the same
-// postings, so the same answer.
+// through r, once brought forward by the fold's deltas where it is behind
+// (postingCache), else from its chunks: either way the same postings, so
+// the same answer.
 func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embedder) ([]Ranked, error) {
 	cfg.setDefaults()
-	st, err := LoadStats(r)
-	if err != nil {
-		return nil, err
-	}
 	minRate := cfg.MinSuccessRate
 	if req.MinRate != nil {
 		minRate = *req.MinRate
@@ -113,7 +110,7 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 		}
 	}
 	limit := cfg.Limit(req.TopK)
-	if limit == 0 || st.IndexDocs == 0 {
+	if limit == 0 {
 		return nil, nil
 	}
 	qtf, _ := Terms(req.Task + " " + req.Category)
@@ -122,80 +119,123 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 		terms = append(terms, t)
 	}
 	sort.Strings(terms)
+	pc := cfg.postings
+	var (
+		cands  []*candidate
+		idfSum float64
+	)
+	// With the cache: the records read, the entries brought to them; a
+	// commit between the two reads the records again (a few times, then
+	// the chunks are read for this query alone).
+	for attempt := 0; ; attempt++ {
+		q, err := loadQuery(r, terms)
+		if err != nil || q.n == 0 {
+			return nil, err
+		}
+		idfSum = q.idfSum
+		if pc == nil || attempt == 3 {
+			tl, err := private(r, q.names, q.dfs)
+			if err != nil {
+				return nil, err
+			}
+			cands = q.pool(tl, cfg.CandidatePool, false)
+			break
+		}
+		pool := func(tl termLists) { cands = q.pool(tl, cfg.CandidatePool, true) }
+		if err := pc.warm(r, q.st); err != nil {
+			return nil, err
+		}
+		ok, err := pc.use(r, q.names, q.dfs, pool)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+	}
+	if emb != nil {
+		return rankEmbedded(ctx, r, req, emb, cands, minRate, types, limit)
+	}
+	return rankLexical(r, req, cands, idfSum, minRate, types, limit)
+}
+
+// query is what a query reads before the postings: the index totals, and the
+// terms it reads (document frequency within bounds: not found in more
+// than half of a large registry), their records and idf.
+type query struct {
+	st     *Stats
+	n      int // patterns indexed
+	avgdl  float64
+	names  []string
+	dfs    []termDF
+	idfs   []float64
+	idfSum float64
+}
+
+func loadQuery(r Reader, terms []string) (query, error) {
+	var q query
+	st, err := loadIndexTotals(r)
+	if err != nil {
+		return q, err
+	}
+	q.st, q.n = st, st.IndexDocs
+	if q.n == 0 {
+		return q, nil
+	}
 	N := float64(st.IndexDocs)
-	avgdl := float64(st.IndexLen) / N
-	if avgdl <= 0 {
-		avgdl = 1
+	q.avgdl = float64(st.IndexLen) / N
+	if q.avgdl <= 0 {
+		q.avgdl = 1
 	}
-	// The terms read (document frequency within bounds), their records
-	// and idf.
-	type qterm struct {
-		t   string
-		idf float64
-	}
-	qts := make([]qterm, 0, len(terms))
-	names := make([]string, 0, len(terms))
-	dfs := make([]termDF, 0, len(terms))
-	idfSum := 0.0
 	for _, t := range terms {
 		d, err := loadDF(r, t)
 		if err != nil {
-			return nil, err
+			return q, err
 		}
 		df := d.df
 		if df == 0 || (st.IndexDocs > 1000 && df*2 > st.IndexDocs) {
 			continue
 		}
 		idf := math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
-		idfSum += idf
-		qts = append(qts, qterm{t, idf})
-		names = append(names, t)
-		dfs = append(dfs, d)
+		q.idfSum += idf
+		q.names = append(q.names, t)
+		q.dfs = append(q.dfs, d)
+		q.idfs = append(q.idfs, idf)
 	}
-	pc, share := cfg.postings, true
-	if pc == nil { // no cache: one for this query alone
-		pc, share = newPostingCache(math.MaxInt), false
-	} else if err := pc.warm(r, st); err != nil {
-		return nil, err
-	}
-	tl, err := pc.postings(r, names, dfs, share)
-	if err != nil {
-		return nil, err
-	}
-	// BM25 per pattern met, summed over the terms in their order (as the
-	// reference does: the same float operations in the same order).
+	return q, nil
+}
+
+// pool returns the best n patterns by BM25 met in the postings tl (the
+// query's terms, in order), best first, with their scores and the meta of
+// their first posting met: BM25 per pattern summed over the terms in
+// their order (as the reference does: the same float operations in the
+// same order), from bitmaps (prunedPool) when prune and the entries are
+// the cache's (their bitmaps are kept up to date), else by a scan of
+// every posting.
+func (q *query) pool(tl termLists, n int, prune bool) []*candidate {
 	sc := getScratch(len(tl.ids))
 	defer sc.release()
-	idfs := make([]float64, len(qts))
-	for i, qt := range qts {
-		idfs[i] = qt.idf
-	}
-	// The pool from bitmaps when the postings are the shared cache's (their
-	// bitmaps are built once per entry, not once per query).
-	if !prunePool || !share || !prunedPool(sc, tl.lists, idfs, avgdl, cfg.CandidatePool) {
-		for i, idf := range idfs {
+	if !prunePool || !prune || !prunedPool(sc, tl.lists, q.idfs, q.avgdl, n) {
+		for i, idf := range q.idfs {
 			for _, p := range tl.lists[i].ps {
 				if !sc.seen[p.doc] {
 					sc.seen[p.doc] = true
 					sc.meta[p.doc] = p.meta
 					sc.touched = append(sc.touched, p.doc)
 				}
-				sc.s[p.doc] += bm25Term(idf, p.tf, p.dl, avgdl)
+				sc.s[p.doc] += bm25Term(idf, p.tf, p.dl, q.avgdl)
 			}
 		}
 	}
 	sc.vals = slices.Grow(sc.vals[:0], len(sc.touched))
-	top := topCandidates(sc.touched, cfg.CandidatePool, sc.s, tl.ids, sc.vals)
+	top := topCandidates(sc.touched, n, sc.s, tl.ids, sc.vals)
 	slab := make([]candidate, len(top))
 	cands := make([]*candidate, len(top))
 	for i, d := range top {
 		slab[i] = candidate{id: tl.ids[d], s: sc.s[d], meta: tl.metas[sc.meta[d]]}
 		cands[i] = &slab[i]
 	}
-	if emb != nil {
-		return rankEmbedded(ctx, r, req, emb, cands, minRate, types, limit)
-	}
-	return rankLexical(r, req, cands, idfSum, minRate, types, limit)
+	return cands
 }
 
 // rankLexical filters the candidates and bounds their scores from their
@@ -442,6 +482,23 @@ func rankEmbedded(ctx context.Context, r Reader, req InjectRequest, emb Embedder
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// loadIndexTotals reads the totals of the text index (the fields of
+// Stats a query reads; the others, maps among them, are not decoded).
+func loadIndexTotals(r Reader) (*Stats, error) {
+	var t struct {
+		IndexDocs int `json:"index_docs"`
+		IndexLen  int `json:"index_len"`
+	}
+	v, ok, err := r.Get([]byte(keyStats))
+	if err != nil || !ok {
+		return &Stats{}, err
+	}
+	if err := json.Unmarshal(v, &t); err != nil {
+		return nil, fmt.Errorf("decode stats: %w", err)
+	}
+	return &Stats{IndexDocs: t.IndexDocs, IndexLen: t.IndexLen}, nil
 }
 
 // LoadStats reads the running totals (empty when none).
