@@ -470,6 +470,9 @@ func learnCmdRecordFeedback(_ context.Context, _ View, req Request) ([]*events.E
 type LearningObserveArgs struct {
 	events.PatternObserved
 	LearningTime
+	// checked is the observation's checked event data, when decoded as one
+	// of learning.observe_patterns (LearningObservations).
+	checked *observation
 }
 
 func learnCmdObservePattern(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {

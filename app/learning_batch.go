@@ -1,0 +1,212 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector/learning"
+)
+
+// learning.observe_patterns: many pattern observations in one request. Each
+// observation is what learning.observe_pattern takes and is checked by the
+// same rules in the same order (unknown keys, the event's schema, then the
+// values); an error names the observation's index and nothing is appended.
+// The observations become one pattern.observed/v1 event each, appended in
+// one batch (published asynchronously, in order), so a request of n
+// observations costs one round trip instead of n.
+
+// MaxObservationsPerRequest bounds one learning.observe_patterns request:
+// the reply lists where each event was stored, and a NATS message is 1 MiB
+// by default.
+const MaxObservationsPerRequest = 1000
+
+func init() {
+	Register(Endpoint{Group: "learning", Name: "observe_patterns",
+		Doc:  fmt.Sprintf("record many pattern observations in one request (1-%d; each as in observe_pattern; the reply reads back each pattern's maturity)", MaxObservationsPerRequest),
+		Args: LearningObserveBatchArgs{}, Command: learnCmdObservePatterns, Reply: learnReplyObservedBatch})
+}
+
+// LearningObserveBatchArgs are the arguments of learning.observe_patterns.
+type LearningObserveBatchArgs struct {
+	Observations LearningObservations `json:"observations"`
+}
+
+// LearningObservations are the observations of one request. Decoding checks
+// each as learning.observe_patterns would check it alone (observeArgs).
+type LearningObservations []LearningObserveArgs
+
+// observation is one observation's checked form: its event data as the
+// schema check returned it (credentials redacted) and its aggregate id.
+type observation struct {
+	data    json.RawMessage
+	subject string
+}
+
+// UnmarshalJSON decodes a list of observations, each checked by observeArgs
+// (identical observations are checked once: the check is a pure function
+// of the bytes). An error names the index of the first bad observation.
+func (l *LearningObservations) UnmarshalJSON(raw []byte) error {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return fmt.Errorf("field \"observations\": must be a list of observation objects: %v", err)
+	}
+	out := make(LearningObservations, len(items))
+	seen := make(map[string]int, 4)
+	for i, item := range items {
+		item = bytes.TrimSpace(item)
+		if j, ok := seen[string(item)]; ok {
+			out[i] = out[j]
+			continue
+		}
+		a, err := observeArgs(item)
+		if err != nil {
+			// DecodeStrict marks it a bad request (400, exit code 2).
+			return fmt.Errorf("observations[%d]: %s", i, strings.TrimPrefix(err.Error(), ErrBadRequest.Error()+": arguments: "))
+		}
+		out[i] = a
+		seen[string(item)] = i
+	}
+	*l = out
+	return nil
+}
+
+var observeArgsType = reflect.TypeFor[LearningObserveArgs]()
+
+// observeArgs checks one observation as the pipeline checks the arguments
+// of learning.observe_pattern: keys first (an unknown key is named whatever
+// else is wrong), then the event data (all but "time") against the
+// pattern.observed/v1 schema, then the values.
+func observeArgs(raw json.RawMessage) (LearningObserveArgs, error) {
+	var a LearningObserveArgs
+	if err := checkKeys(raw, observeArgsType, "arguments"); err != nil {
+		return a, err
+	}
+	data, err := Request{Args: raw}.fields("time")
+	if err != nil {
+		return a, err
+	}
+	checked, err := checkData("pattern.observed/v1", data)
+	if err != nil {
+		return a, err
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return a, err
+	}
+	p, err := events.DecodeData(&events.Event{Type: "pattern.observed/v1", Data: checked})
+	if err != nil {
+		return a, err
+	}
+	a.checked = &observation{data: checked, subject: p.AggregateID()}
+	return a, nil
+}
+
+// LearningObservedBatch is the result of learning.observe_patterns.
+type LearningObservedBatch struct {
+	// Observed is the number of observations recorded.
+	Observed int `json:"observed"`
+	// Patterns are the patterns observed, in the order of their first
+	// observation in the request.
+	Patterns []LearningObservedPattern `json:"patterns"`
+}
+
+// LearningObservedPattern is what one request recorded about one pattern.
+type LearningObservedPattern struct {
+	PatternID string `json:"pattern_id"`
+	// Successes and Failures count this request's observations.
+	Successes int `json:"successes"`
+	Failures  int `json:"failures"`
+	// Maturity is the pattern's maturity state after the fold, read back at
+	// the time of its newest observation in the request; absent while the
+	// reply is pending.
+	Maturity learning.MaturityState `json:"maturity,omitempty"`
+}
+
+func learnCmdObservePatterns(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+	var a LearningObserveBatchArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, nil, err
+	}
+	switch n := len(a.Observations); {
+	case n == 0:
+		return nil, nil, fmt.Errorf("%w: field \"observations\": give at least one observation", ErrBadRequest)
+	case n > MaxObservationsPerRequest:
+		return nil, nil, fmt.Errorf("%w: field \"observations\": %d observations, at most %d per request", ErrBadRequest, n, MaxObservationsPerRequest)
+	}
+	evs := make([]*events.Event, len(a.Observations))
+	for i, o := range a.Observations {
+		at, err := o.at(req)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: observations[%d]: %s", ErrBadRequest, i, strings.TrimPrefix(err.Error(), ErrBadRequest.Error()+": "))
+		}
+		at = at.UTC()
+		evs[i] = &events.Event{ID: req.eventID(at), Type: "pattern.observed/v1", Project: req.Project, Source: req.Source,
+			Subject: o.checked.subject, Time: at, Data: o.checked.data}
+	}
+	res, err := learnObservedBatch(evs)
+	return evs, res, err
+}
+
+// learnObservedBatch sums a request's events by pattern (the event's
+// subject is its pattern id).
+func learnObservedBatch(evs []*events.Event) (LearningObservedBatch, error) {
+	out := LearningObservedBatch{Observed: len(evs), Patterns: []LearningObservedPattern{}}
+	at := map[string]int{}
+	success := map[string]bool{} // by data: decoded once per distinct observation
+	for _, ev := range evs {
+		ok, seen := success[string(ev.Data)]
+		if !seen {
+			p, err := events.DecodeData(ev)
+			if err != nil {
+				return out, fmt.Errorf("decode %s: %w", ev.ID, err)
+			}
+			o, _ := p.(*events.PatternObserved)
+			ok = o != nil && o.Success
+			success[string(ev.Data)] = ok
+		}
+		i, found := at[ev.Subject]
+		if !found {
+			i = len(out.Patterns)
+			at[ev.Subject] = i
+			out.Patterns = append(out.Patterns, LearningObservedPattern{PatternID: ev.Subject})
+		}
+		if ok {
+			out.Patterns[i].Successes++
+		} else {
+			out.Patterns[i].Failures++
+		}
+	}
+	return out, nil
+}
+
+// learnReplyObservedBatch reads back each pattern's maturity after the fold
+// (for the stored events: a retry with the same idempotency key answers
+// for what was stored).
+func learnReplyObservedBatch(_ context.Context, v View, _ Request, evs []*events.Event, _ any) (any, error) {
+	res, err := learnObservedBatch(evs)
+	if err != nil {
+		return nil, err
+	}
+	newest := map[string]*events.Event{}
+	for _, ev := range evs {
+		if n, ok := newest[ev.Subject]; !ok || ev.Time.After(n.Time) {
+			newest[ev.Subject] = ev
+		}
+	}
+	r := v.Model(learning.ModelName)
+	for i, p := range res.Patterns {
+		ev := newest[p.PatternID]
+		pv, ok, err := learningModel.Pattern(r, ev.Project, p.PatternID, ev.Time)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			res.Patterns[i].Maturity = pv.State
+		}
+	}
+	return res, nil
+}
