@@ -80,7 +80,7 @@ var observeArgsType = reflect.TypeFor[LearningObserveArgs]()
 // observeArgs checks one observation as the pipeline checks the arguments
 // of learning.observe_pattern: keys first (an unknown key is named whatever
 // else is wrong), then the event data (all but "time") against the
-// pattern.observed/v1 schema, then the values.
+// pattern.observed/v1 schema, then the values (the time last).
 func observeArgs(raw json.RawMessage) (LearningObserveArgs, error) {
 	var a LearningObserveArgs
 	if err := checkKeys(raw, observeArgsType, "arguments"); err != nil {
@@ -95,6 +95,9 @@ func observeArgs(raw json.RawMessage) (LearningObserveArgs, error) {
 		return a, err
 	}
 	if err := decodeArgs(raw, &a); err != nil {
+		return a, err
+	}
+	if _, err := a.at(Request{}); err != nil {
 		return a, err
 	}
 	p, err := events.DecodeData(&events.Event{Type: "pattern.observed/v1", Data: checked})
@@ -139,7 +142,7 @@ func learnCmdObservePatterns(_ context.Context, _ View, req Request) ([]*events.
 	}
 	evs := make([]*events.Event, len(a.Observations))
 	for i, o := range a.Observations {
-		at, err := o.at(req)
+		at, err := o.at(req) // checked by observeArgs
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: observations[%d]: %s", ErrBadRequest, i, strings.TrimPrefix(err.Error(), ErrBadRequest.Error()+": "))
 		}
