@@ -188,32 +188,60 @@ func BenchmarkRefLoopStart(b *testing.B) {
 }
 
 // BenchmarkRefObservations: N observations of one decomposition pattern
-// appended in batch requests of record.event (without waiting, the last
-// one waits for the fold), then the query showing N.
+// appended in requests of 1 000 (without waiting, the last one waits for
+// the fold), then the query showing N. Two doors, in the same run:
+// learning.observe_patterns (one observation per item) and record.event
+// (one pattern.observed/v1 envelope per item).
 func BenchmarkRefObservations(b *testing.B) {
-	for _, n := range []int{1000, 10_000} {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			_, cl := refNode(b, 0, 0)
-			b.ResetTimer()
-			for i := range b.N {
-				content := fmt.Sprintf("split run %d by file type", i)
-				const chunk = 1000
-				for k := 0; k < n; k += chunk {
-					evs := make([]map[string]any, 0, chunk)
-					for j := k; j < min(k+chunk, n); j++ {
-						evs = append(evs, map[string]any{"type": "pattern.observed/v1",
-							"data": map[string]any{"content": content, "success": j%4 != 0}})
-					}
-					refCall(b, cl, "record", "event", map[string]any{"events": evs}, k+chunk < n)
-				}
-				r := refCall(b, cl, "learning", "pattern", map[string]any{"content": content}, false)
-				got, _ := r["success_count"].(float64)
-				failed, _ := r["failure_count"].(float64)
-				if int(got+failed) != n {
-					b.Fatalf("pattern after %d observations: %v", n, r)
-				}
+	type observation struct {
+		Content string `json:"content"`
+		Success bool   `json:"success"`
+	}
+	doors := []struct {
+		name string
+		send func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool)
+	}{
+		{"observe_patterns", func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool) {
+			obs := make([]observation, 0, to-from)
+			for j := from; j < to; j++ {
+				obs = append(obs, observation{content, j%4 != 0})
 			}
-		})
+			refCall(b, cl, "learning", "observe_patterns", map[string]any{"observations": obs}, noWait)
+		}},
+		{"record.event", func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool) {
+			evs := make([]map[string]any, 0, to-from)
+			for j := from; j < to; j++ {
+				evs = append(evs, map[string]any{"type": "pattern.observed/v1",
+					"data": map[string]any{"content": content, "success": j%4 != 0}})
+			}
+			refCall(b, cl, "record", "event", map[string]any{"events": evs}, noWait)
+		}},
+	}
+	for _, n := range []int{1000, 10_000} {
+		for _, door := range doors {
+			b.Run(fmt.Sprintf("%s/N=%d", door.name, n), func(b *testing.B) {
+				_, cl := refNode(b, 0, 0)
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := processCPU()
+				for i := range b.N {
+					content := fmt.Sprintf("split run %d by file type", i)
+					const chunk = 1000
+					for k := 0; k < n; k += chunk {
+						door.send(b, cl, content, k, min(k+chunk, n), k+chunk < n)
+					}
+					r := refCall(b, cl, "learning", "pattern", map[string]any{"content": content}, false)
+					got, _ := r["success_count"].(float64)
+					failed, _ := r["failure_count"].(float64)
+					if int(got+failed) != n {
+						b.Fatalf("pattern after %d observations: %v", n, r)
+					}
+				}
+				// The process's CPU time (client, server, JetStream, folds
+				// and Pebble alike): steadier than wall time on shared cores.
+				b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }
 
