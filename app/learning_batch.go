@@ -94,7 +94,7 @@ func observeArgs(raw json.RawMessage) (LearningObserveArgs, error) {
 	if err != nil {
 		return a, err
 	}
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := decodeValues(raw, &a, "arguments"); err != nil { // keys checked above
 		return a, err
 	}
 	if _, err := a.at(Request{}); err != nil {

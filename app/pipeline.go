@@ -134,7 +134,7 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 			return req, err
 		}
 	}
-	if err := decodeArgs(c.Args, v); err != nil {
+	if err := decodeValues(c.Args, v, "arguments"); err != nil { // keys checked above
 		return req, fmt.Errorf("%s: %w", e.Subject(), err)
 	}
 	if e.Args != nil {

@@ -3,7 +3,9 @@ package learning
 import (
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -35,7 +37,14 @@ type Model struct {
 	// learning.configured/v1 (ConfigAt).
 	cfg   Config
 	cache configCache
+	// unconfigured is the last fold Tx whose store held no configuration
+	// (see foldConfig); nil when none.
+	unconfigured atomic.Pointer[unconfiguredTx]
 }
+
+// unconfiguredTx pins a Tx found without a configuration (pinned, its
+// identity cannot be taken by another Tx while it is remembered).
+type unconfiguredTx struct{ tx projector.Tx }
 
 // folder folds one event (or answers one query) with the configuration in
 // force at that point of the log.
@@ -192,11 +201,44 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	default:
 		return nil
 	}
-	cfg, err := m.ConfigAt(tx)
+	cfg, err := m.foldConfig(tx)
 	if err != nil {
 		return err
 	}
+	if _, ok := data.(*events.LearningConfigured); ok {
+		// The Tx's store may hold a configuration from now on.
+		defer m.unconfigured.Store(nil)
+	}
 	return (&folder{cfg: cfg}).fold(tx, ev, data)
+}
+
+// foldConfig is ConfigAt(tx) for a fold, without reading the store while
+// it is known to hold no configuration: looking up an absent key costs a
+// probe of every table of the store, which was most of what folding an
+// observation cost.
+//
+// INVARIANT: a store a fold Tx reads gains a configuration only by this
+// model folding a learning.configured/v1 through that Tx (a model alone
+// writes its keys, a Tx reads one store), and Fold forgets the Tx once
+// it folded one (on the fold's goroutine: the next fold through that Tx
+// reads the store again); writes taken back (a poison event, a batch folded again)
+// only remove a configuration. So while unconfigured names tx, tx's store
+// holds none. A Tx whose type is not comparable is never remembered.
+func (m *Model) foldConfig(tx projector.Tx) (Config, error) {
+	if u := m.unconfigured.Load(); u != nil && u.tx == tx {
+		return m.cfg, nil
+	}
+	raw, ok, err := tx.Get(configKey)
+	if err != nil {
+		return m.cfg, err
+	}
+	if !ok {
+		if reflect.TypeOf(tx).Comparable() {
+			m.unconfigured.Store(&unconfiguredTx{tx})
+		}
+		return m.cfg, nil
+	}
+	return m.cache.decode(raw)
 }
 
 func (m *folder) fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
@@ -219,7 +261,11 @@ func (m *folder) fold(tx projector.Tx, ev *events.Event, data events.Payload) er
 		if d.Success {
 			typ = Helpful
 		}
-		return m.observePattern(tx, ev, d.AggregateID(), d.Content, d.Success, typ, d.BeadID, d.Tags)
+		id := d.PatternID
+		if id == "" {
+			id = patternIDOf(d.Content) // d.AggregateID(), memoized
+		}
+		return m.observePattern(tx, ev, id, d.Content, d.Success, typ, d.BeadID, d.Tags)
 	case *events.PatternPromoted:
 		return m.manual(tx, ev, d.PatternID, Proven, d.Reason)
 	case *events.PatternDeprecated:
