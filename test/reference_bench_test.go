@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/benchkit"
@@ -288,4 +290,54 @@ func BenchmarkReadYourWrites(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkObservePatternPhases: where one learning.observe_pattern round
+// trip spends its time, on a node holding 100 entries and 100 registry
+// patterns. One op is one observation appended and waited for in-process
+// (node.Append, then WaitFor: the append's round trip to JetStream, then
+// the fold and commit), next to, in the same run, the same command through
+// the API over NATS (client, request, pipeline, reply read back). Reported:
+// the in-process phases' means and the p50 / p99 of both paths.
+func BenchmarkObservePatternPhases(b *testing.B) {
+	nd, cl := refNode(b, 100, 100)
+	ctx := context.Background()
+	var tAppend, tFold time.Duration
+	inproc := make([]time.Duration, 0, b.N)
+	viaAPI := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		ev, err := events.New("pattern.observed/v1", refProject, "bench", t0, &events.PatternObserved{Content: fmt.Sprintf("pattern %d: split by file", i), Success: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := nd.Append(ctx, []*events.Event{ev}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := nd.WaitFor(ctx, res[0].Seq); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		tAppend, tFold = tAppend+t1.Sub(t0), tFold+t2.Sub(t1)
+		inproc = append(inproc, t2.Sub(t0))
+		r := refCall(b, cl, "learning", "observe_pattern", map[string]any{"content": fmt.Sprintf("pattern %d: split by API", i), "success": true}, false)
+		viaAPI = append(viaAPI, time.Since(t2))
+		if r["projected"] != true {
+			b.Fatalf("observe_pattern: not projected: %v", r)
+		}
+	}
+	b.StopTimer()
+	pct := func(d []time.Duration, p int) float64 {
+		slices.Sort(d)
+		return float64(d[(len(d)-1)*p/100].Microseconds())
+	}
+	b.ReportMetric(float64(tAppend.Microseconds())/float64(b.N), "append-us")
+	b.ReportMetric(float64(tFold.Microseconds())/float64(b.N), "fold-us")
+	b.ReportMetric(pct(inproc, 50), "inproc-p50-us")
+	b.ReportMetric(pct(inproc, 99), "inproc-p99-us")
+	b.ReportMetric(pct(viaAPI, 50), "api-p50-us")
+	b.ReportMetric(pct(viaAPI, 99), "api-p99-us")
 }
