@@ -146,6 +146,9 @@ func learnCmdObservePatterns(_ context.Context, _ View, req Request) ([]*events.
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: observations[%d]: %s", ErrBadRequest, i, strings.TrimPrefix(err.Error(), ErrBadRequest.Error()+": "))
 		}
+		if o.checked == nil {
+			return nil, nil, fmt.Errorf("%w: observations[%d] was not decoded by LearningObservations", errWiring, i)
+		}
 		at = at.UTC()
 		evs[i] = &events.Event{ID: req.eventID(at), Type: "pattern.observed/v1", Project: req.Project, Source: req.Source,
 			Subject: o.checked.subject, Time: at, Data: o.checked.data}
