@@ -223,7 +223,7 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 // it folded one (on the fold's goroutine: the next fold through that Tx
 // reads the store again); writes taken back (a poison event, a batch folded again)
 // only remove a configuration. So while unconfigured names tx, tx's store
-// holds none. A Tx whose type is not comparable is never remembered.
+// holds none. Only a Tx that compares by identity is remembered (identity).
 func (m *Model) foldConfig(tx projector.Tx) (Config, error) {
 	if u := m.unconfigured.Load(); u != nil && u.tx == tx {
 		return m.cfg, nil
@@ -233,12 +233,30 @@ func (m *Model) foldConfig(tx projector.Tx) (Config, error) {
 		return m.cfg, err
 	}
 	if !ok {
-		if reflect.TypeOf(tx).Comparable() {
+		if identity(reflect.TypeOf(tx)) {
 			m.unconfigured.Store(&unconfiguredTx{tx})
 		}
 		return m.cfg, nil
 	}
 	return m.cache.decode(raw)
+}
+
+// identity reports whether values of t compare by identity without panic:
+// pointers, and structs of such fields and scalars (no interface, whose
+// comparison can panic, and no string or array of data).
+func identity(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Bool, reflect.Int, reflect.Int64, reflect.Uint64:
+		return true
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !identity(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func (m *folder) fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
