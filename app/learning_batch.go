@@ -37,7 +37,7 @@ type LearningObserveBatchArgs struct {
 }
 
 // LearningObservations are the observations of one request. Decoding checks
-// each as learning.observe_patterns would check it alone (observeArgs).
+// each as learning.observe_pattern checks its arguments (observeArgs).
 type LearningObservations []LearningObserveArgs
 
 // observation is one observation's checked form: its event data as the
@@ -54,6 +54,9 @@ func (l *LearningObservations) UnmarshalJSON(raw []byte) error {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return fmt.Errorf("field \"observations\": must be a list of observation objects: %v", err)
+	}
+	if len(items) > MaxObservationsPerRequest { // before checking any
+		return fmt.Errorf("field \"observations\": %d observations, at most %d per request", len(items), MaxObservationsPerRequest)
 	}
 	out := make(LearningObservations, len(items))
 	seen := make(map[string]int, 4)
