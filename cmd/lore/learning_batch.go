@@ -108,18 +108,21 @@ func readObservations(r io.Reader) ([]json.RawMessage, []int, error) {
 	if len(items) == 0 {
 		return nil, nil, fmt.Errorf("%w: no observation given (one JSON object per line)", errBadInput)
 	}
-	list, err := json.Marshal(items)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode observations: %w", err)
-	}
-	var checked app.LearningObservations
-	if err := json.Unmarshal(list, &checked); err != nil {
-		msg := err.Error()
-		if m := observationIndex.FindStringSubmatch(msg); m != nil {
-			i, _ := strconv.Atoi(m[1])
-			msg = fmt.Sprintf("line %d: %s", lines[i], msg[len(m[0]):])
+	// Checked in the requests they will be sent in.
+	for k := 0; k < len(items); k += app.MaxObservationsPerRequest {
+		list, err := json.Marshal(items[k:min(k+app.MaxObservationsPerRequest, len(items))])
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode observations: %w", err)
 		}
-		return nil, nil, fmt.Errorf("%w: %s", errBadInput, msg)
+		var checked app.LearningObservations
+		if err := json.Unmarshal(list, &checked); err != nil {
+			msg := err.Error()
+			if m := observationIndex.FindStringSubmatch(msg); m != nil {
+				i, _ := strconv.Atoi(m[1])
+				msg = fmt.Sprintf("line %d: %s", lines[k+i], msg[len(m[0]):])
+			}
+			return nil, nil, fmt.Errorf("%w: %s", errBadInput, msg)
+		}
 	}
 	return items, lines, nil
 }

@@ -55,12 +55,13 @@ func TestCLIMaturityObserveBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
-	if err := os.WriteFile(bad, []byte(lines[0]+"\n"+`{"content":"One file per subtask"}`+"\n"), 0o600); err != nil {
+	badLines := append(append([]string{}, lines...), `{"content":"One file per subtask"}`)
+	if err := os.WriteFile(bad, []byte(strings.Join(badLines, "\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errs = run("", "maturity", "observe-batch", bad)
-	if code != exitBadInput || !strings.Contains(errs, "line 2") || !strings.Contains(errs, "success") {
-		t.Fatalf("bad line: exit %d: %s; want 2 naming line 2 and its field", code, errs)
+	if want := fmt.Sprintf("line %d:", n+1); code != exitBadInput || !strings.Contains(errs, want) || !strings.Contains(errs, "success") {
+		t.Fatalf("bad line: exit %d: %s; want 2 naming %s and its field", code, errs, want)
 	}
 	code, out, errs = run("", "--json", "maturity", "observe-batch", file)
 	if code != 0 {
