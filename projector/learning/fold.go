@@ -21,8 +21,9 @@ const ModelName = "learning"
 // 1: JSON records; 2: binary records (codec.go); 3: each outcome's score
 // kept by event id (o/, Model.Outcome); 4: the configuration folded from
 // learning.configured/v1 (g/), evidence with every verdict and
-// rehabilitation under the evidence policy.
-const baseVersion = 4
+// rehabilitation under the evidence policy; 5: pattern.observations/v1
+// folded (a store of an older version may lack them).
+const baseVersion = 5
 
 // Model folds outcomes, feedback, pattern observations, manual pattern
 // events, errors and clock ticks into criterion weights, pattern maturity,
@@ -195,7 +196,7 @@ func projectOf(ev *events.Event) string {
 // Fold applies one event with the configuration in force before it.
 func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
 	switch data.(type) {
-	case *events.OutcomeRecorded, *events.FeedbackRecorded, *events.PatternObserved, *events.PatternPromoted,
+	case *events.OutcomeRecorded, *events.FeedbackRecorded, *events.PatternObserved, *events.PatternObservations, *events.PatternPromoted,
 		*events.PatternDeprecated, *events.PatternReset, *events.ErrorRecorded, *events.ErrorResolved,
 		*events.ClockTicked, *events.LearningConfigured:
 	default:
@@ -275,15 +276,15 @@ func (m *folder) fold(tx projector.Tx, ev *events.Event, data events.Payload) er
 		}
 		return m.addCriterionFeedback(tx, ev, d.Criterion, typ, d.RawValue)
 	case *events.PatternObserved:
-		typ := Harmful
-		if d.Success {
-			typ = Helpful
+		return m.observed(tx, ev, single, d)
+	case *events.PatternObservations:
+		// In order, each as the same observation sent on its own.
+		for i := range d.Observations {
+			if err := m.observed(tx, ev, i, &d.Observations[i]); err != nil {
+				return err
+			}
 		}
-		id := d.PatternID
-		if id == "" {
-			id = patternIDOf(d.Content) // d.AggregateID(), memoized
-		}
-		return m.observePattern(tx, ev, id, d.Content, d.Success, typ, d.BeadID, d.Tags)
+		return nil
 	case *events.PatternPromoted:
 		return m.manual(tx, ev, d.PatternID, Proven, d.Reason)
 	case *events.PatternDeprecated:
@@ -354,7 +355,7 @@ func (m *folder) foldOutcome(tx projector.Tx, ev *events.Event, o *events.Outcom
 		view.Patterns = append(view.Patterns, id)
 		// The seed's workflow: an observation succeeds when the outcome
 		// scored helpful; the maturity feedback has the outcome's type.
-		if err := m.observePattern(tx, ev, id, c, scored.Type == Helpful, scored.Type, o.BeadID, nil); err != nil {
+		if err := m.observePattern(tx, ev, single, id, c, scored.Type == Helpful, scored.Type, o.BeadID, nil); err != nil {
 			return err
 		}
 	}
@@ -447,7 +448,25 @@ func (m *folder) loadPattern(tx projector.Tx, proj, id, content string, at time.
 	return rec, nil
 }
 
-func (m *folder) observePattern(tx projector.Tx, ev *events.Event, id, content string, success bool, typ FeedbackType, bead string, tags []string) error {
+// single is the item index of an observation that is a whole event
+// (pattern.observed/v1); a pattern.observations/v1 item has its own.
+const single = -1
+
+// observed folds one observation: the event's own (item single) or item
+// item of a pattern.observations/v1.
+func (m *folder) observed(tx projector.Tx, ev *events.Event, item int, d *events.PatternObserved) error {
+	typ := Harmful
+	if d.Success {
+		typ = Helpful
+	}
+	id := d.PatternID
+	if id == "" {
+		id = patternIDOf(d.Content) // d.AggregateID(), memoized
+	}
+	return m.observePattern(tx, ev, item, id, d.Content, d.Success, typ, d.BeadID, d.Tags)
+}
+
+func (m *folder) observePattern(tx projector.Tx, ev *events.Event, item int, id, content string, success bool, typ FeedbackType, bead string, tags []string) error {
 	proj := projectOf(ev)
 	rec, err := m.loadPattern(tx, proj, id, content, ev.Time)
 	if err != nil {
@@ -472,7 +491,7 @@ func (m *folder) observePattern(tx projector.Tx, ev *events.Event, id, content s
 	const weight = 1.0 // one observation's worth of maturity feedback
 	rec.Sums.Add(ev.Time, typ, weight, m.cfg.Maturity.HalfLifeDays)
 	if typ != Neutral {
-		if err := tx.Set(termKey(termsPrefix(kPatternT, proj, id), ev.Time, tx.Seq()), termValue(typ, weight)); err != nil {
+		if err := tx.Set(termKey(termsPrefix(kPatternT, proj, id), ev.Time, itemSeq(tx.Seq(), item)), termValue(typ, weight)); err != nil {
 			return err
 		}
 	}
