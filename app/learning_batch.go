@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector/learning"
@@ -16,9 +17,9 @@ import (
 // observation is what learning.observe_pattern takes and is checked by the
 // same rules in the same order (unknown keys, the event's schema, then the
 // values); an error names the observation's index and nothing is appended.
-// The observations become one pattern.observed/v1 event each, appended in
-// one batch (published asynchronously, in order), so a request of n
-// observations costs one round trip instead of n.
+// The observations become one pattern.observations/v1 event (one per run
+// of observations made at the same time), so a request of n observations
+// costs one round trip and one message instead of n.
 
 // MaxObservationsPerRequest bounds one learning.observe_patterns request:
 // the reply lists where each event was stored, and a NATS message is 1 MiB
@@ -143,7 +144,35 @@ func learnCmdObservePatterns(_ context.Context, _ View, req Request) ([]*events.
 	case n > MaxObservationsPerRequest:
 		return nil, nil, fmt.Errorf("%w: field \"observations\": %d observations, at most %d per request", ErrBadRequest, n, MaxObservationsPerRequest)
 	}
-	evs := make([]*events.Event, len(a.Observations))
+	// One pattern.observations/v1 per run of observations made at the same
+	// time (each holds at most events.MaxObservationsPerEvent): the log
+	// carries them in request order, and the fold applies them as the same
+	// observations sent one by one.
+	var evs []*events.Event
+	var items []json.RawMessage
+	var first string // the first item's pattern: the event's subject
+	var last time.Time
+	flush := func() {
+		if len(items) == 0 {
+			return
+		}
+		size := len(`{"observations":[]}`) + len(items)
+		for _, it := range items {
+			size += len(it)
+		}
+		data := make([]byte, 0, size)
+		data = append(data, `{"observations":[`...)
+		for i, it := range items {
+			if i > 0 {
+				data = append(data, ',')
+			}
+			data = append(data, it...)
+		}
+		data = append(data, "]}"...)
+		evs = append(evs, &events.Event{ID: req.eventID(last), Type: "pattern.observations/v1", Project: req.Project,
+			Source: req.Source, Subject: first, Time: last, Data: data})
+		items = items[:0]
+	}
 	for i, o := range a.Observations {
 		at, err := o.at(req) // checked by observeArgs
 		if err != nil {
@@ -153,37 +182,76 @@ func learnCmdObservePatterns(_ context.Context, _ View, req Request) ([]*events.
 			return nil, nil, fmt.Errorf("%w: observations[%d] was not decoded by LearningObservations", errWiring, i)
 		}
 		at = at.UTC()
-		evs[i] = &events.Event{ID: req.eventID(at), Type: "pattern.observed/v1", Project: req.Project, Source: req.Source,
-			Subject: o.checked.subject, Time: at, Data: o.checked.data}
+		if len(items) > 0 && (!at.Equal(last) || len(items) == events.MaxObservationsPerEvent) {
+			flush()
+		}
+		if len(items) == 0 {
+			first = o.checked.subject
+		}
+		items = append(items, o.checked.data)
+		last = at
 	}
+	flush()
 	res, err := learnObservedBatch(evs)
 	return evs, res, err
 }
 
-// learnObservedBatch sums a request's events by pattern (the event's
-// subject is its pattern id).
-func learnObservedBatch(evs []*events.Event) (LearningObservedBatch, error) {
-	out := LearningObservedBatch{Observed: len(evs), Patterns: []LearningObservedPattern{}}
-	at := map[string]int{}
-	success := map[string]bool{} // by data: decoded once per distinct observation
-	for _, ev := range evs {
-		ok, seen := success[string(ev.Data)]
-		if !seen {
-			p, err := events.DecodeData(ev)
-			if err != nil {
-				return out, fmt.Errorf("decode %s: %w", ev.ID, err)
-			}
-			o, _ := p.(*events.PatternObserved)
-			ok = o != nil && o.Success
-			success[string(ev.Data)] = ok
+// observedItem is one observation of a request's events, with its time.
+type observedItem struct {
+	pattern string
+	success bool
+	at      time.Time
+}
+
+// observedItems lists the observations of a request's events in order:
+// pattern.observations/v1 items (stored by this request or, under its
+// idempotency key, by an earlier one) and single pattern.observed/v1.
+func observedItems(evs []*events.Event) ([]observedItem, error) {
+	var out []observedItem
+	ids := map[[2]string]string{} // pattern id or content → pattern id
+	add := func(o *events.PatternObserved, at time.Time) {
+		k := [2]string{o.PatternID, o.Content}
+		id, ok := ids[k]
+		if !ok {
+			id = o.AggregateID()
+			ids[k] = id
 		}
-		i, found := at[ev.Subject]
+		out = append(out, observedItem{pattern: id, success: o.Success, at: at})
+	}
+	for _, ev := range evs {
+		p, err := events.DecodeData(ev)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", ev.ID, err)
+		}
+		switch d := p.(type) {
+		case *events.PatternObservations:
+			for i := range d.Observations {
+				add(&d.Observations[i], ev.Time)
+			}
+		case *events.PatternObserved:
+			add(d, ev.Time)
+		}
+	}
+	return out, nil
+}
+
+// learnObservedBatch sums a request's observations by pattern.
+func learnObservedBatch(evs []*events.Event) (LearningObservedBatch, error) {
+	out := LearningObservedBatch{Patterns: []LearningObservedPattern{}}
+	items, err := observedItems(evs)
+	if err != nil {
+		return out, err
+	}
+	out.Observed = len(items)
+	at := map[string]int{}
+	for _, it := range items {
+		i, found := at[it.pattern]
 		if !found {
 			i = len(out.Patterns)
-			at[ev.Subject] = i
-			out.Patterns = append(out.Patterns, LearningObservedPattern{PatternID: ev.Subject})
+			at[it.pattern] = i
+			out.Patterns = append(out.Patterns, LearningObservedPattern{PatternID: it.pattern})
 		}
-		if ok {
+		if it.success {
 			out.Patterns[i].Successes++
 		} else {
 			out.Patterns[i].Failures++
@@ -200,16 +268,23 @@ func learnReplyObservedBatch(_ context.Context, v View, _ Request, evs []*events
 	if err != nil {
 		return nil, err
 	}
-	newest := map[string]*events.Event{}
-	for _, ev := range evs {
-		if n, ok := newest[ev.Subject]; !ok || ev.Time.After(n.Time) {
-			newest[ev.Subject] = ev
+	items, err := observedItems(evs)
+	if err != nil {
+		return nil, err
+	}
+	newest := map[string]time.Time{}
+	for _, it := range items {
+		if n, ok := newest[it.pattern]; !ok || it.at.After(n) {
+			newest[it.pattern] = it.at
 		}
+	}
+	project := events.DefaultProject
+	if len(evs) > 0 && evs[0].Project != "" {
+		project = evs[0].Project
 	}
 	r := v.Model(learning.ModelName)
 	for i, p := range res.Patterns {
-		ev := newest[p.PatternID]
-		pv, ok, err := learningModel.Pattern(r, ev.Project, p.PatternID, ev.Time)
+		pv, ok, err := learningModel.Pattern(r, project, p.PatternID, newest[p.PatternID])
 		if err != nil {
 			return nil, err
 		}

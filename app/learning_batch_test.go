@@ -37,44 +37,83 @@ func observations(n int) []map[string]any {
 	return out
 }
 
+// untimed is obs without their times: all made at the request's time.
+func untimed(obs []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(obs))
+	for i, o := range obs {
+		out[i] = map[string]any{}
+		for k, v := range o {
+			if k != "time" {
+				out[i][k] = v
+			}
+		}
+	}
+	return out
+}
+
 // TestObservePatternsFoldsAsSingleObservations: a batch folds into the same
 // patterns as the same observations sent one by one to observe_pattern,
-// and its reply reads back each pattern's counts and maturity.
+// and its reply reads back each pattern's counts and maturity. The
+// observations go out as one pattern.observations/v1 per run of
+// observations made at the same time.
 func TestObservePatternsFoldsAsSingleObservations(t *testing.T) {
-	obs := observations(40)
-	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	one := app.NewPipeline(newMemBackend(t, app.LearningModel()))
-	for _, o := range obs {
-		if _, _, err := do[app.LearningRecorded](t, one, "learning", "observe_pattern", app.Call{Now: &now, Source: "t", Args: args(t, o)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	many := app.NewPipeline(newMemBackend(t, app.LearningModel()))
-	res, reply, err := do[app.LearningObservedBatch](t, many, "learning", "observe_patterns",
-		app.Call{Now: &now, Source: "t", Args: args(t, map[string]any{"observations": obs})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(reply.Appended) != len(obs) || !reply.Projected || res.Observed != len(obs) || len(res.Patterns) != 2 {
-		t.Fatalf("reply %+v, result %+v", reply, res)
-	}
-	for _, p := range res.Patterns {
-		want, _, err := do[learning.PatternView](t, one, "learning", "pattern", app.Call{Now: &now, Args: args(t, map[string]any{"pattern_id": p.PatternID})})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := do[learning.PatternView](t, many, "learning", "pattern", app.Call{Now: &now, Args: args(t, map[string]any{"pattern_id": p.PatternID})})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, _ := json.Marshal(want)
-		g, _ := json.Marshal(got)
-		if string(w) != string(g) {
-			t.Errorf("pattern %s after the batch:\n%s\none by one:\n%s", p.PatternID, g, w)
-		}
-		if p.Successes+p.Failures != 20 || p.Successes != got.SuccessCount || p.Failures != got.FailureCount || p.Maturity == "" {
-			t.Errorf("reply for %s: %+v, folded %d/%d", p.PatternID, p, got.SuccessCount, got.FailureCount)
-		}
+	for name, c := range map[string]struct {
+		obs    []map[string]any
+		events int
+	}{
+		"each at its own time": {observations(40), 40},
+		"all at the same time": {untimed(observations(40)), 1},
+		"a thousand, untimed":  {untimed(observations(app.MaxObservationsPerRequest)), 1},
+		"two runs of one time": {append(untimed(observations(20)), observations(20)[:1]...), 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			obs := c.obs
+			now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+			one := app.NewPipeline(newMemBackend(t, app.LearningModel()))
+			for _, o := range obs {
+				if _, _, err := do[app.LearningRecorded](t, one, "learning", "observe_pattern", app.Call{Now: &now, Source: "t", Args: args(t, o)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := newMemBackend(t, app.LearningModel())
+			many := app.NewPipeline(b)
+			res, reply, err := do[app.LearningObservedBatch](t, many, "learning", "observe_patterns",
+				app.Call{Now: &now, Source: "t", Args: args(t, map[string]any{"observations": obs})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reply.Appended) != c.events || len(b.log) != c.events || !reply.Projected || res.Observed != len(obs) || len(res.Patterns) != 2 {
+				t.Fatalf("%d events, reply %+v, result %+v", len(b.log), reply, res)
+			}
+			for _, ev := range b.log {
+				if ev.Type != "pattern.observations/v1" {
+					t.Fatalf("event of type %s", ev.Type)
+				}
+			}
+			total := 0
+			for _, p := range res.Patterns {
+				want, _, err := do[learning.PatternView](t, one, "learning", "pattern", app.Call{Now: &now, Args: args(t, map[string]any{"pattern_id": p.PatternID})})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := do[learning.PatternView](t, many, "learning", "pattern", app.Call{Now: &now, Args: args(t, map[string]any{"pattern_id": p.PatternID})})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, _ := json.Marshal(want)
+				g, _ := json.Marshal(got)
+				if string(w) != string(g) {
+					t.Errorf("pattern %s after the batch:\n%s\none by one:\n%s", p.PatternID, g, w)
+				}
+				if p.Successes != got.SuccessCount || p.Failures != got.FailureCount || p.Maturity == "" {
+					t.Errorf("reply for %s: %+v, folded %d/%d", p.PatternID, p, got.SuccessCount, got.FailureCount)
+				}
+				total += p.Successes + p.Failures
+			}
+			if total != len(obs) {
+				t.Errorf("reply counts %d observations of %d", total, len(obs))
+			}
+		})
 	}
 }
 
@@ -158,5 +197,21 @@ func TestObservePatternsIdempotencyKey(t *testing.T) {
 	a, _ := json.Marshal(again)
 	if len(b.log) != 10 || string(f) != string(a) || len(reply.Appended) != 10 || !reply.Appended[9].Duplicate {
 		t.Errorf("%d events; first %s, again %s, appended %+v", len(b.log), f, a, reply.Appended)
+	}
+	// Observations made at one time: one event, whose id is the key.
+	c = app.Call{Now: &now, IdempotencyKey: "obs-2", Args: args(t, map[string]any{"observations": untimed(observations(10))})}
+	first, _, err = do[app.LearningObservedBatch](t, p, "learning", "observe_patterns", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Now = &later
+	again, reply, err = do[app.LearningObservedBatch](t, p, "learning", "observe_patterns", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ = json.Marshal(first)
+	a, _ = json.Marshal(again)
+	if len(b.log) != 11 || b.log[10].ID != "obs-2" || string(f) != string(a) || first.Observed != 10 || len(reply.Appended) != 1 || !reply.Appended[0].Duplicate {
+		t.Errorf("%d events (last %s); first %s, again %s, appended %+v", len(b.log), b.log[len(b.log)-1].ID, f, a, reply.Appended)
 	}
 }
