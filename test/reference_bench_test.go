@@ -191,9 +191,11 @@ func BenchmarkRefLoopStart(b *testing.B) {
 
 // BenchmarkRefObservations: N observations of one decomposition pattern
 // appended in requests of 1 000 (without waiting, the last one waits for
-// the fold), then the query showing N. Two doors, in the same run:
-// learning.observe_patterns (one observation per item) and record.event
-// (one pattern.observed/v1 envelope per item).
+// the fold), then the query showing N. Three doors, in the same run:
+// learning.observe_patterns (one pattern.observations/v1 per request),
+// record.event with one pattern.observations/v1 envelope per request, and
+// record.event with one pattern.observed/v1 envelope per observation (one
+// message per observation: the baseline).
 func BenchmarkRefObservations(b *testing.B) {
 	type observation struct {
 		Content string `json:"content"`
@@ -209,6 +211,14 @@ func BenchmarkRefObservations(b *testing.B) {
 				obs = append(obs, observation{content, j%4 != 0})
 			}
 			refCall(b, cl, "learning", "observe_patterns", map[string]any{"observations": obs}, noWait)
+		}},
+		{"record.event-observations", func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool) {
+			obs := make([]observation, 0, to-from)
+			for j := from; j < to; j++ {
+				obs = append(obs, observation{content, j%4 != 0})
+			}
+			ev := map[string]any{"type": "pattern.observations/v1", "data": map[string]any{"observations": obs}}
+			refCall(b, cl, "record", "event", map[string]any{"events": []any{ev}}, noWait)
 		}},
 		{"record.event", func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool) {
 			evs := make([]map[string]any, 0, to-from)

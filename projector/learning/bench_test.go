@@ -191,3 +191,27 @@ func BenchmarkFoldObservations(b *testing.B) {
 		return out
 	})
 }
+
+// BenchmarkFoldObservationsBatched is BenchmarkFoldObservations with the
+// observations carried by pattern.observations/v1 events of 1000 (one op
+// is one observation), each event at its own time.
+func BenchmarkFoldObservationsBatched(b *testing.B) {
+	benchFold(b, func(first, n int) []*events.Event {
+		var out []*events.Event
+		for lo := first; lo < first+n; lo += events.MaxObservationsPerEvent {
+			hi := min(lo+events.MaxObservationsPerEvent, first+n)
+			obs := make([]events.PatternObserved, 0, hi-lo)
+			for i := lo; i < hi; i++ {
+				obs = append(obs, events.PatternObserved{Content: "Split the run by file type", Success: i%4 != 0})
+			}
+			ev, err := events.New("pattern.observations/v1", "", "bench", day0.Add(time.Duration(lo)*time.Millisecond),
+				&events.PatternObservations{Observations: obs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ev.Seq, ev.Checked = uint64(lo+1), true
+			out = append(out, ev)
+		}
+		return out
+	})
+}
