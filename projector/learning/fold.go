@@ -278,13 +278,7 @@ func (m *folder) fold(tx projector.Tx, ev *events.Event, data events.Payload) er
 	case *events.PatternObserved:
 		return m.observed(tx, ev, single, d)
 	case *events.PatternObservations:
-		// In order, each as the same observation sent on its own.
-		for i := range d.Observations {
-			if err := m.observed(tx, ev, i, &d.Observations[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return m.observations(tx, ev, d)
 	case *events.PatternPromoted:
 		return m.manual(tx, ev, d.PatternID, Proven, d.Reason)
 	case *events.PatternDeprecated:
@@ -466,12 +460,64 @@ func (m *folder) observed(tx projector.Tx, ev *events.Event, item int, d *events
 	return m.observePattern(tx, ev, item, id, d.Content, d.Success, typ, d.BeadID, d.Tags)
 }
 
+// observations folds the items of a pattern.observations/v1 in order, each
+// as the same observation sent on its own (observePattern). A run of items
+// of one pattern loads its record once and stores it once: nothing an
+// observation's fold does reads the record from tx, so holding it between
+// items of the run changes no result.
+func (m *folder) observations(tx projector.Tx, ev *events.Event, d *events.PatternObservations) error {
+	proj := projectOf(ev)
+	var rec patternRec
+	held := "" // the pattern whose record rec holds, not yet stored
+	for i := range d.Observations {
+		o := &d.Observations[i]
+		id := o.PatternID
+		if id == "" {
+			id = patternIDOf(o.Content) // o.AggregateID(), memoized
+		}
+		if id != held {
+			if held != "" {
+				if err := put(tx, key(kPattern, proj, held), &rec); err != nil {
+					return err
+				}
+			}
+			var err error
+			if rec, err = m.loadPattern(tx, proj, id, o.Content, ev.Time); err != nil {
+				return err
+			}
+			held = id
+		} else if rec.Pattern.Content == "" && o.Content != "" {
+			rec.Pattern.Content = o.Content // as loadPattern does
+		}
+		typ := Harmful
+		if o.Success {
+			typ = Helpful
+		}
+		if err := m.applyObservation(tx, ev, i, proj, id, &rec, o.Success, typ, o.BeadID, o.Tags); err != nil {
+			return err
+		}
+	}
+	if held == "" {
+		return nil
+	}
+	return put(tx, key(kPattern, proj, held), &rec)
+}
+
 func (m *folder) observePattern(tx projector.Tx, ev *events.Event, item int, id, content string, success bool, typ FeedbackType, bead string, tags []string) error {
 	proj := projectOf(ev)
 	rec, err := m.loadPattern(tx, proj, id, content, ev.Time)
 	if err != nil {
 		return err
 	}
+	if err := m.applyObservation(tx, ev, item, proj, id, &rec, success, typ, bead, tags); err != nil {
+		return err
+	}
+	return put(tx, key(kPattern, proj, id), &rec)
+}
+
+// applyObservation folds one observation into rec, the record of pattern
+// id (loaded by loadPattern), writing its term; the caller stores rec.
+func (m *folder) applyObservation(tx projector.Tx, ev *events.Event, item int, proj, id string, rec *patternRec, success bool, typ FeedbackType, bead string, tags []string) error {
 	for _, t := range tags {
 		if !slices.Contains(rec.Pattern.Tags, t) {
 			rec.Pattern.Tags = append(rec.Pattern.Tags, t)
@@ -479,7 +525,7 @@ func (m *folder) observePattern(tx projector.Tx, ev *events.Event, item int, id,
 	}
 	p, inv := RecordObservation(rec.Pattern, success, bead, ev.Time, m.cfg.AntiPattern)
 	rec.Pattern = p
-	m.invert(tx, proj, &rec, inv, ev.Time)
+	m.invert(tx, proj, rec, inv, ev.Time)
 	switch typ {
 	case Helpful:
 		rec.Maturity.HelpfulCount++
@@ -498,9 +544,9 @@ func (m *folder) observePattern(tx projector.Tx, ev *events.Event, item int, id,
 	if ev.Time.After(rec.Maturity.LastValidated) {
 		rec.Maturity.LastValidated = ev.Time
 	}
-	m.rehabilitate(tx, proj, &rec, ev.Time)
-	m.reevaluate(tx, proj, &rec, maxTime(ev.Time, rec.Sums), "feedback")
-	return put(tx, key(kPattern, proj, id), &rec)
+	m.rehabilitate(tx, proj, rec, ev.Time)
+	m.reevaluate(tx, proj, rec, maxTime(ev.Time, rec.Sums), "feedback")
+	return nil
 }
 
 // invert applies the seed's inversion (inv non-nil while the rule holds):
