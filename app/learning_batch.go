@@ -192,8 +192,11 @@ func learnCmdObservePatterns(_ context.Context, _ View, req Request) ([]*events.
 		last = at
 	}
 	flush()
-	res, err := learnObservedBatch(evs)
-	return evs, res, err
+	sum := make([]observedItem, len(a.Observations))
+	for i, o := range a.Observations {
+		sum[i] = observedItem{pattern: o.checked.subject, success: o.Success}
+	}
+	return evs, sumObserved(sum), nil
 }
 
 // observedItem is one observation of a request's events, with its time.
@@ -235,14 +238,9 @@ func observedItems(evs []*events.Event) ([]observedItem, error) {
 	return out, nil
 }
 
-// learnObservedBatch sums a request's observations by pattern.
-func learnObservedBatch(evs []*events.Event) (LearningObservedBatch, error) {
-	out := LearningObservedBatch{Patterns: []LearningObservedPattern{}}
-	items, err := observedItems(evs)
-	if err != nil {
-		return out, err
-	}
-	out.Observed = len(items)
+// sumObserved sums a request's observations by pattern.
+func sumObserved(items []observedItem) LearningObservedBatch {
+	out := LearningObservedBatch{Observed: len(items), Patterns: []LearningObservedPattern{}}
 	at := map[string]int{}
 	for _, it := range items {
 		i, found := at[it.pattern]
@@ -257,21 +255,18 @@ func learnObservedBatch(evs []*events.Event) (LearningObservedBatch, error) {
 			out.Patterns[i].Failures++
 		}
 	}
-	return out, nil
+	return out
 }
 
 // learnReplyObservedBatch reads back each pattern's maturity after the fold
 // (for the stored events: a retry with the same idempotency key answers
 // for what was stored).
 func learnReplyObservedBatch(_ context.Context, v View, _ Request, evs []*events.Event, _ any) (any, error) {
-	res, err := learnObservedBatch(evs)
-	if err != nil {
-		return nil, err
-	}
 	items, err := observedItems(evs)
 	if err != nil {
 		return nil, err
 	}
+	res := sumObserved(items)
 	newest := map[string]time.Time{}
 	for _, it := range items {
 		if n, ok := newest[it.pattern]; !ok || it.at.After(n) {
