@@ -25,6 +25,12 @@ func DecodeStrict(raw []byte, v any, what string) error {
 	if err := checkKeys(raw, reflect.TypeOf(v).Elem(), what); err != nil {
 		return err
 	}
+	return decodeValues(raw, v, what)
+}
+
+// decodeValues is DecodeStrict once checkKeys passed on raw: it decodes
+// the values, nested objects refusing unknown fields.
+func decodeValues(raw []byte, v any, what string) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil

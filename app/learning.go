@@ -302,11 +302,21 @@ func (t LearningTime) at(req Request) (time.Time, error) {
 
 // learnData builds the event of a command whose arguments are the event's
 // data plus "time": the arguments as sent, validated by the event's schema
-// (the pipeline checked them already; dataEvent checks what it appends).
+// once (the pipeline's check when it made it for typ, else dataEvent's).
 func learnData(req Request, typ string, t LearningTime) ([]*events.Event, events.Payload, error) {
 	at, err := t.at(req)
 	if err != nil {
 		return nil, nil, err
+	}
+	if req.data != nil && req.dataType == typ {
+		// The pipeline checked these very fields against typ's schema.
+		ev := &events.Event{Type: typ, Project: req.Project, Source: req.Source, Time: at.UTC(), Data: req.data}
+		p, err := events.DecodeData(ev)
+		if err != nil {
+			return nil, nil, err
+		}
+		ev.Subject, ev.ID = p.AggregateID(), req.eventID(at)
+		return []*events.Event{ev}, p, nil
 	}
 	data, err := req.fields("time")
 	if err != nil {
@@ -470,6 +480,9 @@ func learnCmdRecordFeedback(_ context.Context, _ View, req Request) ([]*events.E
 type LearningObserveArgs struct {
 	events.PatternObserved
 	LearningTime
+	// checked is the observation's checked event data, when decoded as one
+	// of learning.observe_patterns (LearningObservations).
+	checked *observation
 }
 
 func learnCmdObservePattern(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {

@@ -130,11 +130,13 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 		if err != nil {
 			return req, err
 		}
-		if _, err := checkData(e.Data, data); err != nil {
+		checked, err := checkData(e.Data, data)
+		if err != nil {
 			return req, err
 		}
+		req.data, req.dataType = checked, e.Data
 	}
-	if err := decodeArgs(c.Args, v); err != nil {
+	if err := decodeValues(c.Args, v, "arguments"); err != nil { // keys checked above
 		return req, fmt.Errorf("%s: %w", e.Subject(), err)
 	}
 	if e.Args != nil {

@@ -51,6 +51,11 @@ type Request struct {
 	decoded any
 	// ids names the events the command builds (data.go: eventID).
 	ids *idSource
+	// data is the endpoint's event data (the arguments less Extras) as the
+	// pipeline's schema check of type dataType (Endpoint.Data) returned
+	// it; nil when the endpoint has none.
+	data     json.RawMessage
+	dataType string
 }
 
 // Bind decodes the request's Args into v (a pointer to the endpoint's Args

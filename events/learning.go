@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -83,9 +84,49 @@ func (p *PatternObserved) AggregateID() string {
 }
 
 // Check requires a pattern id or a content.
-func (p *PatternObserved) Check() error {
+func (p *PatternObserved) Check() error { return p.check("data") }
+
+// check is Check of the observation at field at ("data",
+// "data.observations.3").
+func (p *PatternObserved) check(at string) error {
 	if p.PatternID == "" && strings.TrimSpace(p.Content) == "" {
-		return fmt.Errorf("field \"data.pattern_id\": a pattern_id or a content is required")
+		return fmt.Errorf("field %q: a pattern_id or a content is required", at+".pattern_id")
+	}
+	return nil
+}
+
+// MaxObservationsPerEvent bounds the observations of one
+// pattern.observations/v1 (its schema's maxItems). NB: must not change.
+const MaxObservationsPerEvent = 1000
+
+// PatternObservations carries many pattern observations made at the
+// event's time: each item is the data of a pattern.observed/v1, checked by
+// the same rules, and the learning fold applies the items in order exactly
+// as it folds the same observations sent one by one.
+//
+// INVARIANT: an item's identity is the event's id and the item's index;
+// the event is folded once per id, so each item is too.
+type PatternObservations struct {
+	Observations []PatternObserved `json:"observations"`
+}
+
+// AggregateID is the pattern of the first observation: the event is
+// stored with that pattern's events (a batch of one pattern, the common
+// case, with all of its own).
+func (p *PatternObservations) AggregateID() string {
+	if len(p.Observations) == 0 {
+		return ""
+	}
+	return p.Observations[0].AggregateID()
+}
+
+// Check applies PatternObserved's Check to every item, naming the first
+// bad one by its index.
+func (p *PatternObservations) Check() error {
+	for i := range p.Observations {
+		if err := p.Observations[i].check("data.observations." + strconv.Itoa(i)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -237,6 +278,9 @@ func init() {
 	Register(Kind{Type: "pattern.observed/v1", Aggregate: "pattern",
 		Doc: "a decomposition pattern was used and worked or not",
 		New: func() Payload { return new(PatternObserved) }})
+	Register(Kind{Type: "pattern.observations/v1", Aggregate: "pattern",
+		Doc: fmt.Sprintf("many pattern observations at one time (1-%d, each the data of a pattern.observed/v1), folded in order as if sent one by one", MaxObservationsPerEvent),
+		New: func() Payload { return new(PatternObservations) }})
 	Register(Kind{Type: "pattern.promoted/v1", Aggregate: "pattern",
 		Doc: "a pattern promoted to proven by hand (holds until the next manual event or a reset)",
 		New: func() Payload { return new(PatternPromoted) }})

@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -117,6 +118,14 @@ func (e *FeedbackRecorded) VisitText(f func(field, text string) string) {
 
 func (p *PatternObserved) VisitText(f func(field, text string) string) {
 	visit(f, "data.content", &p.Content)
+}
+
+func (p *PatternObservations) VisitText(f func(field, text string) string) {
+	for i := range p.Observations {
+		if p.Observations[i].Content != "" {
+			visit(f, "data.observations."+strconv.Itoa(i)+".content", &p.Observations[i].Content)
+		}
+	}
 }
 
 func (p *PatternDeprecated) VisitText(f func(field, text string) string) {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/benchkit"
@@ -188,32 +190,70 @@ func BenchmarkRefLoopStart(b *testing.B) {
 }
 
 // BenchmarkRefObservations: N observations of one decomposition pattern
-// appended in batch requests of record.event (without waiting, the last
-// one waits for the fold), then the query showing N.
+// appended in requests of 1 000 (without waiting, the last one waits for
+// the fold), then the query showing N. Three doors, in the same run:
+// learning.observe_patterns (one pattern.observations/v1 per request),
+// record.event with one pattern.observations/v1 envelope per request, and
+// record.event with one pattern.observed/v1 envelope per observation (one
+// message per observation: the baseline).
 func BenchmarkRefObservations(b *testing.B) {
-	for _, n := range []int{1000, 10_000} {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			_, cl := refNode(b, 0, 0)
-			b.ResetTimer()
-			for i := range b.N {
-				content := fmt.Sprintf("split run %d by file type", i)
-				const chunk = 1000
-				for k := 0; k < n; k += chunk {
-					evs := make([]map[string]any, 0, chunk)
-					for j := k; j < min(k+chunk, n); j++ {
-						evs = append(evs, map[string]any{"type": "pattern.observed/v1",
-							"data": map[string]any{"content": content, "success": j%4 != 0}})
-					}
-					refCall(b, cl, "record", "event", map[string]any{"events": evs}, k+chunk < n)
-				}
-				r := refCall(b, cl, "learning", "pattern", map[string]any{"content": content}, false)
-				got, _ := r["success_count"].(float64)
-				failed, _ := r["failure_count"].(float64)
-				if int(got+failed) != n {
-					b.Fatalf("pattern after %d observations: %v", n, r)
-				}
+	type observation struct {
+		Content string `json:"content"`
+		Success bool   `json:"success"`
+	}
+	doors := []struct {
+		name string
+		send func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool)
+	}{
+		{"observe_patterns", func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool) {
+			obs := make([]observation, 0, to-from)
+			for j := from; j < to; j++ {
+				obs = append(obs, observation{content, j%4 != 0})
 			}
-		})
+			refCall(b, cl, "learning", "observe_patterns", map[string]any{"observations": obs}, noWait)
+		}},
+		{"record.event-observations", func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool) {
+			obs := make([]observation, 0, to-from)
+			for j := from; j < to; j++ {
+				obs = append(obs, observation{content, j%4 != 0})
+			}
+			ev := map[string]any{"type": "pattern.observations/v1", "data": map[string]any{"observations": obs}}
+			refCall(b, cl, "record", "event", map[string]any{"events": []any{ev}}, noWait)
+		}},
+		{"record.event", func(b *testing.B, cl *api.Client, content string, from, to int, noWait bool) {
+			evs := make([]map[string]any, 0, to-from)
+			for j := from; j < to; j++ {
+				evs = append(evs, map[string]any{"type": "pattern.observed/v1",
+					"data": map[string]any{"content": content, "success": j%4 != 0}})
+			}
+			refCall(b, cl, "record", "event", map[string]any{"events": evs}, noWait)
+		}},
+	}
+	for _, n := range []int{1000, 10_000} {
+		for _, door := range doors {
+			b.Run(fmt.Sprintf("%s/N=%d", door.name, n), func(b *testing.B) {
+				_, cl := refNode(b, 0, 0)
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := processCPU()
+				for i := range b.N {
+					content := fmt.Sprintf("split run %d by file type", i)
+					const chunk = 1000
+					for k := 0; k < n; k += chunk {
+						door.send(b, cl, content, k, min(k+chunk, n), k+chunk < n)
+					}
+					r := refCall(b, cl, "learning", "pattern", map[string]any{"content": content}, false)
+					got, _ := r["success_count"].(float64)
+					failed, _ := r["failure_count"].(float64)
+					if int(got+failed) != n {
+						b.Fatalf("pattern after %d observations: %v", n, r)
+					}
+				}
+				// The process's CPU time (client, server, JetStream, folds
+				// and Pebble alike): steadier than wall time on shared cores.
+				b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }
 
@@ -260,4 +300,54 @@ func BenchmarkReadYourWrites(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkObservePatternPhases: where one learning.observe_pattern round
+// trip spends its time, on a node holding 100 entries and 100 registry
+// patterns. One op is one observation appended and waited for in-process
+// (node.Append, then WaitFor: the append's round trip to JetStream, then
+// the fold and commit), next to, in the same run, the same command through
+// the API over NATS (client, request, pipeline, reply read back). Reported:
+// the in-process phases' means and the p50 / p99 of both paths.
+func BenchmarkObservePatternPhases(b *testing.B) {
+	nd, cl := refNode(b, 100, 100)
+	ctx := context.Background()
+	var tAppend, tFold time.Duration
+	inproc := make([]time.Duration, 0, b.N)
+	viaAPI := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		ev, err := events.New("pattern.observed/v1", refProject, "bench", t0, &events.PatternObserved{Content: fmt.Sprintf("pattern %d: split by file", i), Success: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := nd.Append(ctx, []*events.Event{ev}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := nd.WaitFor(ctx, res[0].Seq); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		tAppend, tFold = tAppend+t1.Sub(t0), tFold+t2.Sub(t1)
+		inproc = append(inproc, t2.Sub(t0))
+		r := refCall(b, cl, "learning", "observe_pattern", map[string]any{"content": fmt.Sprintf("pattern %d: split by API", i), "success": true}, false)
+		viaAPI = append(viaAPI, time.Since(t2))
+		if r["projected"] != true {
+			b.Fatalf("observe_pattern: not projected: %v", r)
+		}
+	}
+	b.StopTimer()
+	pct := func(d []time.Duration, p int) float64 {
+		slices.Sort(d)
+		return float64(d[(len(d)-1)*p/100].Microseconds())
+	}
+	b.ReportMetric(float64(tAppend.Microseconds())/float64(b.N), "append-us")
+	b.ReportMetric(float64(tFold.Microseconds())/float64(b.N), "fold-us")
+	b.ReportMetric(pct(inproc, 50), "inproc-p50-us")
+	b.ReportMetric(pct(inproc, 99), "inproc-p99-us")
+	b.ReportMetric(pct(viaAPI, 50), "api-p50-us")
+	b.ReportMetric(pct(viaAPI, 99), "api-p99-us")
 }

@@ -143,7 +143,7 @@ func newCmdMaturity(f *Factory) *cobra.Command {
 	}
 	show.Flags().StringVar(&content, "content", "", "name the pattern by its content")
 	freeText(show.Flags(), "content")
-	cmd.AddCommand(list, show, newCmdMaturityObserve(f),
+	cmd.AddCommand(list, show, newCmdMaturityObserve(f), newCmdMaturityObserveBatch(f),
 		newCmdMaturityManual(f, "promote", "Promote a pattern to proven by hand (refused when deprecated)", false),
 		newCmdMaturityManual(f, "deprecate", "Deprecate a pattern by hand, with a reason", true),
 		newCmdMaturityManual(f, "reset", "Start a pattern over as a candidate", false))

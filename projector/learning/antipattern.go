@@ -3,6 +3,7 @@ package learning
 import (
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/loredev/lore/events"
@@ -123,3 +124,20 @@ func NormalizeContent(content string) string {
 // PatternID derives a stable id from a pattern's content (see
 // events.PatternIDFor): "split-by-file-type-1a2b3c4d".
 func PatternID(content string) string { return events.PatternIDFor(content) }
+
+// lastPatternID is the last content patternIDOf derived an id from, and
+// that id: observations of one pattern come in runs, and deriving the id
+// (normalising and hashing the content) is most of what folding an
+// observation named by content costs. Safe for concurrent folds and
+// queries: PatternID is a pure function.
+var lastPatternID atomic.Pointer[[2]string]
+
+// patternIDOf is PatternID(content), remembered for the last content.
+func patternIDOf(content string) string {
+	if last := lastPatternID.Load(); last != nil && last[0] == content {
+		return last[1]
+	}
+	id := PatternID(content)
+	lastPatternID.Store(&[2]string{content, id})
+	return id
+}

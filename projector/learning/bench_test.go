@@ -171,3 +171,47 @@ func BenchmarkQueryAt1M(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFoldObservations measures the fold of pattern observations
+// named by content, one pattern, three in four successes, in commits of
+// 10000 events into an on-disk store (the fold of a batch of observations
+// appended with learning.observe_patterns).
+func BenchmarkFoldObservations(b *testing.B) {
+	benchFold(b, func(first, n int) []*events.Event {
+		out := make([]*events.Event, 0, n)
+		for i := first; i < first+n; i++ {
+			ev, err := events.New("pattern.observed/v1", "", "bench", day0.Add(time.Duration(i)*time.Millisecond),
+				&events.PatternObserved{Content: "Split the run by file type", Success: i%4 != 0})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ev.Seq, ev.Checked = uint64(i+1), true
+			out = append(out, ev)
+		}
+		return out
+	})
+}
+
+// BenchmarkFoldObservationsBatched is BenchmarkFoldObservations with the
+// observations carried by pattern.observations/v1 events of 1000 (one op
+// is one observation), each event at its own time.
+func BenchmarkFoldObservationsBatched(b *testing.B) {
+	benchFold(b, func(first, n int) []*events.Event {
+		var out []*events.Event
+		for lo := first; lo < first+n; lo += events.MaxObservationsPerEvent {
+			hi := min(lo+events.MaxObservationsPerEvent, first+n)
+			obs := make([]events.PatternObserved, 0, hi-lo)
+			for i := lo; i < hi; i++ {
+				obs = append(obs, events.PatternObserved{Content: "Split the run by file type", Success: i%4 != 0})
+			}
+			ev, err := events.New("pattern.observations/v1", "", "bench", day0.Add(time.Duration(lo)*time.Millisecond),
+				&events.PatternObservations{Observations: obs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ev.Seq, ev.Checked = uint64(lo+1), true
+			out = append(out, ev)
+		}
+		return out
+	})
+}

@@ -149,3 +149,71 @@ func abs(v float64) float64 {
 	}
 	return v
 }
+
+// TestConfigurationSeenByTheNextFold: a model that folded events from a
+// store without a configuration folds the event after a
+// learning.configured/v1 under the new configuration, whether the change
+// comes in the same batch, in a later one, or in a later folder; the store
+// equals the one a fresh model folds.
+func TestConfigurationSeenByTheNextFold(t *testing.T) {
+	var evs []*events.Event
+	add := func(typ string, p events.Payload) {
+		ev, err := events.New(typ, "", "test", day(float64(len(evs))*0.001), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq = uint64(len(evs) + 1)
+		evs = append(evs, ev)
+	}
+	obs := &events.PatternObserved{Content: "Split by file type", Success: true}
+	add("pattern.observed/v1", obs)
+	add("pattern.observed/v1", obs)
+	add("learning.configured/v1", configured(t, `{"maturityConfig": {"minHelpful": 3}}`))
+	add("pattern.observed/v1", obs)
+	add("pattern.observed/v1", obs)
+	fold := func(m *learning.Model, batches ...[]*events.Event) learning.PatternView {
+		t.Helper()
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		for _, b := range batches {
+			if poison, err := projector.FoldEvents(st, []projector.Model{m}, b); err != nil || len(poison) > 0 {
+				t.Fatalf("fold: %v %v", err, poison)
+			}
+		}
+		p, ok, err := m.Pattern(st.Model(learning.ModelName), events.DefaultProject, obs.Content, day(1))
+		if err != nil || !ok {
+			t.Fatalf("pattern: %v %v", ok, err)
+		}
+		return p
+	}
+	fresh := func() *learning.Model {
+		m, err := learning.New(learning.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	want := fold(fresh(), evs)
+	if want.State != learning.Proven {
+		t.Fatalf("under minHelpful 3 after 4 successes: %s", want.State)
+	}
+	m := fresh()
+	for name, batches := range map[string][][]*events.Event{
+		"one batch":          {evs},
+		"change in batch 2":  {evs[:2], evs[2:]},
+		"change ends batch":  {evs[:3], evs[3:]},
+		"event after event":  {evs[:1], evs[1:2], evs[2:3], evs[3:4], evs[4:]},
+		"again, same model":  {evs[:2], evs[2:]},
+		"change starts last": {evs[:2], evs[2:4], evs[4:]},
+	} {
+		got := fold(m, batches...)
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if string(g) != string(w) {
+			t.Errorf("%s:\n%s\nwant\n%s", name, g, w)
+		}
+	}
+}

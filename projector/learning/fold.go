@@ -3,7 +3,9 @@ package learning
 import (
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -19,8 +21,9 @@ const ModelName = "learning"
 // 1: JSON records; 2: binary records (codec.go); 3: each outcome's score
 // kept by event id (o/, Model.Outcome); 4: the configuration folded from
 // learning.configured/v1 (g/), evidence with every verdict and
-// rehabilitation under the evidence policy.
-const baseVersion = 4
+// rehabilitation under the evidence policy; 5: pattern.observations/v1
+// folded (a store of an older version may lack them).
+const baseVersion = 5
 
 // Model folds outcomes, feedback, pattern observations, manual pattern
 // events, errors and clock ticks into criterion weights, pattern maturity,
@@ -35,7 +38,14 @@ type Model struct {
 	// learning.configured/v1 (ConfigAt).
 	cfg   Config
 	cache configCache
+	// unconfigured is the last fold Tx whose store held no configuration
+	// (see foldConfig); nil when none.
+	unconfigured atomic.Pointer[unconfiguredTx]
 }
+
+// unconfiguredTx pins a Tx found without a configuration (pinned, its
+// identity cannot be taken by another Tx while it is remembered).
+type unconfiguredTx struct{ tx projector.Tx }
 
 // folder folds one event (or answers one query) with the configuration in
 // force at that point of the log.
@@ -186,17 +196,68 @@ func projectOf(ev *events.Event) string {
 // Fold applies one event with the configuration in force before it.
 func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
 	switch data.(type) {
-	case *events.OutcomeRecorded, *events.FeedbackRecorded, *events.PatternObserved, *events.PatternPromoted,
+	case *events.OutcomeRecorded, *events.FeedbackRecorded, *events.PatternObserved, *events.PatternObservations, *events.PatternPromoted,
 		*events.PatternDeprecated, *events.PatternReset, *events.ErrorRecorded, *events.ErrorResolved,
 		*events.ClockTicked, *events.LearningConfigured:
 	default:
 		return nil
 	}
-	cfg, err := m.ConfigAt(tx)
+	cfg, err := m.foldConfig(tx)
 	if err != nil {
 		return err
 	}
+	if _, ok := data.(*events.LearningConfigured); ok {
+		// The Tx's store may hold a configuration from now on.
+		defer m.unconfigured.Store(nil)
+	}
 	return (&folder{cfg: cfg}).fold(tx, ev, data)
+}
+
+// foldConfig is ConfigAt(tx) for a fold, without reading the store while
+// it is known to hold no configuration: looking up an absent key costs a
+// probe of every table of the store, which was most of what folding an
+// observation cost.
+//
+// INVARIANT: a store a fold Tx reads gains a configuration only by this
+// model folding a learning.configured/v1 through that Tx (a model alone
+// writes its keys, a Tx reads one store), and Fold forgets the Tx once
+// it folded one (on the fold's goroutine: the next fold through that Tx
+// reads the store again); writes taken back (a poison event, a batch folded again)
+// only remove a configuration. So while unconfigured names tx, tx's store
+// holds none. Only a Tx that compares by identity is remembered (identity).
+func (m *Model) foldConfig(tx projector.Tx) (Config, error) {
+	if u := m.unconfigured.Load(); u != nil && u.tx == tx {
+		return m.cfg, nil
+	}
+	raw, ok, err := tx.Get(configKey)
+	if err != nil {
+		return m.cfg, err
+	}
+	if !ok {
+		if identity(reflect.TypeOf(tx)) {
+			m.unconfigured.Store(&unconfiguredTx{tx})
+		}
+		return m.cfg, nil
+	}
+	return m.cache.decode(raw)
+}
+
+// identity reports whether values of t compare by identity without panic:
+// pointers, and structs of such fields and scalars (no interface, whose
+// comparison can panic, and no string or array of data).
+func identity(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Bool, reflect.Int, reflect.Int64, reflect.Uint64:
+		return true
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !identity(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func (m *folder) fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
@@ -215,11 +276,9 @@ func (m *folder) fold(tx projector.Tx, ev *events.Event, data events.Payload) er
 		}
 		return m.addCriterionFeedback(tx, ev, d.Criterion, typ, d.RawValue)
 	case *events.PatternObserved:
-		typ := Harmful
-		if d.Success {
-			typ = Helpful
-		}
-		return m.observePattern(tx, ev, d.AggregateID(), d.Content, d.Success, typ, d.BeadID, d.Tags)
+		return m.observed(tx, ev, single, d)
+	case *events.PatternObservations:
+		return m.observations(tx, ev, d)
 	case *events.PatternPromoted:
 		return m.manual(tx, ev, d.PatternID, Proven, d.Reason)
 	case *events.PatternDeprecated:
@@ -290,7 +349,7 @@ func (m *folder) foldOutcome(tx projector.Tx, ev *events.Event, o *events.Outcom
 		view.Patterns = append(view.Patterns, id)
 		// The seed's workflow: an observation succeeds when the outcome
 		// scored helpful; the maturity feedback has the outcome's type.
-		if err := m.observePattern(tx, ev, id, c, scored.Type == Helpful, scored.Type, o.BeadID, nil); err != nil {
+		if err := m.observePattern(tx, ev, single, id, c, scored.Type == Helpful, scored.Type, o.BeadID, nil); err != nil {
 			return err
 		}
 	}
@@ -383,12 +442,82 @@ func (m *folder) loadPattern(tx projector.Tx, proj, id, content string, at time.
 	return rec, nil
 }
 
-func (m *folder) observePattern(tx projector.Tx, ev *events.Event, id, content string, success bool, typ FeedbackType, bead string, tags []string) error {
+// single is the item index of an observation that is a whole event
+// (pattern.observed/v1); a pattern.observations/v1 item has its own.
+const single = -1
+
+// observed folds one observation: the event's own (item single) or item
+// item of a pattern.observations/v1.
+func (m *folder) observed(tx projector.Tx, ev *events.Event, item int, d *events.PatternObserved) error {
+	typ := Harmful
+	if d.Success {
+		typ = Helpful
+	}
+	id := d.PatternID
+	if id == "" {
+		id = patternIDOf(d.Content) // d.AggregateID(), memoized
+	}
+	return m.observePattern(tx, ev, item, id, d.Content, d.Success, typ, d.BeadID, d.Tags)
+}
+
+// observations folds the items of a pattern.observations/v1 in order, each
+// as the same observation sent on its own (observePattern). A run of items
+// of one pattern loads its record once and stores it once: nothing an
+// observation's fold does reads the record from tx, so holding it between
+// items of the run changes no result.
+func (m *folder) observations(tx projector.Tx, ev *events.Event, d *events.PatternObservations) error {
+	proj := projectOf(ev)
+	var rec patternRec
+	held := "" // the pattern whose record rec holds, not yet stored
+	for i := range d.Observations {
+		o := &d.Observations[i]
+		id := o.PatternID
+		if id == "" {
+			id = patternIDOf(o.Content) // o.AggregateID(), memoized
+		}
+		if id != held {
+			if held != "" {
+				if err := put(tx, key(kPattern, proj, held), &rec); err != nil {
+					return err
+				}
+			}
+			var err error
+			if rec, err = m.loadPattern(tx, proj, id, o.Content, ev.Time); err != nil {
+				return err
+			}
+			held = id
+		} else if rec.Pattern.Content == "" && o.Content != "" {
+			rec.Pattern.Content = o.Content // as loadPattern does
+		}
+		typ := Harmful
+		if o.Success {
+			typ = Helpful
+		}
+		if err := m.applyObservation(tx, ev, i, proj, id, &rec, o.Success, typ, o.BeadID, o.Tags); err != nil {
+			return err
+		}
+	}
+	if held == "" {
+		return nil
+	}
+	return put(tx, key(kPattern, proj, held), &rec)
+}
+
+func (m *folder) observePattern(tx projector.Tx, ev *events.Event, item int, id, content string, success bool, typ FeedbackType, bead string, tags []string) error {
 	proj := projectOf(ev)
 	rec, err := m.loadPattern(tx, proj, id, content, ev.Time)
 	if err != nil {
 		return err
 	}
+	if err := m.applyObservation(tx, ev, item, proj, id, &rec, success, typ, bead, tags); err != nil {
+		return err
+	}
+	return put(tx, key(kPattern, proj, id), &rec)
+}
+
+// applyObservation folds one observation into rec, the record of pattern
+// id (loaded by loadPattern), writing its term; the caller stores rec.
+func (m *folder) applyObservation(tx projector.Tx, ev *events.Event, item int, proj, id string, rec *patternRec, success bool, typ FeedbackType, bead string, tags []string) error {
 	for _, t := range tags {
 		if !slices.Contains(rec.Pattern.Tags, t) {
 			rec.Pattern.Tags = append(rec.Pattern.Tags, t)
@@ -396,7 +525,7 @@ func (m *folder) observePattern(tx projector.Tx, ev *events.Event, id, content s
 	}
 	p, inv := RecordObservation(rec.Pattern, success, bead, ev.Time, m.cfg.AntiPattern)
 	rec.Pattern = p
-	m.invert(tx, proj, &rec, inv, ev.Time)
+	m.invert(tx, proj, rec, inv, ev.Time)
 	switch typ {
 	case Helpful:
 		rec.Maturity.HelpfulCount++
@@ -408,16 +537,16 @@ func (m *folder) observePattern(tx projector.Tx, ev *events.Event, id, content s
 	const weight = 1.0 // one observation's worth of maturity feedback
 	rec.Sums.Add(ev.Time, typ, weight, m.cfg.Maturity.HalfLifeDays)
 	if typ != Neutral {
-		if err := tx.Set(termKey(termsPrefix(kPatternT, proj, id), ev.Time, tx.Seq()), termValue(typ, weight)); err != nil {
+		if err := tx.Set(termKey(termsPrefix(kPatternT, proj, id), ev.Time, itemSeq(tx.Seq(), item)), termValue(typ, weight)); err != nil {
 			return err
 		}
 	}
 	if ev.Time.After(rec.Maturity.LastValidated) {
 		rec.Maturity.LastValidated = ev.Time
 	}
-	m.rehabilitate(tx, proj, &rec, ev.Time)
-	m.reevaluate(tx, proj, &rec, maxTime(ev.Time, rec.Sums), "feedback")
-	return put(tx, key(kPattern, proj, id), &rec)
+	m.rehabilitate(tx, proj, rec, ev.Time)
+	m.reevaluate(tx, proj, rec, maxTime(ev.Time, rec.Sums), "feedback")
+	return nil
 }
 
 // invert applies the seed's inversion (inv non-nil while the rule holds):

@@ -62,6 +62,22 @@ func termKey(prefix []byte, t time.Time, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, seq)
 }
 
+// itemSeq is the sequence part of the term key of an observation: the
+// event's stream sequence for a whole event (item single), and for item i
+// of a pattern.observations/v1 the top bit set, then the sequence and the
+// index (10 bits: at most events.MaxObservationsPerEvent items).
+//
+// INVARIANT: unique per observation (the top bit tells the two forms
+// apart; sequences stay below 2^53). Terms are read in key order, time
+// first; the terms of one time all weigh the same (one observation's
+// worth), so their order within that time changes no sum.
+func itemSeq(seq uint64, item int) uint64 {
+	if item < 0 {
+		return seq
+	}
+	return 1<<63 | seq<<10 | uint64(item)
+}
+
 func termTime(k []byte) time.Time {
 	s := k[len(k)-20:]
 	sec := int64(binary.BigEndian.Uint64(s[:8]) - 1<<63)
