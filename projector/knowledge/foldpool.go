@@ -399,6 +399,8 @@ type poolTx struct {
 	cfg   Config // the configuration the event folds under
 	pools *foldPools
 	held  map[string]*poolState // by summary scope
+	// journal records every pool version change (bumpPoolVersion).
+	journal *poolJournal
 }
 
 func (t *poolTx) Set(key, value []byte) error {
