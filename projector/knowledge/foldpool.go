@@ -347,7 +347,7 @@ type foldPools struct {
 }
 
 // foldPoolsMax bounds the summaries foldPools holds (≈ 1 KiB each).
-const foldPoolsMax = 16384
+const foldPoolsMax = 32768
 
 // take removes and returns the state of the pool at version, if held.
 func (c *foldPools) take(scope, version string) *poolState {
@@ -378,12 +378,17 @@ func (c *foldPools) put(states map[string]*poolState) {
 		c.pools[scope], c.used[scope] = p, c.clock
 		c.held += p.size()
 	}
-	for c.held > foldPoolsMax && len(c.pools) > 0 {
+	// The states just put stay, even one larger than the bound: their
+	// pools are the ones the next events read.
+	for c.held > foldPoolsMax {
 		victim := ""
 		for s := range c.pools {
-			if victim == "" || c.used[s] < c.used[victim] {
+			if states[s] == nil && (victim == "" || c.used[s] < c.used[victim]) {
 				victim = s
 			}
+		}
+		if victim == "" {
+			break
 		}
 		c.held -= c.pools[victim].size()
 		delete(c.pools, victim)

@@ -280,6 +280,10 @@ type dedupIndex struct {
 	kept      []*summary
 	post      postings
 	emptyKept bool
+	// lineage is shared by the indexes derived from one build
+	// (deriveIndex): they keep the same entries, with the same bigrams,
+	// at the same positions.
+	lineage *struct{ byte }
 }
 
 // newDedupper starts a dedup of about n candidates after base (nil: from

@@ -123,18 +123,24 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 		hv = hive.version
 	}
 	if v.byID == nil || v.hive != hv {
-		v.reset(hive, hv, scopes, k)
+		base := &dedupIndex{}
+		if hive != nil {
+			base = hive.dedupIndexFor(scopes, k)
+		}
+		if v.byID != nil && base.lineage != nil && base.lineage == v.base.lineage {
+			// The same hive entries kept, with the same bigrams: every
+			// decision stands.
+			v.hive, v.base = hv, base
+		} else {
+			v.reset(base, hv, scopes, k)
+		}
 	}
 	v.moveTo(swarm.sums)
 	return v.keptList()
 }
 
-// reset empties the view for the hive at version hv.
-func (v *mergedView) reset(hive *cachedPool, hv string, scopes map[string]bool, k dedupKey) {
-	base := &dedupIndex{}
-	if hive != nil {
-		base = hive.dedupIndexFor(scopes, k)
-	}
+// reset empties the view for the hive at version hv, with dedup base.
+func (v *mergedView) reset(base *dedupIndex, hv string, scopes map[string]bool, k dedupKey) {
 	v.threshold, v.scopes, v.hive, v.base = k.threshold, scopes, hv, base
 	v.sums, v.nodes, v.empties, v.work = nil, nil, nil, nil
 	v.byID, v.post, v.baseSeen = map[string]*vnode{}, map[uint64][]*vnode{}, make([]uint32, len(base.kept))

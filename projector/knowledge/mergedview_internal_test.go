@@ -74,9 +74,17 @@ func TestMergedViewMatchesFullDedup(t *testing.T) {
 			default:
 				i := rng.IntN(len(hive))
 				hive = slices.Clone(hive)
-				hive[i] = mk(TierHive)
-				hive[i].CreatedSeq = hive[max(i-1, 0)].CreatedSeq
+				if rng.IntN(2) == 0 {
+					e := *hive[i] // saved again, its bigrams unchanged
+					e.Confidence += 0.1
+					hive[i] = &e
+				} else {
+					hive[i] = mk(TierHive)
+					hive[i].CreatedSeq = hive[max(i-1, 0)].CreatedSeq
+				}
+				prev := hp
 				hp = pool(hive)
+				hp.from = prev
 			}
 			swarm = next
 			sp := pool(swarm)

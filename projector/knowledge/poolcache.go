@@ -119,6 +119,10 @@ type cachedPool struct {
 
 	mu    sync.Mutex
 	dedup map[dedupKey]*dedupIndex // derived indexes; guarded by mu
+	// from is the pool this one was replayed from (replay), until this
+	// one's dedup index is built: its index may carry over
+	// (deriveIndex). Guarded by mu.
+	from *cachedPool
 	// merged holds keptMerged of this pool (as the swarm) after a hive
 	// version, by that version ("" for no hive) and dedup key; guarded by
 	// mu. Read-only once stored.
@@ -342,6 +346,17 @@ func (p *cachedPool) dedupIndexFor(scopes map[string]bool, k dedupKey) *dedupInd
 	if x := p.dedup[k]; x != nil {
 		return x
 	}
+	if src := p.from; src != nil {
+		src.mu.Lock()
+		sx := src.dedup[k]
+		src.mu.Unlock()
+		if sx != nil {
+			if x := deriveIndex(sx, src.sums, p.sums, scopes); x != nil {
+				p.keepIndex(k, x)
+				return x
+			}
+		}
+	}
 	var cand []*summary
 	for _, e := range p.sums {
 		if e.active() && scopes[e.Scope] {
@@ -353,11 +368,62 @@ func (p *cachedPool) dedupIndexFor(scopes map[string]bool, k dedupKey) *dedupInd
 		d.add(e)
 	}
 	x := d.index()
+	x.lineage = &struct{ byte }{}
+	p.keepIndex(k, x)
+	return x
+}
+
+// keepIndex stores x under k. REQUIRES: p.mu held.
+func (p *cachedPool) keepIndex(k dedupKey, x *dedupIndex) {
 	if p.dedup == nil || len(p.dedup) >= maxDedups {
 		p.dedup = map[dedupKey]*dedupIndex{}
 	}
 	p.dedup[k] = x
-	return x
+	p.from = nil
+}
+
+// deriveIndex is the dedup of the pool now (sums) from the dedup x of the
+// pool before (old), when every change between them keeps each entry's
+// candidacy and bigrams (an entry saved again: outcomes, encounters,
+// confidence): the same entries are kept, with the summaries of now, and
+// the index is x's. Nil when some change may decide otherwise.
+func deriveIndex(x *dedupIndex, old, sums []*summary, scopes map[string]bool) *dedupIndex {
+	cand := func(s *summary) bool { return s.active() && scopes[s.Scope] }
+	kept := slices.Clone(x.kept)
+	i, j := 0, 0
+	for i < len(old) || j < len(sums) {
+		var o, s *summary
+		switch {
+		case j == len(sums):
+			o, i = old[i], i+1
+		case i == len(old):
+			s, j = sums[j], j+1
+		case old[i] == sums[j]:
+			i, j = i+1, j+1
+			continue
+		default:
+			switch c := cmpSummary(old[i], sums[j]); {
+			case c < 0:
+				o, i = old[i], i+1
+			case c > 0:
+				s, j = sums[j], j+1
+			default:
+				o, s, i, j = old[i], sums[j], i+1, j+1
+			}
+		}
+		switch {
+		case o == nil && cand(s), s == nil && cand(o):
+			return nil // a candidate added or removed
+		case o == nil || s == nil || !cand(o) && !cand(s):
+			continue // not a candidate either side
+		case cand(o) != cand(s) || !slices.Equal(o.bghash, s.bghash):
+			return nil
+		}
+		if k, ok := slices.BinarySearchFunc(kept, o, cmpSummary); ok && kept[k] == o {
+			kept[k] = s
+		}
+	}
+	return &dedupIndex{df: x.df, kept: kept, post: x.post, emptyKept: x.emptyKept, lineage: x.lineage}
 }
 
 // keptMerged is dedupKept of the pool hive (nil when the hive is not

@@ -114,7 +114,10 @@ func replay(p *cachedPool, scope, to string, steps []poolStep) (*cachedPool, err
 		}
 	}
 	p.vocab.index(fresh)
-	return &cachedPool{version: to, sums: sums, vocab: p.vocab}, nil
+	p.mu.Lock()
+	p.from = nil // one step of history is enough to derive an index
+	p.mu.Unlock()
+	return &cachedPool{version: to, sums: sums, vocab: p.vocab, from: p}, nil
 }
 
 // findSummary is the position of the summary with key suffix rest
