@@ -128,13 +128,29 @@ func injectKept(kept []*summary, o InjectOptions, cfg Config) Injection {
 	}
 	task := taskTerms(o.Task)
 	rs := relScorer{task: task}
-	ranked := make([]scored, 0, len(kept))
-	for i, e := range kept {
-		rel := rs.of(e)
-		ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg), i})
+	var top []scored
+	if k := b.MaxEntries; k < len(kept)/4 {
+		// The k best so far, in rank order: a candidate below the k-th
+		// is dropped without being kept anywhere (topRanked's order).
+		top = make([]scored, 0, k)
+		for i, e := range kept {
+			rel := rs.of(e)
+			val := score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg)
+			if len(top) == k && val < top[k-1].val {
+				continue
+			}
+			top = insertRanked(top, scored{e, rel, val, i}, k)
+		}
+	} else {
+		ranked := make([]scored, 0, len(kept))
+		for i, e := range kept {
+			rel := rs.of(e)
+			ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg), i})
+		}
+		top = topRanked(ranked, b.MaxEntries)
 	}
 	text := InjectHeader
-	for _, s := range topRanked(ranked, b.MaxEntries) {
+	for _, s := range top {
 		if len(inj.Entries) == b.MaxEntries {
 			break
 		}
@@ -177,6 +193,27 @@ func ranksBefore(a, c scored) bool {
 		return a.e.ID < c.e.ID
 	}
 	return a.i < c.i
+}
+
+// insertRanked adds s to top (at most k, in rank order, k > 0), dropping
+// the last when it no longer is among the k first.
+func insertRanked(top []scored, s scored, k int) []scored {
+	n := len(top)
+	if n == k {
+		if !ranksBefore(s, top[n-1]) {
+			return top
+		}
+		n--
+	} else {
+		top = append(top, s)
+	}
+	j := n
+	for j > 0 && ranksBefore(s, top[j-1]) {
+		top[j] = top[j-1]
+		j--
+	}
+	top[j] = s
+	return top
 }
 
 // topRanked returns the k first of ranked in rank order (all of them when
