@@ -126,7 +126,7 @@ type cachedPool struct {
 	// merged holds keptMerged of this pool (as the swarm) after a hive
 	// version, by that version ("" for no hive) and dedup key; guarded by
 	// mu. Read-only once stored.
-	merged map[mergedKey][]*summary
+	merged map[mergedKey]*keptSet
 }
 
 // mergedKey names a merged dedup: the hive's version ("" when the hive is
@@ -441,16 +441,16 @@ func deriveIndex(x *dedupIndex, old, sums []*summary, scopes map[string]bool) *d
 // A result not cached is the view of (scope, threshold) moved to the two
 // versions (mergedview.go): its cost is the change since the view's last
 // versions, not the pool's size.
-func (c *poolCache) keptMerged(scope string, hive, swarm *cachedPool, scopes map[string]bool, threshold float64) []*summary {
+func (c *poolCache) keptMerged(scope string, hive, swarm *cachedPool, scopes map[string]bool, threshold float64) *keptSet {
 	mk := mergedKey{dedupKey: dedupKeyOf(scopes, threshold)}
 	if hive != nil {
 		mk.hive = hive.version
 		if mk.hive == "" {
-			return buildMerged(hive, swarm, scopes, threshold) // an empty, unversioned hive: not cached
+			return &keptSet{sums: buildMerged(hive, swarm, scopes, threshold)} // an empty, unversioned hive: not cached
 		}
 	}
 	if swarm.version == "" {
-		return buildMerged(hive, swarm, scopes, threshold)
+		return &keptSet{sums: buildMerged(hive, swarm, scopes, threshold)}
 	}
 	swarm.mu.Lock()
 	kept, ok := swarm.merged[mk]
@@ -459,13 +459,13 @@ func (c *poolCache) keptMerged(scope string, hive, swarm *cachedPool, scopes map
 		return kept
 	}
 	if threshold > 0 {
-		kept = c.mergedKept(scope, hive, swarm, scopes, mk.dedupKey)
+		kept = &keptSet{sums: c.mergedKept(scope, hive, swarm, scopes, mk.dedupKey)}
 	} else {
-		kept = buildMerged(hive, swarm, scopes, threshold)
+		kept = &keptSet{sums: buildMerged(hive, swarm, scopes, threshold)}
 	}
 	swarm.mu.Lock()
 	if swarm.merged == nil || len(swarm.merged) >= maxDedups {
-		swarm.merged = map[mergedKey][]*summary{}
+		swarm.merged = map[mergedKey]*keptSet{}
 	}
 	swarm.merged[mk] = kept
 	swarm.mu.Unlock()
