@@ -1,6 +1,9 @@
 package knowledge
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // keptSet is the merged pool's candidates left by the dedup, in pool
 // order, as injections score them. Read-only once shared, but for its
@@ -8,6 +11,7 @@ import "sync"
 type keptSet struct {
 	sums []*summary
 
+	uses   atomic.Int32 // injections asked for the rows so far
 	once   sync.Once
 	rows   []keptRow   // by position in sums; nil when not built
 	words  []uint32    // the relw of every summary, one after the other
@@ -24,9 +28,14 @@ type keptRow struct {
 }
 
 // compact returns the rows, words and vocabs of the set, building them on
-// first use; rows is nil when a summary has no word ids (not read through
-// a cachedPool) or the set spans too many vocabs.
+// the second use (a set injected once, as after every change of a pool,
+// is scored without them: building them costs a pass of its own); rows is
+// nil until then, or when a summary has no word ids (not read through a
+// cachedPool) or the set spans too many vocabs.
 func (ks *keptSet) compact() ([]keptRow, []uint32, []*relVocab) {
+	if ks.uses.Add(1) < 2 {
+		return nil, nil, nil
+	}
 	ks.once.Do(func() {
 		rows := make([]keptRow, len(ks.sums))
 		n := 0
