@@ -43,12 +43,14 @@ func projectFor(f *Factory, dir string) string {
 func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []events.KnowledgeSubmitted, lines []int, bad []knowledge.LineError) error {
 	const batch = app.KnowledgeImportChunk
 	total := app.KnowledgeImportResult{Items: []app.KnowledgeImportItem{}, Promoted: []knowledge.Promotion{}, Archived: []string{}}
-	// A long import reports its progress on stderr, at most once a second.
-	lastProgress := time.Now()
+	// A long import reports its progress on stderr, at most once a second:
+	// lessons done (folded and replied) of the total, and the rate so far.
+	start := time.Now()
+	lastProgress := start
 	for i := 0; i < len(subs) || i == 0; i += batch {
 		if i > 0 && time.Since(lastProgress) >= time.Second {
-			fmt.Fprintf(f.Err, "%s: %d of %d sent\n", format, i, len(subs))
 			lastProgress = time.Now()
+			fmt.Fprintf(f.Err, "%s: %d of %d done, %.0f lessons/s\n", format, i, len(subs), float64(i)/lastProgress.Sub(start).Seconds())
 		}
 		part := subs[i:min(i+batch, len(subs))]
 		var r app.KnowledgeImportResult

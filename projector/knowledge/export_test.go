@@ -35,6 +35,17 @@ func CheckPools(m *Model, r projector.Reader, projects, lessons []string, thresh
 			}
 			states = append(states, held)
 		}
+		// The injections' cached pool at the store's version (replayed
+		// from the journal or read) holds exactly the stored summaries.
+		if cp, hit := m.cache.lookup(scope, fresh.version); hit {
+			stored, err := scanSummaries(r, poolVersionKey(scope)+"/")
+			if err != nil {
+				return err
+			}
+			if a, b := dumpSums(cp.sums), dumpSums(stored); a != b {
+				return fmt.Errorf("pool %s: cached for injections\n%s\nstore\n%s", scope, a, b)
+			}
+		}
 		for _, l := range lessons {
 			lf := featuresOf(l, strings.Fields(l)[:1], "testing")
 			for _, withInactive := range []bool{false, true} {
@@ -94,6 +105,14 @@ func dumpScan(ps *poolScan) string {
 	fmt.Fprintf(&b, "%v %v %q %v\n", ps.sharedIDs, ps.nearActive, ps.nearInactive, ps.nearAny)
 	for _, e := range ps.shared {
 		fmt.Fprintf(&b, "%q %q|", e.feat.ctags, e.feat.cnorm)
+	}
+	return b.String()
+}
+
+func dumpSums(sums []*summary) string {
+	var b strings.Builder
+	for _, s := range sums {
+		fmt.Fprintf(&b, "%x\n", s.encode())
 	}
 	return b.String()
 }

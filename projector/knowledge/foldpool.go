@@ -45,14 +45,17 @@ type poolState struct {
 	byKey      map[string]int32
 	byHash     map[uint64][]int32
 	byTag      map[string][]int32
-	empties    map[int32]struct{}
-	capOrder   []int32
-	counts     []int32 // scratch of scan: shared hashes by slot, zero between scans
+	// byTerm lists slot i under each negation term (negationTerms) its
+	// cnorm holds as a substring.
+	byTerm   map[string][]int32
+	empties  map[int32]struct{}
+	capOrder []int32
+	counts   []int32 // scratch of scan: shared hashes by slot, zero between scans
 }
 
 func newPoolState() *poolState {
 	return &poolState{byKey: map[string]int32{}, byHash: map[uint64][]int32{}, byTag: map[string][]int32{},
-		empties: map[int32]struct{}{}}
+		byTerm: map[string][]int32{}, empties: map[int32]struct{}{}}
 }
 
 func (p *poolState) size() int { return len(p.byKey) }
@@ -143,6 +146,11 @@ func (p *poolState) place(key string, s *summary, active bool) int32 {
 			p.byTag[t] = append(p.byTag[t], slot)
 		}
 	}
+	for _, t := range negationTerms {
+		if strings.Contains(s.cnorm, t) {
+			p.byTerm[t] = append(p.byTerm[t], slot)
+		}
+	}
 	if active {
 		i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
 		p.capOrder = slices.Insert(p.capOrder, i, slot)
@@ -171,6 +179,11 @@ func (p *poolState) unplace(slot int32) {
 		}
 	}
 	delete(p.empties, slot)
+	for _, t := range negationTerms {
+		if strings.Contains(s.cnorm, t) {
+			dropSlot(p.byTerm, t, slot)
+		}
+	}
 	for i, t := range s.ctags {
 		if i == 0 || t != s.ctags[i-1] {
 			dropSlot(p.byTag, t, slot)
@@ -214,13 +227,13 @@ func (p *poolState) byKeyOrder(slots []int32) {
 func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poolScan {
 	ps := &poolScan{}
 	if len(lf.ctags) > 0 {
+		// Active entries sharing a contradiction tag and holding a term
+		// that can make them contradict the lesson (candidateContexts).
 		var shared []int32
-		for i, t := range lf.ctags {
-			if i > 0 && t == lf.ctags[i-1] {
-				continue
-			}
-			for _, slot := range p.byTag[t] {
-				if p.slotActive[slot] {
+		_, needed := candidateContexts(lf.cnorm)
+		for _, t := range needed {
+			for _, slot := range p.byTerm[t] {
+				if p.slotActive[slot] && sharesSorted(lf.ctags, p.slots[slot].ctags) {
 					shared = append(shared, slot)
 				}
 			}
@@ -347,7 +360,7 @@ type foldPools struct {
 }
 
 // foldPoolsMax bounds the summaries foldPools holds (≈ 1 KiB each).
-const foldPoolsMax = 16384
+const foldPoolsMax = 32768
 
 // take removes and returns the state of the pool at version, if held.
 func (c *foldPools) take(scope, version string) *poolState {
@@ -378,12 +391,17 @@ func (c *foldPools) put(states map[string]*poolState) {
 		c.pools[scope], c.used[scope] = p, c.clock
 		c.held += p.size()
 	}
-	for c.held > foldPoolsMax && len(c.pools) > 0 {
+	// The states just put stay, even one larger than the bound: their
+	// pools are the ones the next events read.
+	for c.held > foldPoolsMax {
 		victim := ""
 		for s := range c.pools {
-			if victim == "" || c.used[s] < c.used[victim] {
+			if states[s] == nil && (victim == "" || c.used[s] < c.used[victim]) {
 				victim = s
 			}
+		}
+		if victim == "" {
+			break
 		}
 		c.held -= c.pools[victim].size()
 		delete(c.pools, victim)
@@ -399,6 +417,8 @@ type poolTx struct {
 	cfg   Config // the configuration the event folds under
 	pools *foldPools
 	held  map[string]*poolState // by summary scope
+	// journal records every pool version change (bumpPoolVersion).
+	journal *poolJournal
 }
 
 func (t *poolTx) Set(key, value []byte) error {

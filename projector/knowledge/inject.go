@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -120,6 +121,13 @@ func injectSummaries(swarm, hive []*summary, o InjectOptions, cfg Config) Inject
 // injectKept builds the block from the merged pool's candidates left by
 // the dedup (kept), in pool order.
 func injectKept(kept []*summary, o InjectOptions, cfg Config) Injection {
+	return injectSet(&keptSet{sums: kept}, o, cfg)
+}
+
+// injectSet is injectKept on a kept set, whose compact rows (keptSet.rows)
+// make the scoring of every candidate one pass over flat arrays.
+func injectSet(ks *keptSet, o InjectOptions, cfg Config) Injection {
+	kept := ks.sums
 	b := BudgetFor(o.Headroom, cfg)
 	inj := Injection{Budget: b, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}
 	inj.Candidates = len(kept)
@@ -128,13 +136,51 @@ func injectKept(kept []*summary, o InjectOptions, cfg Config) Injection {
 	}
 	task := taskTerms(o.Task)
 	rs := relScorer{task: task}
-	ranked := make([]scored, 0, len(kept))
-	for i, e := range kept {
-		rel := rs.of(e)
-		ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg), i})
+	var top []scored
+	if k := b.MaxEntries; k < len(kept)/4 {
+		// The k best so far, in rank order: a candidate below the k-th
+		// is dropped without being kept anywhere (topRanked's order).
+		top = make([]scored, 0, k)
+		if rows, words, vocabs := ks.compact(); rows != nil && len(task) > 0 && len(task) <= 64 {
+			masks := make([][]uint64, len(vocabs))
+			for i, v := range vocabs {
+				masks[i] = rs.masksOf(v)
+			}
+			nt := float64(len(task))
+			for i := range rows {
+				row := &rows[i]
+				m := masks[row.vocab]
+				var hit uint64
+				for _, id := range words[row.off:row.end] {
+					hit |= m[id]
+				}
+				rel := float64(bits.OnesCount64(hit)) / nt
+				val := scoreOf(rel, true, row.conf, row.shown, row.helpful, row.maturity, cfg)
+				if len(top) == k && val < top[k-1].val {
+					continue
+				}
+				top = insertRanked(top, scored{kept[i], rel, val, i}, k)
+			}
+		} else {
+			for i, e := range kept {
+				rel := rs.of(e)
+				val := score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg)
+				if len(top) == k && val < top[k-1].val {
+					continue
+				}
+				top = insertRanked(top, scored{e, rel, val, i}, k)
+			}
+		}
+	} else {
+		ranked := make([]scored, 0, len(kept))
+		for i, e := range kept {
+			rel := rs.of(e)
+			ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg), i})
+		}
+		top = topRanked(ranked, b.MaxEntries)
 	}
 	text := InjectHeader
-	for _, s := range topRanked(ranked, b.MaxEntries) {
+	for _, s := range top {
 		if len(inj.Entries) == b.MaxEntries {
 			break
 		}
@@ -177,6 +223,27 @@ func ranksBefore(a, c scored) bool {
 		return a.e.ID < c.e.ID
 	}
 	return a.i < c.i
+}
+
+// insertRanked adds s to top (at most k, in rank order, k > 0), dropping
+// the last when it no longer is among the k first.
+func insertRanked(top []scored, s scored, k int) []scored {
+	n := len(top)
+	if n == k {
+		if !ranksBefore(s, top[n-1]) {
+			return top
+		}
+		n--
+	} else {
+		top = append(top, s)
+	}
+	j := n
+	for j > 0 && ranksBefore(s, top[j-1]) {
+		top[j] = top[j-1]
+		j--
+	}
+	top[j] = s
+	return top
 }
 
 // topRanked returns the k first of ranked in rank order (all of them when
@@ -280,6 +347,10 @@ type dedupIndex struct {
 	kept      []*summary
 	post      postings
 	emptyKept bool
+	// lineage is shared by the indexes derived from one build
+	// (deriveIndex): they keep the same entries, with the same bigrams,
+	// at the same positions.
+	lineage *struct{ byte }
 }
 
 // newDedupper starts a dedup of about n candidates after base (nil: from
@@ -504,11 +575,17 @@ func Score(rel float64, hasTask bool, e *Entry, cfg Config) float64 {
 }
 
 func score(rel float64, hasTask bool, confidence float64, o Outcomes, status string, cfg Config) float64 {
-	u, ok := Utility(o, cfg)
+	return scoreOf(rel, hasTask, confidence, o.Shown, o.Helpful, maturity(status), cfg)
+}
+
+// scoreOf is score on what it reads of an entry (the maturity of its
+// status).
+func scoreOf(rel float64, hasTask bool, confidence float64, shown, helpful int, mat float64, cfg Config) float64 {
+	u, ok := Utility(Outcomes{Shown: shown, Helpful: helpful}, cfg)
 	if !ok {
 		u = 0.5
 	}
-	q := 0.5*confidence + 0.3*u + 0.2*maturity(status)
+	q := 0.5*confidence + 0.3*u + 0.2*mat
 	if !hasTask {
 		return q
 	}

@@ -58,7 +58,11 @@ func poolOfSummaryKey(k string) string {
 // bumpPoolVersion chains one change of the pool's summaries into its
 // version: the summary set (setKey, setValue; none when setKey is "") and
 // the one deleted (none when "").
-func bumpPoolVersion(tx projector.Tx, scope, setKey string, setValue []byte, deleted string) error {
+//
+// The change is also recorded in the journal j (nil: not recorded), under
+// the new version, so a reader holding the pool at an earlier version can
+// apply the changes instead of reading the pool again (poolCache.active).
+func bumpPoolVersion(tx projector.Tx, j *poolJournal, scope, setKey string, setValue []byte, deleted string) error {
 	vk := []byte(poolVersionKey(scope))
 	prev, _, err := tx.Get(vk)
 	if err != nil {
@@ -79,7 +83,12 @@ func bumpPoolVersion(tx projector.Tx, scope, setKey string, setValue []byte, del
 	if deleted != "" {
 		field('d', []byte(deleted))
 	}
-	return tx.Set(vk, h.Sum(nil)[:poolVersionLen])
+	next := h.Sum(nil)[:poolVersionLen]
+	if err := tx.Set(vk, next); err != nil {
+		return err
+	}
+	j.record(string(next), poolStep{prev: string(prev), setKey: setKey, setValue: setValue, deleted: deleted})
+	return nil
 }
 
 // poolCache holds the decoded active summaries of the pools read most
@@ -89,6 +98,9 @@ type poolCache struct {
 	pools map[string]*cachedPool // by summary scope; guarded by mu
 	held  int                    // summaries in pools; guarded by mu
 	clock uint64                 // guarded by mu
+	// journal is the recent changes of every pool (pooljournal.go).
+	journal poolJournal
+	views   map[viewKey]*mergedView // guarded by mu
 }
 
 // poolCacheMax bounds the summaries a poolCache holds (≈ 1 KiB each).
@@ -102,14 +114,19 @@ const poolCacheMax = 16384
 type cachedPool struct {
 	version string
 	sums    []*summary
-	used    uint64 // last use; guarded by poolCache.mu
+	vocab   *relVocab // of every summary of sums
+	used    uint64    // last use; guarded by poolCache.mu
 
 	mu    sync.Mutex
 	dedup map[dedupKey]*dedupIndex // derived indexes; guarded by mu
+	// from is the pool this one was replayed from (replay), until this
+	// one's dedup index is built: its index may carry over
+	// (deriveIndex). Guarded by mu.
+	from *cachedPool
 	// merged holds keptMerged of this pool (as the swarm) after a hive
 	// version, by that version ("" for no hive) and dedup key; guarded by
 	// mu. Read-only once stored.
-	merged map[mergedKey][]*summary
+	merged map[mergedKey]*keptSet
 }
 
 // mergedKey names a merged dedup: the hive's version ("" when the hive is
@@ -129,8 +146,19 @@ func (c *poolCache) active(r projector.Reader, scope string) (*cachedPool, error
 		return nil, err
 	}
 	if ok {
-		if p := c.lookup(scope, string(v)); p != nil {
+		p, hit := c.lookup(scope, string(v))
+		if hit {
 			return p, nil
+		}
+		if p != nil && p.version != "" {
+			if steps, ok := c.journal.path(p.version, string(v)); ok {
+				next, err := replay(p, scope, string(v), steps)
+				if err != nil {
+					return nil, err
+				}
+				c.store(scope, next)
+				return next, nil
+			}
 		}
 	}
 	// One scan reads the version and the summaries from the same view,
@@ -151,31 +179,50 @@ func (c *poolCache) active(r projector.Reader, scope string) (*cachedPool, error
 	if err != nil {
 		return nil, err
 	}
-	indexWords(p.sums)
+	p.vocab = &relVocab{}
+	p.vocab.index(p.sums)
 	if p.version != "" {
 		c.store(scope, p)
 	}
 	return p, nil
 }
 
-// relVocab is the distinct words of the relevance texts of a pool's
-// summaries. Read-only once built.
-type relVocab struct{ words []string }
+// relVocab is the distinct words of the relevance texts of the summaries
+// of a pool's versions, shared by the cachedPools replayed from one read
+// of the pool (replay). Append-only: a word's id never changes, so a
+// summary's relw stays valid in every later snapshot. Safe for concurrent
+// use.
+type relVocab struct {
+	mu    sync.Mutex
+	ids   map[string]uint32 // guarded by mu
+	words []string          // by id; guarded by mu (appends only)
+}
 
-// indexWords sets the vocab and relw of sums (one pool, not yet shared):
-// relw lists the words of rel as relevanceIn splits it (on single spaces).
-func indexWords(sums []*summary) {
-	v := &relVocab{}
-	ids := map[string]uint32{}
+// snapshot is the vocab's words so far: every id of a summary indexed
+// before the call is below its length.
+func (v *relVocab) snapshot() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.words[:len(v.words):len(v.words)]
+}
+
+// index sets the vocab and relw of sums (not yet shared): relw lists the
+// words of rel as relevanceIn splits it (on single spaces).
+func (v *relVocab) index(sums []*summary) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.ids == nil {
+		v.ids = map[string]uint32{}
+	}
 	for _, s := range sums {
 		rel := s.rel
 		s.relw = make([]uint32, 0, strings.Count(rel, " ")+1)
 		for {
 			w, rest, more := strings.Cut(rel, " ")
-			id, ok := ids[w]
+			id, ok := v.ids[w]
 			if !ok {
 				id = uint32(len(v.words))
-				ids[w] = id
+				v.ids[w] = id
 				v.words = append(v.words, w)
 			}
 			s.relw = append(s.relw, id)
@@ -216,8 +263,9 @@ func (r *relScorer) masksOf(v *relVocab) []uint64 {
 			return r.masks[i]
 		}
 	}
-	m := make([]uint64, len(v.words))
-	for id, w := range v.words {
+	words := v.snapshot()
+	m := make([]uint64, len(words))
+	for id, w := range words {
 		for i, t := range r.task {
 			if w == t || (len(t) >= 4 && strings.HasPrefix(w, t)) || (len(w) >= 4 && strings.HasPrefix(t, w)) {
 				m[id] |= 1 << i
@@ -228,16 +276,18 @@ func (r *relScorer) masksOf(v *relVocab) []uint64 {
 	return m
 }
 
-func (c *poolCache) lookup(scope, version string) *cachedPool {
+// lookup returns the cached pool of scope and whether it is at version;
+// when it is not, the pool returned (nil: none cached) is at another one.
+func (c *poolCache) lookup(scope, version string) (*cachedPool, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pools[scope]
 	if p == nil || p.version != version {
-		return nil
+		return p, false
 	}
 	c.clock++
 	p.used = c.clock
-	return p
+	return p, true
 }
 
 // store caches p, then evicts the least recently used other pools while
@@ -296,6 +346,17 @@ func (p *cachedPool) dedupIndexFor(scopes map[string]bool, k dedupKey) *dedupInd
 	if x := p.dedup[k]; x != nil {
 		return x
 	}
+	if src := p.from; src != nil {
+		src.mu.Lock()
+		sx := src.dedup[k]
+		src.mu.Unlock()
+		if sx != nil {
+			if x := deriveIndex(sx, src.sums, p.sums, scopes); x != nil {
+				p.keepIndex(k, x)
+				return x
+			}
+		}
+	}
 	var cand []*summary
 	for _, e := range p.sums {
 		if e.active() && scopes[e.Scope] {
@@ -307,11 +368,62 @@ func (p *cachedPool) dedupIndexFor(scopes map[string]bool, k dedupKey) *dedupInd
 		d.add(e)
 	}
 	x := d.index()
+	x.lineage = &struct{ byte }{}
+	p.keepIndex(k, x)
+	return x
+}
+
+// keepIndex stores x under k. REQUIRES: p.mu held.
+func (p *cachedPool) keepIndex(k dedupKey, x *dedupIndex) {
 	if p.dedup == nil || len(p.dedup) >= maxDedups {
 		p.dedup = map[dedupKey]*dedupIndex{}
 	}
 	p.dedup[k] = x
-	return x
+	p.from = nil
+}
+
+// deriveIndex is the dedup of the pool now (sums) from the dedup x of the
+// pool before (old), when every change between them keeps each entry's
+// candidacy and bigrams (an entry saved again: outcomes, encounters,
+// confidence): the same entries are kept, with the summaries of now, and
+// the index is x's. Nil when some change may decide otherwise.
+func deriveIndex(x *dedupIndex, old, sums []*summary, scopes map[string]bool) *dedupIndex {
+	cand := func(s *summary) bool { return s.active() && scopes[s.Scope] }
+	kept := slices.Clone(x.kept)
+	i, j := 0, 0
+	for i < len(old) || j < len(sums) {
+		var o, s *summary
+		switch {
+		case j == len(sums):
+			o, i = old[i], i+1
+		case i == len(old):
+			s, j = sums[j], j+1
+		case old[i] == sums[j]:
+			i, j = i+1, j+1
+			continue
+		default:
+			switch c := cmpSummary(old[i], sums[j]); {
+			case c < 0:
+				o, i = old[i], i+1
+			case c > 0:
+				s, j = sums[j], j+1
+			default:
+				o, s, i, j = old[i], sums[j], i+1, j+1
+			}
+		}
+		switch {
+		case o == nil && cand(s), s == nil && cand(o):
+			return nil // a candidate added or removed
+		case o == nil || s == nil || !cand(o) && !cand(s):
+			continue // not a candidate either side
+		case cand(o) != cand(s) || !slices.Equal(o.bghash, s.bghash):
+			return nil
+		}
+		if k, ok := slices.BinarySearchFunc(kept, o, cmpSummary); ok && kept[k] == o {
+			kept[k] = s
+		}
+	}
+	return &dedupIndex{df: x.df, kept: kept, post: x.post, emptyKept: x.emptyKept, lineage: x.lineage}
 }
 
 // keptMerged is dedupKept of the pool hive (nil when the hive is not
@@ -325,16 +437,20 @@ func (p *cachedPool) dedupIndexFor(scopes map[string]bool, k dedupKey) *dedupInd
 // The result is a pure function of the two pools' versions, the scopes and
 // the threshold, so it is kept on the swarm's cachedPool (by the hive's
 // version) and shared, read-only, by the injections of those versions.
-func keptMerged(hive, swarm *cachedPool, scopes map[string]bool, threshold float64) []*summary {
+//
+// A result not cached is the view of (scope, threshold) moved to the two
+// versions (mergedview.go): its cost is the change since the view's last
+// versions, not the pool's size.
+func (c *poolCache) keptMerged(scope string, hive, swarm *cachedPool, scopes map[string]bool, threshold float64) *keptSet {
 	mk := mergedKey{dedupKey: dedupKeyOf(scopes, threshold)}
 	if hive != nil {
 		mk.hive = hive.version
 		if mk.hive == "" {
-			return buildMerged(hive, swarm, scopes, threshold) // an empty, unversioned hive: not cached
+			return &keptSet{sums: buildMerged(hive, swarm, scopes, threshold)} // an empty, unversioned hive: not cached
 		}
 	}
 	if swarm.version == "" {
-		return buildMerged(hive, swarm, scopes, threshold)
+		return &keptSet{sums: buildMerged(hive, swarm, scopes, threshold)}
 	}
 	swarm.mu.Lock()
 	kept, ok := swarm.merged[mk]
@@ -342,10 +458,14 @@ func keptMerged(hive, swarm *cachedPool, scopes map[string]bool, threshold float
 	if ok {
 		return kept
 	}
-	kept = buildMerged(hive, swarm, scopes, threshold)
+	if threshold > 0 {
+		kept = &keptSet{sums: c.mergedKept(scope, hive, swarm, scopes, mk.dedupKey)}
+	} else {
+		kept = &keptSet{sums: buildMerged(hive, swarm, scopes, threshold)}
+	}
 	swarm.mu.Lock()
 	if swarm.merged == nil || len(swarm.merged) >= maxDedups {
-		swarm.merged = map[mergedKey][]*summary{}
+		swarm.merged = map[mergedKey]*keptSet{}
 	}
 	swarm.merged[mk] = kept
 	swarm.mu.Unlock()

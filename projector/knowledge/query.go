@@ -195,7 +195,7 @@ func (m *Model) InjectFrom(r projector.Reader, base Config, o InjectOptions, now
 		}
 	}
 	scopes := setOf(append(append([]string(nil), cfg.ScopeFilter...), o.Scopes...)...)
-	return injectKept(keptMerged(hive, swarm, scopes, cfg.DedupThreshold), o, cfg), nil
+	return injectSet(m.cache.keptMerged(sumScope(TierSwarm, o.Project), hive, swarm, scopes, cfg.DedupThreshold), o, cfg), nil
 }
 
 // CurationReport is what `lore knowledge curate` shows.

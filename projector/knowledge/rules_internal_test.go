@@ -189,7 +189,7 @@ func TestRelevanceInIsReference(t *testing.T) {
 		}
 		// The same through word ids of a pool (relScorer).
 		pool := []*summary{{features: features{rel: text}}, {features: features{rel: relevanceText(randomText(rng), nil, "")}}}
-		indexWords(pool)
+		(&relVocab{}).index(pool)
 		rs := relScorer{task: task}
 		for _, s := range pool {
 			if got, want := rs.of(s), ref(task, s.rel); got != want {

@@ -219,12 +219,12 @@ func saveEntry(tx *poolTx, e *Entry) error {
 	if deleted != "" && poolOfSummaryKey(deleted) != pool {
 		// Not reached while an entry keeps its tier and project; chained
 		// all the same so that no write escapes a version.
-		if err := bumpPoolVersion(tx, poolOfSummaryKey(deleted), "", nil, deleted); err != nil {
+		if err := bumpPoolVersion(tx, tx.journal, poolOfSummaryKey(deleted), "", nil, deleted); err != nil {
 			return err
 		}
 		deleted = ""
 	}
-	if err := bumpPoolVersion(tx, pool, sk, enc, deleted); err != nil {
+	if err := bumpPoolVersion(tx, tx.journal, pool, sk, enc, deleted); err != nil {
 		return err
 	}
 	if ok && ck == k && csk == sk {

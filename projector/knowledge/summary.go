@@ -401,7 +401,8 @@ type poolScan struct {
 	activeIDs []string
 	capKeys   []capKey
 	// shared are the active entries sharing a contradiction tag with the
-	// lesson (the only ones Contradictions can report), in creation order;
+	// lesson and holding a term its contexts need (candidateContexts): the
+	// only ones Contradictions can report, in creation order;
 	// sharedIDs[i] is the id of shared[i].
 	shared    []Existing
 	sharedIDs []string
@@ -420,6 +421,10 @@ type poolScan struct {
 // (foldpool.go); scanPool is the reference they are tested against.
 func scanPool(r projector.Reader, tier, project string, lf features, threshold float64, withInactive bool) (*poolScan, error) {
 	ps := &poolScan{}
+	var needed []string
+	if len(lf.ctags) > 0 {
+		_, needed = candidateContexts(lf.cnorm)
+	}
 	prefix := pfxSum + sumScope(tier, project)
 	if !withInactive {
 		prefix += "a/"
@@ -452,11 +457,12 @@ func scanPool(r projector.Reader, tier, project string, lf features, threshold f
 			return nil
 		}
 		start := d.i
-		if len(lf.ctags) > 0 && sharesPacked(lf.ctags, &d) {
+		if len(needed) > 0 && sharesPacked(lf.ctags, &d) {
 			ctags := (&sumDecoder[[]byte]{s: v, i: start}).list()
-			cnorm := string(d.str())
-			ps.shared = append(ps.shared, Existing{feat: &features{ctags: ctags, cnorm: cnorm}})
-			ps.sharedIDs = append(ps.sharedIDs, string(id))
+			if cnorm := string(d.str()); containsAny(cnorm, needed) {
+				ps.shared = append(ps.shared, Existing{feat: &features{ctags: ctags, cnorm: cnorm}})
+				ps.sharedIDs = append(ps.sharedIDs, string(id))
+			}
 		}
 		if d.bad {
 			return fmt.Errorf("%w: %s", errSummary, k)

@@ -368,16 +368,13 @@ func Contradictions(candidate string, tags []string, existing []Existing) []int 
 	return contradictions(contradictionTagList(candidate, tags), normalizeText(candidate), existing)
 }
 
-// contradictions is Contradictions given the candidate's contradiction tags
-// (sorted) and normalizeText(candidate).
-func contradictions(ct []string, cnorm string, existing []Existing) []int {
-	if len(ct) == 0 {
-		return nil
-	}
+// candidateContexts are a candidate's contexts of both sides of every
+// negation pair, and the terms an existing entry must hold (as a
+// substring of its normalised text) for one of them to matter: the other
+// side of each pair the candidate has a context for. An existing entry
+// holding none of them contradicts nothing (contradictions).
+func candidateContexts(cnorm string) ([][2]map[string]bool, []string) {
 	cw := words(cnorm)
-	// The candidate's contexts of both sides of every pair, computed once,
-	// and the terms an existing entry must hold for one of them to matter:
-	// the other side of each pair the candidate has a context for.
 	cctx := make([][2]map[string]bool, len(negationPairs))
 	var needed []string
 	for k, p := range negationPairs {
@@ -389,6 +386,29 @@ func contradictions(ct []string, cnorm string, existing []Existing) []int {
 			needed = append(needed, p[0])
 		}
 	}
+	return cctx, needed
+}
+
+// negationTerms are the distinct sides of negationPairs.
+var negationTerms = func() []string {
+	var out []string
+	for _, p := range negationPairs {
+		for _, t := range p {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}()
+
+// contradictions is Contradictions given the candidate's contradiction tags
+// (sorted) and normalizeText(candidate).
+func contradictions(ct []string, cnorm string, existing []Existing) []int {
+	if len(ct) == 0 {
+		return nil
+	}
+	cctx, needed := candidateContexts(cnorm)
 	if len(needed) == 0 {
 		return nil // no context overlaps anything
 	}
