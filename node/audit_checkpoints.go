@@ -42,9 +42,11 @@ import (
 //     ends before them) or the models' format changed.
 //
 // A live checkpoint flushes the live memtable first, so it is tables shared
-// with the live store plus a WAL of a few records: without the flush Pebble
-// copies the memtable's WAL into each checkpoint (up to a memtable a
-// checkpoint) and an audit's open replays it.
+// with the live store plus a WAL of a few records, which it then seals into
+// a table of its own (takeAuditCheckpoint): without the flush Pebble copies
+// the memtable's WAL into each checkpoint (up to a memtable a checkpoint)
+// and the seal would write it out again as a table the live store does not
+// share.
 
 // fileID names a file by its inode: hard links to one table are one file.
 type fileID struct{ dev, ino uint64 }
@@ -251,12 +253,22 @@ func (n *Node) takeAuditCheckpoint() error {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	st, err := projector.OpenStore(tmp, projector.StoreOptions{CacheBytes: 1 << 20, ReadOnly: true})
+	// Sealed: opened without a WAL, the few records Pebble copied into its
+	// WAL flushed to a table, and closed. Pebble copies a WAL file whole,
+	// and a recycled one is as long as a memtable (stale records after the
+	// live ones): each checkpoint would hold up to a memtable of disk of
+	// its own, and each audit would copy it again.
+	st, err := projector.OpenStore(tmp, projector.StoreOptions{CacheBytes: auditCacheBytes, Ephemeral: true})
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return err
 	}
 	mark, err := st.AuditMark()
+	if err == nil {
+		if err = st.DB().Flush(); err != nil {
+			err = fmt.Errorf("checkpoint: flush: %w", err)
+		}
+	}
 	if cerr := st.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close checkpoint: %w", cerr)
 	}
