@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -289,14 +290,33 @@ holds is not imported again: a re-import reports 0 new and appends nothing.
 				if ft == "" {
 					ft = typ
 				}
-				var res app.PatternsImportResult
-				args := map[string]any{"document": json.RawMessage(raw), "type": ft, "source": fi.path}
-				if err := f.Call(cmd.Context(), "patterns", "import", args, &res); err != nil {
-					return fmt.Errorf("%s: %w", fi.path, err)
+				// A long file goes in parts, with a progress line on
+				// stderr at most once a second.
+				parts := splitRegistry(raw, ft, importPart)
+				if parts == nil {
+					parts = []importDoc{{raw: raw}}
 				}
-				total.Patterns += res.Patterns
-				total.Existing += res.Existing
-				total.Events += res.Events
+				sum, start, last := 0, time.Now(), time.Now()
+				for _, part := range parts {
+					sum += part.n
+				}
+				sent := 0
+				for _, part := range parts {
+					var res app.PatternsImportResult
+					args := map[string]any{"document": json.RawMessage(part.raw), "type": ft, "source": fi.path}
+					if err := f.Call(cmd.Context(), "patterns", "import", args, &res); err != nil {
+						return fmt.Errorf("%s: %w", fi.path, err)
+					}
+					total.Patterns += res.Patterns
+					total.Existing += res.Existing
+					total.Events += res.Events
+					sent += part.n
+					if len(parts) > 1 && sent < sum && time.Since(last) >= time.Second {
+						fmt.Fprintf(f.Err, "%s: %d of %d patterns sent (%.0f/s)\n", fi.path, sent, sum,
+							float64(sent)/time.Since(start).Seconds())
+						last = time.Now()
+					}
+				}
 				read++
 			}
 			if f.JSON {

@@ -43,7 +43,7 @@ func indexArchived(s Store, p *Pattern, t float64, m *memo) error {
 	}
 	// The signature is stored once (sigKey), as for an active pattern:
 	// a merge check of the archived lists reads it from there.
-	entry := mergeEntry(p.ID, seq, len(sg.bigrams))
+	entry := mergeEntry(p.ID, seq, len(sg.bigrams), sg.sketch)
 	if err := s.Set(sigKey(p.ID), encodeList(sg.bigrams)); err != nil {
 		return err
 	}

@@ -17,14 +17,15 @@ const ModelName = "crossloop"
 
 // Model folds loop and registry events into the pattern registry.
 type Model struct {
-	cfg Config
+	cfg     Config
+	filters *filterPool // filters of merge lists present (mergefilter.go)
 }
 
 // New returns the model with cfg (zero values take the defaults).
 func New(cfg Config) *Model {
 	cfg.setDefaults()
 	cfg.postings = newPostingCache(defaultCacheBudget)
-	return &Model{cfg: cfg}
+	return &Model{cfg: cfg, filters: &filterPool{}}
 }
 
 // Config is the model's configuration (defaults filled in).
@@ -46,17 +47,22 @@ func (m *Model) Name() string { return ModelName }
 // iteration sums, trend, times) and are known by content (imp/). Version
 // 12: a signature is stored once per pattern, not in each merge list
 // entry, and signatures of up to 64 bigrams are indexed under pairs
-// (mergelist.go).
-func (m *Model) Version() int { return 12 }
+// (mergelist.go). Version 13: a merge list entry carries a 128-bit
+// sketch of its signature's bigrams, which bounds the bigrams it shares
+// with another (mergelist.go), and the store records the fingerprint of
+// its set of merge lists (ix/mk, mergefilter.go); a term's fingerprint
+// sums xxHash64 and FNV-1a lanes instead of SHA-256 ones (postings.go).
+func (m *Model) Version() int { return 13 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
 
 // Fold implements projector.Model. Deterministic: ids are allocated from
 // per-type counters in fold order; the only clock is ev.Time.
-func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) (err error) {
 	f := &folder{m: m, tx: tx, ev: ev, t: ev.Time.UTC()}
-	var err error
+	f.mm.filter.pool = m.filters
+	defer func() { f.mm.release(err == nil) }()
 	switch d := data.(type) {
 	case *events.LoopStarted:
 		err = f.started(d)

@@ -36,12 +36,13 @@ type Reader interface {
 //	                            the pattern's scoring header (postingMeta)
 //	ix/df/<term>                document frequency (uint64) + the term's last chunk (uint32)
 //	                            + the number of postings in the last chunk (uint32) + the
-//	                            fingerprint of the term's postings (4 × uint64; termDF)
+//	                            fingerprint of the term's postings (2 × uint64; termDF)
 //	ix/d/<pattern id>           docInfo: indexed terms with their chunks, merge tokens
 //	ix/m/<type>/<key>           the patterns indexed under the merge key (mergeKeys), each with
 //	                            its merge sequence number and its signature's number of bigrams
 //	                            (mergeEntry), in sequence order
 //	ix/g/<pattern id>           the signature's sorted bigrams of an indexed pattern (sigKey)
+//	ix/mk                       the fingerprint of the set of merge lists present (mergeKeySet)
 //	ix/ms                       the merge sequence: the number of patterns indexed so far (uint64)
 //	ix/r/<pattern id>           scoring record of an active pattern (store.go): injection
 const (
@@ -190,18 +191,21 @@ func decodeDocInfo(v []byte) (docInfo, error) {
 // merge check reads the lists the index then appends to). A nil memo
 // computes and reads every time.
 //
-// INVARIANT: lists[k] is the value of merge list k in the event's store
-// (nil: absent): a memo lives for one event, and every write of a merge
-// list goes through editList with the event's memo.
+// INVARIANT: lists[k].v is the value of merge list k as the event leaves
+// it (nil: absent), written to the store by flush when dirty: a memo
+// lives for one event, and every write of a merge list goes through
+// editList with the event's memo.
 type memo struct {
 	sigs  map[string]*sigInfo
 	texts map[string]*searchInfo
-	lists map[string][]byte
+	lists map[string]*mergeList
 	terms map[string]*termState // see termState
 	// seq is the merge sequence as the event leaves it (see flush), once
 	// loaded (seqOK); seqDirty when the event advanced it.
 	seq             uint64
 	seqOK, seqDirty bool
+	// filter is the filter of merge lists present (mergefilter.go).
+	filter mergeFilterState
 }
 
 // nextSeq returns the next merge sequence number and advances the
@@ -226,35 +230,89 @@ func (m *memo) nextSeq(s getter) (uint64, error) {
 	return n, nil
 }
 
+// mergeList is a merge list held by a memo: own when v is the memo's
+// (appended to in place), dirty when the event changed it; stored when
+// the store holds the list.
+type mergeList struct {
+	v                  []byte
+	own, dirty, stored bool
+}
+
 // list reads the merge list at k, through the memo. The value must not be
 // modified.
 func (m *memo) list(s getter, k []byte) ([]byte, error) {
-	if m != nil {
-		if v, ok := m.lists[string(k)]; ok {
-			return v, nil
-		}
+	if m == nil {
+		v, _, err := s.Get(k)
+		return v, err
 	}
-	v, _, err := s.Get(k)
+	l, err := m.listState(s, k)
 	if err != nil {
 		return nil, err
 	}
-	m.setList(k, v)
-	return v, nil
+	return l.v, nil
 }
 
-// setList records the merge list at k as written (nil: deleted).
-func (m *memo) setList(k, v []byte) {
-	if m == nil {
-		return
+// listState is the memo's state of the merge list at k, read on first
+// use. m must not be nil.
+func (m *memo) listState(s getter, k []byte) (*mergeList, error) {
+	if l := m.lists[string(k)]; l != nil {
+		return l, nil
 	}
+	var v []byte
+	may, err := m.mayHold(s, k)
+	if err != nil {
+		return nil, err
+	}
+	if may {
+		if v, _, err = s.Get(k); err != nil {
+			return nil, err
+		}
+	}
+	l := &mergeList{v: v, stored: v != nil}
 	if m.lists == nil {
-		m.lists = map[string][]byte{}
+		m.lists = map[string]*mergeList{}
 	}
-	m.lists[string(k)] = v
+	m.lists[string(k)] = l
+	return l, nil
+}
+
+// flushLists writes back the merge lists the event changed, and the
+// fingerprint of the set of lists present when it changed.
+func (m *memo) flushLists(s Store) error {
+	changed := false
+	for k, l := range m.lists {
+		if !l.dirty {
+			continue
+		}
+		l.dirty = false
+		var err error
+		if len(l.v) == 0 {
+			l.v = nil
+			err = s.Delete([]byte(k))
+		} else {
+			err = s.Set([]byte(k), l.v)
+		}
+		if err != nil {
+			return err
+		}
+		if now := l.v != nil; now != l.stored {
+			l.stored = now
+			if err := m.listChanged(s, []byte(k), now); err != nil {
+				return err
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return storeMergeKeySet(s, m.filter.ks)
 }
 
 type sigInfo struct {
 	bigrams []string // sorted
+	sketch  sketch   // of bigrams
+	bits    []uint8  // sketchBit of each bigram
 	tokens  []string // MergeTokens
 	keys    []string // mergeKeys to index under
 	lookup  []string // mergeKeys to look up
@@ -277,6 +335,7 @@ func (m *memo) signature(sig string, t float64) *sigInfo {
 	ord := globalOrder(bg)
 	si := &sigInfo{bigrams: bg, tokens: mergeTokens(ord, t), keys: mergeKeys(ord, t, false),
 		lookup: mergeKeys(ord, t, true), t: t}
+	si.sketch, si.bits = sketchOf(bg)
 	if m != nil {
 		if m.sigs == nil {
 			m.sigs = map[string]*sigInfo{}
@@ -352,7 +411,7 @@ func indexPattern(s Store, st *Stats, p *Pattern, threshold float64, m *memo, is
 	if err != nil {
 		return err
 	}
-	entry := mergeEntry(p.ID, seq, len(sg.bigrams))
+	entry := mergeEntry(p.ID, seq, len(sg.bigrams), sg.sketch)
 	if err := s.Set(sigKey(p.ID), encodeList(sg.bigrams)); err != nil {
 		return err
 	}

@@ -138,21 +138,66 @@ func mergeKey(typ, tok string) []byte { return []byte(prefMerge + typ + "/" + to
 // A merge list is a sequence of entries, one per pattern:
 //
 //	uvarint len(id) | id | uvarint len(body) | body
-//	body: uvarint seq | uvarint n
+//	body: uvarint seq | uvarint n | sketch (16 bytes)
 //
 // seq is the pattern's merge sequence number: the number of patterns
 // indexed before it (the counter at keyMergeSeq), so a list's entries are
 // in seq order. n is the number of bigrams of the pattern's signature;
 // the signature itself is stored once per pattern (sigKey), not in each
 // list (a long one is in many): a merge check reads it only for the
-// candidates whose size can be similar enough.
-func mergeEntry(id string, seq uint64, n int) []byte {
-	body := binary.AppendUvarint(nil, seq)
+// candidates whose size and sketch can be similar enough. The sketch is
+// the set of bits sketchBit of the signature's bigrams (sketch).
+func mergeEntry(id string, seq uint64, n int, sk sketch) []byte {
+	body := binary.AppendUvarint(make([]byte, 0, 2*binary.MaxVarintLen64+sketchLen), seq)
 	body = binary.AppendUvarint(body, uint64(n))
+	body = binary.BigEndian.AppendUint64(body, sk[0])
+	body = binary.BigEndian.AppendUint64(body, sk[1])
 	out := binary.AppendUvarint(make([]byte, 0, len(id)+len(body)+8), uint64(len(id)))
 	out = append(out, id...)
 	out = binary.AppendUvarint(out, uint64(len(body)))
 	return append(out, body...)
+}
+
+// sketch is a 128-bit set of a signature's bigrams: bit sketchBit(b) for
+// each bigram b. Two signatures share a bigram only if each one's bit is
+// in the other's sketch, so the number of A's bigrams whose bit is in
+// B's sketch bounds |A ∩ B| from above (maxShared).
+type sketch [2]uint64
+
+const sketchLen = 16
+
+// sketchBit is a bigram's bit in a sketch: the low 7 bits of its FNV
+// hash, mixed (fmix64 of MurmurHash3: the global order sorts by the hash,
+// so a signature's leading bigrams share its high bits).
+func sketchBit(b string) uint8 {
+	h := hash(b)
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return uint8(h & 127)
+}
+
+// sketchOf returns the sketch of bigrams and each bigram's bit.
+func sketchOf(bigrams []string) (sketch, []uint8) {
+	var sk sketch
+	bits := make([]uint8, len(bigrams))
+	for i, b := range bigrams {
+		bits[i] = sketchBit(b)
+		sk[bits[i]>>6] |= 1 << (bits[i] & 63)
+	}
+	return sk, bits
+}
+
+// maxShared bounds |A ∩ B| from above: the number of A's bigrams (given
+// by their bits) whose bit is in B's sketch.
+func maxShared(bits []uint8, sk sketch) int {
+	n := 0
+	for _, b := range bits {
+		n += int(sk[b>>6] >> (b & 63) & 1)
+	}
+	return n
 }
 
 // nextEntry splits the first entry off a merge list: the id, the entry's
@@ -173,18 +218,20 @@ func nextEntry(v []byte) (id, body, entry, rest []byte, err error) {
 	return id, body, v[:n], v[n:], nil
 }
 
-// entryBody splits an entry's body: its seq and the number of bigrams of
-// its signature.
-func entryBody(body []byte) (seq, n uint64, err error) {
+// entryBody splits an entry's body: its seq, the number of bigrams of
+// its signature and its sketch.
+func entryBody(body []byte) (seq, n uint64, sk sketch, err error) {
 	seq, k := binary.Uvarint(body)
 	if k <= 0 {
-		return 0, 0, fmt.Errorf("corrupt merge list")
+		return 0, 0, sk, fmt.Errorf("corrupt merge list")
 	}
 	n, j := binary.Uvarint(body[k:])
-	if j <= 0 || k+j != len(body) {
-		return 0, 0, fmt.Errorf("corrupt merge list")
+	if j <= 0 || k+j+sketchLen != len(body) {
+		return 0, 0, sk, fmt.Errorf("corrupt merge list")
 	}
-	return seq, n, nil
+	sk[0] = binary.BigEndian.Uint64(body[k+j:])
+	sk[1] = binary.BigEndian.Uint64(body[k+j+8:])
+	return seq, n, sk, nil
 }
 
 // sigKey is the key of an indexed pattern's signature bigrams, sorted
@@ -208,20 +255,35 @@ func decodeList(v []byte) ([]string, error) {
 // editList removes id's entry from the list at k and, when entry is not
 // nil, appends entry at its end (a re-indexed pattern moves to the end).
 // With absent, the list is known to hold no entry of id. The list is read
-// and recorded through m.
+// and edited through m (not nil), which writes it back at its flush.
 func editList(s Store, k []byte, id string, entry []byte, m *memo, absent bool) error {
-	v, err := m.list(s, k)
+	l, err := m.listState(s, k)
 	if err != nil {
 		return err
 	}
-	out := make([]byte, 0, len(v)+len(entry))
+	if absent && l.own {
+		l.v = append(l.v, entry...) // in place: earlier readers see their prefix unchanged
+	} else {
+		if l.v, err = editEntries(k, l.v, id, entry, absent); err != nil {
+			return err
+		}
+		l.own = true
+	}
+	l.dirty = true
+	return nil
+}
+
+// editEntries returns a new list: v without id's entry (absent: v holds
+// none), then entry.
+func editEntries(k, v []byte, id string, entry []byte, absent bool) ([]byte, error) {
+	out := make([]byte, 0, len(v)+len(entry)+len(entry)/2)
 	if absent {
 		out = append(out, v...)
 	} else {
 		for rest := v; len(rest) > 0; {
 			eid, _, e, r, err := nextEntry(rest)
 			if err != nil {
-				return fmt.Errorf("%s: %w", k, err)
+				return nil, fmt.Errorf("%s: %w", k, err)
 			}
 			if string(eid) != id {
 				out = append(out, e...)
@@ -229,13 +291,7 @@ func editList(s Store, k []byte, id string, entry []byte, m *memo, absent bool) 
 			rest = r
 		}
 	}
-	out = append(out, entry...)
-	if len(out) == 0 {
-		m.setList(k, nil)
-		return s.Delete(k)
-	}
-	m.setList(k, out)
-	return s.Set(k, out)
+	return append(out, entry...), nil
 }
 
 // encodeList encodes a list of strings: each as uvarint length + bytes.
@@ -291,12 +347,21 @@ func mergeMatches(s getter, typ, sig string, t float64, m *memo) ([]mergeMatch, 
 				return nil, err
 			}
 			rest = r
-			seq, n, err := entryBody(body)
+			seq, n, sk, err := entryBody(body)
 			if err != nil {
 				return nil, err
 			}
-			if len(sb) > 0 && n > 0 && (float64(n) < lo || float64(n) > hi) {
-				continue
+			if len(sb) > 0 && n > 0 {
+				if float64(n) < lo || float64(n) > hi {
+					continue
+				}
+				// At most ub bigrams are shared, and the Jaccard of
+				// inter ≤ ub shared is at most ub/(|A|+n−ub) (the
+				// same float division, monotone: never pruned above t).
+				ub := maxShared(si.bits, sk)
+				if !ShouldMerge(float64(ub)/float64(len(sb)+int(n)-ub), t) {
+					continue
+				}
 			}
 			if seen[string(id)] {
 				continue

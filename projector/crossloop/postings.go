@@ -1,10 +1,11 @@
 package crossloop
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // Postings: a term's chunks, the tail of its last chunk, its record
@@ -120,6 +121,9 @@ func (m *memo) flush(s Store) error {
 		}
 	}
 	m.seqOK, m.seqDirty = false, false
+	if err := m.flushLists(s); err != nil {
+		return err
+	}
 	for term, ts := range m.terms {
 		if !ts.dirty {
 			continue
@@ -365,23 +369,31 @@ func storeDF(s Store, term string, d termDF) error {
 }
 
 // fingerprint identifies a multiset of encoded postings: the lane-wise
-// sums (mod 2^64) of their SHA-256 digests, read as 4 uint64. Adding and
-// removing a posting are O(1) and commute, so the fold maintains it as
-// postings come, go and change, and a reader recomputes it from the
-// postings it read. Two different multisets share a fingerprint only by a
-// collision of these sums (chance about 2^-256 for unrelated contents).
-type fingerprint [4]uint64
+// sums (mod 2^64) of two 64-bit hashes of each (xxHash64 and FNV-1a).
+// Adding and removing a posting are O(1) and commute, so the fold
+// maintains it as postings come, go and change, and a reader recomputes
+// it from the postings it read. Two different multisets share a
+// fingerprint only by a collision of these sums (chance about 2^-128 for
+// unrelated contents). It is a cache's validator, in no answer: the
+// hashes need to be stable, not cryptographic.
+type fingerprint [2]uint64
 
 func (f *fingerprint) add(posting []byte) {
-	h := sha256.Sum256(posting)
-	for i := range f {
-		f[i] += binary.BigEndian.Uint64(h[8*i:])
-	}
+	f[0] += xxhash.Sum64(posting)
+	f[1] += fnv64(posting)
 }
 
 func (f *fingerprint) sub(posting []byte) {
-	h := sha256.Sum256(posting)
-	for i := range f {
-		f[i] -= binary.BigEndian.Uint64(h[8*i:])
+	f[0] -= xxhash.Sum64(posting)
+	f[1] -= fnv64(posting)
+}
+
+// fnv64 is FNV-1a (64 bit) of b.
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
 	}
+	return h
 }

@@ -311,8 +311,8 @@ func TestMergeListMemo(t *testing.T) {
 	if len(m.lists) == 0 {
 		t.Fatal("the memo holds no merge list: the test should exercise it")
 	}
-	for k, v := range m.lists {
-		if string(withMemo[k]) != string(v) {
+	for k, l := range m.lists {
+		if string(withMemo[k]) != string(l.v) {
 			t.Fatalf("memo of merge list %q is stale", k)
 		}
 	}

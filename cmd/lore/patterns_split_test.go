@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loredev/lore/projector/crossloop"
+)
+
+// registryFile is a root document of n patterns, spread over the types
+// (error, success, anti), with one field beside the registry.
+func registryFile(n int) []byte {
+	var l crossloop.Lists
+	for i := range n {
+		var p map[string]any
+		switch i % 3 {
+		case 0:
+			p = map[string]any{"pattern_id": fmt.Sprintf("pat-error-split%d-%03d", i/1000, i%1000), "type": "error_pattern",
+				"error_signature":         map[string]any{"error_type": "TypeError", "error_pattern": fmt.Sprintf("value %d of w%d is undefined", i, i%7), "error_location_hints": []string{}},
+				"fix_approach":            map[string]any{"description": fmt.Sprintf("check that w%d is set before it is read", i), "fix_category": "other"},
+				"successful_applications": 1, "failed_applications": 1, "usage_count": 2, "success_rate": 0.5,
+				"first_discovered": "2025-12-31T23:00:00Z", "last_used": "2025-12-31T23:00:00Z",
+				"effectiveness_trend": []any{}, "source_loops": []any{}, "tags": []string{}}
+		case 1:
+			p = map[string]any{"pattern_id": fmt.Sprintf("pat-success-split%d-%03d", i/1000, i%1000), "type": "success_pattern",
+				"task_category": "debugging",
+				"approach": map[string]any{"description": fmt.Sprintf("bisect step %d of w%d", i, i%5),
+					"steps": []string{fmt.Sprintf("run w%d", i), "read the log"}},
+				"successful_applications": 2, "failed_applications": 0, "usage_count": 2, "success_rate": 1.0,
+				"first_discovered": "2025-12-31T23:00:00Z", "last_used": "2025-12-31T23:00:00Z",
+				"effectiveness_trend": []any{}, "source_loops": []any{}, "tags": []string{"t"}}
+		default:
+			p = map[string]any{"pattern_id": fmt.Sprintf("pat-anti-split%d-%03d", i/1000, i%1000), "type": "anti_pattern",
+				"approach_description": fmt.Sprintf("retry %d times on w%d", i, i%3), "failure_mode": "scope_creep",
+				"failure_rate": 1.0, "occurrence_count": 2,
+				"first_discovered": "2025-12-31T23:00:00Z", "last_used": "2025-12-31T23:00:00Z",
+				"effectiveness_trend": []any{}, "source_loops": []any{}, "tags": []string{}}
+		}
+		raw, _ := json.Marshal(p)
+		switch i % 3 {
+		case 0:
+			l.Error = append(l.Error, raw)
+		case 1:
+			l.Success = append(l.Success, raw)
+		default:
+			l.Anti = append(l.Anti, raw)
+		}
+	}
+	raw, _ := json.Marshal(map[string]any{"version": "1.0.0", "pattern_registry": l})
+	return raw
+}
+
+// TestSplitRegistryParsesAsWhole: the parts of a long document parse,
+// one after the other, into the patterns of the whole document, in its
+// order (the import appends the same patterns); a short one is not split.
+func TestSplitRegistryParsesAsWhole(t *testing.T) {
+	doc := registryFile(1000)
+	whole, err := crossloop.ParseRegistry(doc, "")
+	if err != nil || len(whole) != 1000 {
+		t.Fatalf("whole: %d patterns, %v", len(whole), err)
+	}
+	var arr []json.RawMessage
+	var l crossloop.Lists
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &top); err != nil || json.Unmarshal(top["pattern_registry"], &l) != nil {
+		t.Fatal(err)
+	}
+	arr = l.Error
+	perType, _ := json.Marshal(map[string]any{"patterns": arr})
+	for _, c := range []struct {
+		name, typ string
+		raw       []byte
+	}{{"root document", "", doc}, {"array", crossloop.TypeError, mustJSON(t, arr)}, {"patterns file", crossloop.TypeError, perType}} {
+		want, err := crossloop.ParseRegistry(c.raw, c.typ)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		parts := splitRegistry(c.raw, c.typ, 150)
+		if len(parts) != (len(want)+149)/150 {
+			t.Fatalf("%s: %d patterns in %d parts", c.name, len(want), len(parts))
+		}
+		var got []*crossloop.Pattern
+		for _, p := range parts {
+			ps, err := crossloop.ParseRegistry(p.raw, c.typ)
+			if err != nil {
+				t.Fatalf("%s: a part does not parse: %v", c.name, err)
+			}
+			if len(ps) != p.n {
+				t.Fatalf("%s: a part of %d patterns parses into %d", c.name, p.n, len(ps))
+			}
+			got = append(got, ps...)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d patterns from the parts, %d from the whole", c.name, len(got), len(want))
+		}
+		for i := range want {
+			a, _ := crossloop.ImportDigest(want[i])
+			b, _ := crossloop.ImportDigest(got[i])
+			if a != b {
+				t.Fatalf("%s: pattern %d: %s from the whole, %s from the parts", c.name, i, want[i].ID, got[i].ID)
+			}
+		}
+		if splitRegistry(c.raw, c.typ, len(want)) != nil {
+			t.Fatalf("%s: a document of one part was split", c.name)
+		}
+	}
+	archived := []byte(`{"version":"1.0.0","pattern_registry":{},"archive":[]}`)
+	if splitRegistry(archived, "", 1) != nil {
+		t.Fatal("a document with an archive was split")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestCLIPatternsImportLongFile imports a document of more patterns than
+// one request carries: every pattern is imported, and a re-import finds
+// them all.
+func TestCLIPatternsImportLongFile(t *testing.T) {
+	d := serveData(t)
+	n := importPart + importPart/2
+	file := filepath.Join(t.TempDir(), "long.json")
+	if err := os.WriteFile(file, registryFile(n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := cli(t, context.Background(), "", append(d, "patterns", "import", file)...)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("Imported %d new pattern(s) from 1 file(s); 0 already", n)) {
+		t.Fatalf("import: exit %d, %q %q", code, out, errs)
+	}
+	code, out, errs = cli(t, context.Background(), "", append(d, "patterns", "import", file)...)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("Imported 0 new pattern(s) from 1 file(s); %d already", n)) {
+		t.Fatalf("re-import: exit %d, %q %q", code, out, errs)
+	}
+}
