@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/loredev/lore/node"
-	"github.com/loredev/lore/projector"
 )
 
 // AuditPoints is how many audits a bench run measures.
@@ -36,26 +35,17 @@ type AuditReport struct {
 // or both) from query to the view's release.
 func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, rebuild time.Duration, dir string) (AuditReport, error) {
 	r := AuditReport{Every: node.DefaultAuditCheckpointEvery}
-	for {
-		// Caught up: the checkpointer takes one once the read model is
-		// Every events past the newest (none before the first Every), and
-		// fills the gaps wider than Every while fewer than the kept
-		// count are kept.
-		cps := n.AuditCheckpoints()
-		var newest uint64
-		if len(cps) > 0 {
-			newest = cps[len(cps)-1].Seq
-		}
-		if newest+uint64(r.Every) > last && !widerGap(cps, uint64(r.Every)) {
-			r.Checkpoints = len(cps)
-			break
-		}
+	for !n.AuditCheckpointsSettled() {
+		// Caught up: the newest checkpoint is less than an interval behind
+		// the read model and the node fills no gap any more (none is wider
+		// than 9/8 of the interval, or the disk budget binds).
 		select {
 		case <-ctx.Done():
 			return r, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+	r.Checkpoints = len(n.AuditCheckpoints())
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0xa0d1))
 	span := time.Duration(o.Events) * 10 * time.Millisecond
 	ds := make([]time.Duration, 0, AuditPoints)
@@ -81,22 +71,6 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 	r.P99ToRebuild = r.P99us / 1e6 / rebuild.Seconds()
 	r.ExtraBytes = extraBytes(filepath.Join(dir, "node", node.AuditDir), filepath.Join(dir, "node", "pebble"))
 	return r, nil
-}
-
-// widerGap reports whether checkpoints (oldest first) leave a gap wider
-// than every that the node still fills (fewer than the default kept).
-func widerGap(cps []projector.AuditMark, every uint64) bool {
-	if len(cps) >= node.DefaultAuditCheckpointKeep {
-		return false
-	}
-	prev := uint64(0)
-	for _, c := range cps {
-		if c.Seq-prev > every {
-			return true
-		}
-		prev = c.Seq
-	}
-	return false
 }
 
 // extraBytes is the size of the files under dir whose inodes no file under

@@ -49,9 +49,13 @@ type Config struct {
 	// every this many events for audits (0: DefaultAuditCheckpointEvery;
 	// negative: none, every audit folds from the start of the log).
 	AuditCheckpointEvery int
-	// AuditCheckpointKeep bounds the audit checkpoints kept (0:
-	// DefaultAuditCheckpointKeep); older ones are thinned out evenly.
+	// AuditCheckpointKeep bounds the number of audit checkpoints kept (0:
+	// no bound but the disk's); older ones are thinned out evenly.
 	AuditCheckpointKeep int
+	// AuditCheckpointDisk bounds the disk the audit checkpoints hold
+	// beyond the live store, in bytes (0: DefaultAuditCheckpointDiskMiB;
+	// negative: no bound); older ones are thinned out evenly.
+	AuditCheckpointDisk int64
 	Logger              *slog.Logger
 	// Models to fold (default: app.Models()).
 	Models []projector.Model
@@ -150,14 +154,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if cfg.AuditCheckpointEvery >= 0 {
-		every, keep := cfg.AuditCheckpointEvery, cfg.AuditCheckpointKeep
+		every, keep, disk := cfg.AuditCheckpointEvery, max(cfg.AuditCheckpointKeep, 0), cfg.AuditCheckpointDisk
 		if every == 0 {
 			every = DefaultAuditCheckpointEvery
 		}
-		if keep <= 0 {
-			keep = DefaultAuditCheckpointKeep
+		if disk == 0 {
+			disk = DefaultAuditCheckpointDiskMiB << 20
 		}
-		if n.audits, err = newAuditCheckpoints(filepath.Join(cfg.DataDir, AuditDir), uint64(every), keep); err != nil {
+		if n.audits, err = newAuditCheckpoints(filepath.Join(cfg.DataDir, AuditDir), n.Store.Dir(), uint64(every), keep, max(disk, 0)); err != nil {
 			n.Close()
 			return nil, err
 		}

@@ -44,7 +44,9 @@ type StoreOptions struct {
 	// Sync commits each batch with an fsync of Pebble's WAL.
 	Sync bool
 	// Ephemeral is a store that lives for one question (an audit): no
-	// automatic compactions, which would only compete with its fold.
+	// automatic compactions, which would only compete with its fold, and
+	// no WAL (what is not flushed when it closes is lost; an audit
+	// checkpoint is flushed before it closes, so it is tables alone).
 	// INVARIANT: its writes never stall for level-0 tables (nothing would
 	// ever compact them away): an audit copy of a checkpoint taken while
 	// the live store's level 0 was deep writes all the same.
@@ -59,7 +61,16 @@ type Store struct {
 	db         *pebble.DB
 	dir        string // "" in memory
 	sync       bool
+	noWAL      bool // Ephemeral: nothing to sync
 	cacheBytes int64
+}
+
+// syncOpts are the write options of the store's own durable writes.
+func (s *Store) syncOpts() *pebble.WriteOptions {
+	if s.noWAL {
+		return pebble.NoSync
+	}
+	return pebble.Sync
 }
 
 // OpenStore opens (creating) the Pebble store in dir.
@@ -74,7 +85,7 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 		MemTableSize:       memTableSize(o.CacheBytes),
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
-		DisableWAL:         false,
+		DisableWAL:         o.Ephemeral,
 
 		DisableAutomaticCompactions: o.Ephemeral,
 		ReadOnly:                    o.ReadOnly,
@@ -94,7 +105,7 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open pebble %q: %v", ErrStorage, dir, err)
 	}
-	return &Store{db: db, dir: dir, sync: o.Sync, cacheBytes: o.CacheBytes}, nil
+	return &Store{db: db, dir: dir, sync: o.Sync, noWAL: o.Ephemeral, cacheBytes: o.CacheBytes}, nil
 }
 
 // memTableSize is an eighth of the cache, between 4 and 64 MiB (32 MiB
@@ -233,7 +244,7 @@ func (s *Store) Reset(version string, liveFrom uint64) error {
 	}
 	_ = b.Set([]byte(sysVersion), []byte(version), nil)
 	_ = b.Set([]byte(sysLiveFrom), u64(liveFrom), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(s.syncOpts()); err != nil {
 		return fmt.Errorf("%w: reset: %v", ErrStorage, err)
 	}
 	return nil
@@ -318,7 +329,7 @@ func (s *Store) MarkAnnounced(seq uint64) error {
 	if err := b.DeleteRange([]byte(sysOutbox), hi, nil); err != nil {
 		return fmt.Errorf("%w: mark announced: %v", ErrStorage, err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(s.syncOpts()); err != nil {
 		return fmt.Errorf("%w: mark announced: %v", ErrStorage, err)
 	}
 	return nil

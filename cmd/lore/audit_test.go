@@ -56,7 +56,7 @@ func TestServeAuditsFromCheckpoints(t *testing.T) {
 		}
 		var cps []string
 		for _, e := range es {
-			if strings.HasPrefix(e.Name(), "cp-") {
+			if e.IsDir() && strings.HasPrefix(e.Name(), "cp-") {
 				cps = append(cps, e.Name())
 			}
 		}
@@ -81,7 +81,9 @@ func TestServeAuditsFromCheckpoints(t *testing.T) {
 			t.Fatalf("stats --at-seq %d: total %d at seq %d, want %d at %d", seq, stats.Total, stats.Seq, seq, seq)
 		}
 	}
-	if code, _, _ := cli(t, bg, "", append(d, "serve", "--audit-checkpoint-every", "-5")...); code != exitBadInput {
-		t.Fatalf("serve --audit-checkpoint-every -5: exit %d, want %d", code, exitBadInput)
+	for _, bad := range [][]string{{"--audit-checkpoint-every", "-5"}, {"--audit-checkpoint-disk", "-1"}, {"--audit-checkpoint-keep", "-1"}} {
+		if code, _, _ := cli(t, bg, "", append(append(d, "serve"), bad...)...); code != exitBadInput {
+			t.Fatalf("serve %v: exit %d, want %d", bad, code, exitBadInput)
+		}
 	}
 }

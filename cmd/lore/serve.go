@@ -27,7 +27,7 @@ var version = "0.1.0-dev"
 type serveOptions struct {
 	host, fsync, replica, uiAddr      string
 	port, replicas                    int
-	auditEvery, auditKeep             int
+	auditEvery, auditKeep, auditDisk  int
 	tick                              time.Duration
 	noSyncCommits, verbose, tlsVerify bool
 	snap                              snapshotServeOptions
@@ -68,10 +68,11 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
 	fl.BoolVar(&o.tlsVerify, "tls-verify", false, "embedded NATS: require client certificates signed by --tls-ca (mutual TLS)")
 	fl.IntVar(&o.auditEvery, "audit-checkpoint-every", node.DefaultAuditCheckpointEvery, "take a local checkpoint of the read model every N events, so an --as-of/--at-seq audit folds at most about N events (0: none, audits fold the whole log)")
-	fl.IntVar(&o.auditKeep, "audit-checkpoint-keep", node.DefaultAuditCheckpointKeep, "audit checkpoints to keep (older ones are thinned out evenly over the log)")
+	fl.IntVar(&o.auditKeep, "audit-checkpoint-keep", node.DefaultAuditCheckpointKeep, "at most this many audit checkpoints (0: no bound but --audit-checkpoint-disk; older ones are thinned out evenly over the log)")
+	fl.IntVar(&o.auditDisk, "audit-checkpoint-disk", node.DefaultAuditCheckpointDiskMiB, "MiB of disk the audit checkpoints may hold beyond the live read model (0: no bound; older ones are thinned out evenly over the log)")
 	fl.StringVar(&o.uiAddr, "ui", envOr("LORE_UI", ui.DefaultAddr), "serve the web dashboard on this address (\"\" disables; beyond loopback: authentication required; `lore ui` opens it)")
 	declare(fl, rules{"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
-		"stream-replicas": between(0, 5), "tick": atLeast(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(1)})
+		"stream-replicas": between(0, 5), "tick": atLeast(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(0), "audit-checkpoint-disk": atLeast(0)})
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
 	return cmd
@@ -114,6 +115,10 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		cfg.TickInterval = -1
 	}
 	cfg.AuditCheckpointEvery, cfg.AuditCheckpointKeep = o.auditEvery, o.auditKeep
+	cfg.AuditCheckpointDisk = int64(o.auditDisk) << 20
+	if o.auditDisk == 0 {
+		cfg.AuditCheckpointDisk = -1
+	}
 	if o.auditEvery == 0 {
 		cfg.AuditCheckpointEvery = -1
 	}

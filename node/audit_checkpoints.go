@@ -1,0 +1,604 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// The policy of the audit checkpoints, as a whole:
+//
+//   - Spacing: a checkpoint about every `every` events of the whole log, so
+//     an audit at any point folds at most about `every` events after its
+//     checkpoint, whatever the log's size. The live poll takes one when the
+//     read model is `every` past the newest; the gaps it leaves (it sees the
+//     read model only between commits, and not at all while the node is
+//     down) are filled by folding the checkpoint below a gap forward, but
+//     only while the live projector is caught up (it comes first) and only
+//     for gaps wider than every+every/8 (a fill of a few events would cost a
+//     checkpoint's files for nothing).
+//   - Retention: by a disk budget (the disk the checkpoints hold beyond the
+//     live store), and optionally a count; over either, the checkpoint whose
+//     neighbours are closest goes (never the newest), so the kept ones stay
+//     spread evenly and the gaps widen evenly when the budget binds.
+//   - Restart: the checkpoints and their marks (cp-<seq>.json) survive a
+//     restart of the node; they are dropped when the log they were folded
+//     from is not the log found (its stream was created at another time, or
+//     ends before them) or the models' format changed.
+//
+// A live checkpoint flushes the live memtable first, so it is tables shared
+// with the live store plus a WAL of a few records, which it then seals into
+// a table of its own (takeAuditCheckpoint): without the flush Pebble copies
+// the memtable's WAL into each checkpoint (up to a memtable a checkpoint)
+// and the seal would write it out again as a table the live store does not
+// share.
+
+// fileID names a file by its inode: hard links to one table are one file.
+type fileID struct{ dev, ino uint64 }
+
+type fileRef struct {
+	size int64
+	n    int // kept checkpoints holding the file
+}
+
+type auditCheckpoint struct {
+	dir   string
+	mark  projector.AuditMark
+	files map[fileID]int64 // every file of dir and its size
+}
+
+// auditCheckpoints are one node's audit checkpoints.
+type auditCheckpoints struct {
+	dir   string
+	live  string // the live store's folder
+	every uint64
+	keep  int   // 0: no bound on the count
+	disk  int64 // bytes beyond the live store; 0: no bound
+	last  atomic.Uint64
+	tmp   atomic.Uint64 // names temporary folders
+
+	mu     sync.Mutex // guards what follows and the folders list names
+	loaded bool
+	list   []auditCheckpoint // by sequence
+	refs   map[fileID]fileRef
+	extra  int64 // disk beyond the live store, as last measured
+}
+
+// auditLogFile records which log the checkpoints were folded from.
+const auditLogFile = "log.json"
+
+type auditLog struct {
+	Stream  string    `json:"stream"`
+	Created time.Time `json:"created"`
+}
+
+func newAuditCheckpoints(dir, live string, every uint64, keep int, disk int64) (*auditCheckpoints, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("audit checkpoints: %w", err)
+	}
+	return &auditCheckpoints{dir: dir, live: live, every: every, keep: keep, disk: disk, refs: map[fileID]fileRef{}}, nil
+}
+
+// auditPoll is how often the node looks whether a checkpoint is due;
+// every auditRetainPolls polls it measures the disk and applies the
+// retention even when no checkpoint was taken.
+const (
+	auditPoll        = 20 * time.Millisecond
+	auditRetainPolls = 250
+)
+
+// runAuditCheckpoints reloads the checkpoints of an earlier run, then takes
+// a checkpoint whenever the runtime committed every events since the
+// newest, and fills gaps, until ctx ends. It watches the runtime's
+// checkpoint rather than hooking its commits, so a checkpoint is never on
+// the fold's path.
+func (n *Node) runAuditCheckpoints(ctx context.Context) {
+	a := n.audits
+	if err := n.loadAuditCheckpoints(ctx); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		n.log.Warn("audit checkpoints: reload", "err", err)
+	}
+	t := time.NewTicker(auditPoll)
+	defer t.Stop()
+	for polls := 1; ; polls++ {
+		if polls%auditRetainPolls == 0 {
+			// The live store's compactions leave the checkpoints more of
+			// the disk as it goes, without a checkpoint being taken.
+			a.mu.Lock()
+			err := a.retain()
+			a.mu.Unlock()
+			if err != nil {
+				n.log.Warn("audit checkpoint retention", "err", err)
+			}
+		}
+		if seq := n.Runtime.Seq(); seq > 0 && seq >= a.last.Load()+a.every {
+			if err := n.takeAuditCheckpoint(); err != nil {
+				n.log.Warn("audit checkpoint", "err", err)
+			}
+		} else if err := n.fillAuditGap(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("audit checkpoint gap", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// loadAuditCheckpoints lists the checkpoints an earlier run left that are
+// states of this log in this format, and removes everything else under the
+// folder (temporary copies, checkpoints without a mark, of another log or
+// format). On an error it removes them all.
+func (n *Node) loadAuditCheckpoints(ctx context.Context) error {
+	a := n.audits
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.loaded {
+		return nil
+	}
+	err := n.reloadAuditCheckpoints(ctx)
+	if err != nil {
+		for _, c := range a.list {
+			a.unref(c)
+		}
+		a.list = nil
+		if rerr := clearFolder(a.dir); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+	}
+	a.loaded = true
+	if k := len(a.list); k > 0 {
+		a.last.Store(a.list[k-1].mark.Seq)
+	}
+	return err
+}
+
+func (n *Node) reloadAuditCheckpoints(ctx context.Context) error {
+	a := n.audits
+	stream, err := n.JS.Stream(ctx, events.LogStream)
+	if err != nil {
+		return fmt.Errorf("log stream: %w", err)
+	}
+	info := stream.CachedInfo()
+	want := auditLog{Stream: events.LogStream, Created: info.Created.UTC()}
+	var was auditLog
+	b, err := os.ReadFile(filepath.Join(a.dir, auditLogFile))
+	if err == nil {
+		err = json.Unmarshal(b, &was)
+	}
+	if err != nil || !was.Created.Equal(want.Created) || was.Stream != want.Stream {
+		if err := clearFolder(a.dir); err != nil {
+			return err
+		}
+		b, _ := json.Marshal(want)
+		return writeFileAtomic(filepath.Join(a.dir, auditLogFile), b)
+	}
+	entries, err := os.ReadDir(a.dir)
+	if err != nil {
+		return fmt.Errorf("audit checkpoints: %w", err)
+	}
+	format := projector.FormatVersion(n.models)
+	marks := map[string]projector.AuditMark{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasPrefix(name, "cp-") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		var m projector.AuditMark
+		b, err := os.ReadFile(filepath.Join(a.dir, name))
+		if err == nil {
+			err = json.Unmarshal(b, &m)
+		}
+		if err == nil && m.Format == format && m.Seq <= info.State.LastSeq {
+			marks[strings.TrimSuffix(name, ".json")] = m
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == auditLogFile {
+			continue
+		}
+		m, ok := marks[name]
+		if !ok || !e.IsDir() {
+			if _, mine := marks[strings.TrimSuffix(name, ".json")]; mine && !e.IsDir() {
+				continue // the mark of a listed checkpoint
+			}
+			if err := os.RemoveAll(filepath.Join(a.dir, name)); err != nil {
+				return fmt.Errorf("audit checkpoints: %w", err)
+			}
+			continue
+		}
+		dir := filepath.Join(a.dir, name)
+		files, err := folderFiles(dir)
+		if err != nil {
+			return err
+		}
+		a.add(auditCheckpoint{dir: dir, mark: m, files: files})
+	}
+	return a.retain()
+}
+
+// takeAuditCheckpoint checkpoints the live store, reads the checkpoint's
+// mark, lists it and applies the retention.
+func (n *Node) takeAuditCheckpoint() error {
+	a := n.audits
+	tmp := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
+	// Flushed first: the checkpoint is then tables shared with the live
+	// store and a WAL of a few records, not a copy of the memtable's log.
+	if err := n.Store.DB().Flush(); err != nil {
+		return fmt.Errorf("checkpoint: flush: %w", err)
+	}
+	if err := n.Store.DB().Checkpoint(tmp, pebble.WithFlushedWAL()); err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	// Sealed: opened without a WAL, the few records Pebble copied into its
+	// WAL flushed to a table, and closed. Pebble copies a WAL file whole,
+	// and a recycled one is as long as a memtable (stale records after the
+	// live ones): each checkpoint would hold up to a memtable of disk of
+	// its own, and each audit would copy it again.
+	st, err := projector.OpenStore(tmp, projector.StoreOptions{CacheBytes: auditCacheBytes, Ephemeral: true})
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	mark, err := st.AuditMark()
+	if err == nil {
+		if err = st.DB().Flush(); err != nil {
+			err = fmt.Errorf("checkpoint: flush: %w", err)
+		}
+	}
+	if cerr := st.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close checkpoint: %w", cerr)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	a.last.Store(mark.Seq)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.has(mark.Seq) {
+		return os.RemoveAll(tmp) // nothing new since the last one
+	}
+	return a.list1(tmp, mark)
+}
+
+// fillDue picks the gap to fill, if any: the widest gap between kept
+// checkpoints of this format (or before the first) wider than
+// every+every/8, while the count and the disk leave room for one more
+// (with a tenth of the disk budget to spare: the live store's compactions
+// widen the checkpoints' share as it goes). It returns the checkpoint below
+// the gap ("" and 0: the start of the log) and the sequence to fold it to:
+// an interval on, or the interval below the next one when the gap is
+// shorter than two (so a gap of every+d costs a fold of d events).
+func (a *auditCheckpoints) fillDue(format string) (src string, below, target uint64, ok bool) {
+	if a.keep > 0 && len(a.list) >= a.keep {
+		return "", 0, 0, false
+	}
+	if k := int64(len(a.list)); a.disk > 0 && k > 0 && a.extra+a.extra/k > a.disk/10*9 {
+		return "", 0, 0, false
+	}
+	var gap uint64
+	prev, prevDir := uint64(0), ""
+	for _, c := range a.list {
+		if c.mark.Format != format {
+			prev, prevDir = c.mark.Seq, ""
+			continue
+		}
+		if g := c.mark.Seq - prev; g > a.every+a.every/8 && g > gap && (prevDir != "" || prev == 0) {
+			src, below, gap = prevDir, prev, g
+		}
+		prev, prevDir = c.mark.Seq, c.dir
+	}
+	if gap == 0 {
+		return "", 0, 0, false
+	}
+	return src, below, below + min(a.every, gap-a.every), true
+}
+
+// fillAuditGap adds one checkpoint to the gap fillDue picks, when the live
+// projector is caught up: the checkpoint below the gap (nothing, before the
+// first) folded forward without a time bound, the state of the log prefix
+// it names, as a live checkpoint there would be (a fold is a function of
+// the log prefix).
+func (n *Node) fillAuditGap(ctx context.Context) error {
+	a := n.audits
+	format := projector.FormatVersion(n.models)
+	a.mu.Lock()
+	_, _, _, due := a.fillDue(format)
+	a.mu.Unlock()
+	if !due {
+		return nil
+	}
+	stream, err := n.JS.Stream(ctx, events.LogStream)
+	if err != nil {
+		return fmt.Errorf("log stream: %w", err)
+	}
+	if last := stream.CachedInfo().State.LastSeq; n.Runtime.Seq()+a.every < last {
+		return nil // the live projector is behind: it comes first
+	}
+	a.mu.Lock()
+	src, below, target, due := a.fillDue(format)
+	if !due {
+		a.mu.Unlock()
+		return nil
+	}
+	dst := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
+	if src != "" {
+		err = copyCheckpoint(src, dst)
+	}
+	a.mu.Unlock()
+	if err != nil {
+		_ = os.RemoveAll(dst)
+		return err
+	}
+	mark, err := foldCheckpoint(ctx, n, dst, below, target)
+	if err != nil {
+		_ = os.RemoveAll(dst)
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.has(target) {
+		return os.RemoveAll(dst) // taken meanwhile
+	}
+	return a.list1(dst, mark)
+}
+
+// foldCheckpoint folds the store in dir (a copy of the checkpoint at
+// below, or an empty folder when below is 0) to target and returns its
+// mark; the store is flushed and closed, so dir holds tables and a WAL of
+// a few records, like a checkpoint taken of the live store.
+func foldCheckpoint(ctx context.Context, n *Node, dir string, below, target uint64) (projector.AuditMark, error) {
+	st, err := projector.OpenStore(dir, projector.StoreOptions{CacheBytes: auditCacheBytes, Ephemeral: true})
+	if err != nil {
+		return projector.AuditMark{}, err
+	}
+	_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: below + 1, To: target}}, target, nil)
+	var mark projector.AuditMark
+	if err == nil {
+		err = st.DB().Flush()
+	}
+	if err == nil {
+		mark, err = st.AuditMark()
+	}
+	if cerr := st.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close checkpoint: %w", cerr)
+	}
+	if err == nil && mark.Seq != target {
+		err = fmt.Errorf("checkpoint folded to %d, want %d", mark.Seq, target)
+	}
+	if err != nil {
+		return mark, fmt.Errorf("fill audit checkpoint %d: %w", target, err)
+	}
+	return mark, nil
+}
+
+// has reports whether a checkpoint at seq is listed (a.mu held).
+func (a *auditCheckpoints) has(seq uint64) bool {
+	_, found := slices.BinarySearchFunc(a.list, seq, func(c auditCheckpoint, s uint64) int {
+		return cmpU64(c.mark.Seq, s)
+	})
+	return found
+}
+
+func cmpU64(x, y uint64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// list1 names the finished checkpoint in tmp after its sequence, writes its
+// mark beside it, lists it and applies the retention (a.mu held). The mark
+// is written last: a folder without one is not a checkpoint (a reload
+// removes it).
+func (a *auditCheckpoints) list1(tmp string, mark projector.AuditMark) error {
+	final := filepath.Join(a.dir, fmt.Sprintf("cp-%020d", mark.Seq))
+	if err := os.Rename(tmp, final); err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	b, err := json.Marshal(mark)
+	if err == nil {
+		err = writeFileAtomic(final+".json", b)
+	}
+	var files map[fileID]int64
+	if err == nil {
+		files, err = folderFiles(final)
+	}
+	if err != nil {
+		_ = os.Remove(final + ".json")
+		_ = os.RemoveAll(final)
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	a.add(auditCheckpoint{dir: final, mark: mark, files: files})
+	return a.retain()
+}
+
+// add lists c in sequence order (a.mu held).
+func (a *auditCheckpoints) add(c auditCheckpoint) {
+	i, _ := slices.BinarySearchFunc(a.list, c.mark.Seq, func(c auditCheckpoint, s uint64) int {
+		return cmpU64(c.mark.Seq, s)
+	})
+	a.list = slices.Insert(a.list, i, c)
+	for id, size := range c.files {
+		r := a.refs[id]
+		r.size, r.n = size, r.n+1
+		a.refs[id] = r
+	}
+}
+
+func (a *auditCheckpoints) unref(c auditCheckpoint) {
+	for id := range c.files {
+		if r := a.refs[id]; r.n <= 1 {
+			delete(a.refs, id)
+		} else {
+			r.n--
+			a.refs[id] = r
+		}
+	}
+}
+
+// retain measures the disk the checkpoints hold beyond the live store and
+// drops checkpoints (thinOut) while the count or the disk is over its
+// bound (a.mu held).
+func (a *auditCheckpoints) retain() error {
+	live, err := folderFiles(a.live)
+	if err != nil {
+		return err
+	}
+	for {
+		a.extra = 0
+		for id, r := range a.refs {
+			if _, shared := live[id]; !shared {
+				a.extra += r.size
+			}
+		}
+		over := (a.keep > 0 && len(a.list) > a.keep) || (a.disk > 0 && a.extra > a.disk)
+		if !over || len(a.list) < 2 {
+			return nil
+		}
+		i := thinOut(a.list)
+		c := a.list[i]
+		// The mark goes first: a folder without one is removed on reload.
+		if err := os.Remove(c.dir + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("audit checkpoint retention: %w", err)
+		}
+		if err := os.RemoveAll(c.dir); err != nil {
+			return fmt.Errorf("audit checkpoint retention: %w", err)
+		}
+		a.unref(c)
+		a.list = slices.Delete(a.list, i, i+1)
+	}
+}
+
+// thinOut picks the checkpoint to drop when there are too many (len >= 2):
+// the one (never the newest) whose neighbours are closest, so the kept ones
+// stay spread over the whole log with gaps as even as the count allows.
+func thinOut(l []auditCheckpoint) int {
+	if len(l) < 3 {
+		return 0
+	}
+	best, gap := 0, l[1].mark.Seq // dropping the oldest leaves 0..l[1]
+	for i := 1; i < len(l)-1; i++ {
+		if g := l[i+1].mark.Seq - l[i-1].mark.Seq; g < gap {
+			best, gap = i, g
+		}
+	}
+	return best
+}
+
+// folderFiles lists the files under dir by inode with their sizes; a file
+// removed while it is walked (the live store compacts) is passed over.
+func folderFiles(dir string) (map[fileID]int64, error) {
+	out := map[fileID]int64{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p != dir {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			out[fileID{dev: uint64(st.Dev), ino: st.Ino}] = fi.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit checkpoints: files of %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+// clearFolder removes everything in dir, keeping dir.
+func clearFolder(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("audit checkpoints: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("audit checkpoints: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// AuditCheckpointsSettled reports whether the checkpoints are where the
+// policy puts them for the read model as it stands: the newest less than
+// an interval behind it and no gap left that the node would fill.
+func (n *Node) AuditCheckpointsSettled() bool {
+	a := n.audits
+	if a == nil {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.loaded {
+		return false
+	}
+	var newest uint64
+	if k := len(a.list); k > 0 {
+		newest = a.list[k-1].mark.Seq
+	}
+	_, _, _, due := a.fillDue(projector.FormatVersion(n.models))
+	return newest+a.every > n.Runtime.Seq() && !due
+}
+
+// AuditCheckpointDisk is the disk the audit checkpoints hold beyond the
+// live store, as last measured (bytes).
+func (n *Node) AuditCheckpointDisk() int64 {
+	if n.audits == nil {
+		return 0
+	}
+	n.audits.mu.Lock()
+	defer n.audits.mu.Unlock()
+	return n.audits.extra
+}

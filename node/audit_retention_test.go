@@ -1,0 +1,200 @@
+package node_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/node"
+)
+
+// auditNode starts a node on data with audit checkpoints every events and
+// runs it; stop stops the run and closes the node.
+func auditNode(t *testing.T, data string, every int, disk int64) (n *node.Node, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	n, err := node.Start(ctx, node.Config{DataDir: data, TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1},
+		AuditCheckpointEvery: every, AuditCheckpointDisk: disk})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	return n, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		n.Close()
+	}
+}
+
+// ingest appends evs in batches and waits until they are projected and the
+// audit checkpoints settled; it returns the last sequence.
+func ingest(t *testing.T, n *node.Node, evs []*events.Event, batch int) uint64 {
+	t.Helper()
+	ctx := t.Context()
+	var last uint64
+	for i := 0; i < len(evs); i += batch {
+		rs, err := n.Appender.AppendBatch(ctx, evs[i:min(i+batch, len(evs))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = rs[len(rs)-1].Seq
+	}
+	if err := n.WaitFor(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "audit checkpoints settled", n.AuditCheckpointsSettled)
+	return last
+}
+
+// checkAudits compares audits at random points with full folds; it returns
+// how many started from a checkpoint.
+func checkAudits(t *testing.T, n *node.Node, evs []*events.Event, last uint64, seed uint64, count int) int {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	fromCheckpoint := 0
+	for i := 0; i < count; i++ {
+		var asOf *time.Time
+		var atSeq uint64
+		if i%3 != 1 {
+			atSeq = 1 + rng.Uint64N(last)
+		}
+		if i%3 != 0 {
+			at := evs[rng.IntN(len(evs))].Time
+			asOf = &at
+		}
+		want := fullFold(t, n, asOf, atSeq)
+		v, release, err := n.At(t.Context(), asOf, atSeq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := node.ViewDigest(v)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("audit as of %v at seq %d: digest %s, full fold %s", asOf, atSeq, got, want)
+		}
+		target := last
+		if atSeq > 0 {
+			target = atSeq
+		}
+		from, err := n.AuditStart(asOf, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from > 0 {
+			fromCheckpoint++
+		}
+	}
+	return fromCheckpoint
+}
+
+// TestAuditCheckpointsSurviveRestart: the checkpoints of a node are listed
+// again when it restarts on the same data (and audits from them answer
+// what a full fold answers), leftovers that are not checkpoints are
+// removed, and checkpoints of another log are never used.
+func TestAuditCheckpointsSurviveRestart(t *testing.T) {
+	const every = 150
+	data := t.TempDir()
+	evs := backfilledWorkload(t, 1500, 21)
+	n, stop := auditNode(t, data, every, 0)
+	last := ingest(t, n, evs, 250)
+	before := n.AuditCheckpoints()
+	stop()
+	if len(before) < 5 {
+		t.Fatalf("%d audit checkpoints for %d events every %d", len(before), last, every)
+	}
+	dir := filepath.Join(data, node.AuditDir)
+	leftovers := []string{filepath.Join(dir, "tmp-99"), filepath.Join(dir, "cp-00000000000000000007")}
+	for _, p := range leftovers {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The same folder under another data folder: another log, created at
+	// another time.
+	other := t.TempDir()
+	if err := os.CopyFS(filepath.Join(other, node.AuditDir), os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+
+	n, stop = auditNode(t, data, every, 0)
+	defer stop()
+	waitFor(t, "audit checkpoints reloaded", n.AuditCheckpointsSettled)
+	after := n.AuditCheckpoints()
+	if len(after) != len(before) {
+		t.Fatalf("after a restart %d audit checkpoints, before %d: %+v, %+v", len(after), len(before), after, before)
+	}
+	for i := range before {
+		if !after[i].MaxTime.Equal(before[i].MaxTime) || after[i].Seq != before[i].Seq || after[i].Format != before[i].Format || after[i].Complete != before[i].Complete {
+			t.Fatalf("checkpoint %d: %+v after a restart, %+v before", i, after[i], before[i])
+		}
+	}
+	for _, p := range leftovers {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Fatalf("%s survived the restart: %v", p, err)
+		}
+	}
+	if got := checkAudits(t, n, evs, last, 5, 9); got == 0 {
+		t.Fatal("no audit started from a reloaded checkpoint")
+	}
+
+	o, ostop := auditNode(t, other, every, 0)
+	defer ostop()
+	waitFor(t, "audit checkpoints of another log looked at", o.AuditCheckpointsSettled)
+	if cps := o.AuditCheckpoints(); len(cps) != 0 {
+		t.Fatalf("a node with an empty log lists the audit checkpoints of another log: %+v", cps)
+	}
+	entries, err := os.ReadDir(filepath.Join(other, node.AuditDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			t.Fatalf("checkpoint folder %s of another log kept", e.Name())
+		}
+	}
+}
+
+// TestAuditCheckpointDiskBudget: with a disk budget the checkpoints hold at
+// most that much beyond the live store, fewer are kept than intervals, the
+// newest is kept, and audits still answer what a full fold answers.
+func TestAuditCheckpointDiskBudget(t *testing.T) {
+	const every = 100
+	evs := backfilledWorkload(t, 2000, 23)
+	// The unbounded run gives the disk one checkpoint holds here.
+	free, stop := auditNode(t, t.TempDir(), every, -1)
+	last := ingest(t, free, evs, 200)
+	all := free.AuditCheckpoints()
+	disk := free.AuditCheckpointDisk()
+	stop()
+	if len(all) < 15 || disk <= 0 {
+		t.Fatalf("without a budget %d checkpoints holding %d bytes for %d events every %d", len(all), disk, last, every)
+	}
+	budget := disk / 3
+	n, stop := auditNode(t, t.TempDir(), every, budget)
+	defer stop()
+	if got := ingest(t, n, evs, 200); got != last {
+		t.Fatalf("log ends at %d, the unbounded one at %d", got, last)
+	}
+	cps := n.AuditCheckpoints()
+	if held := n.AuditCheckpointDisk(); held > budget {
+		t.Fatalf("audit checkpoints hold %d bytes beyond the live store, budget %d", held, budget)
+	}
+	if len(cps) == 0 || len(cps) >= len(all) {
+		t.Fatalf("%d audit checkpoints kept within %d bytes, %d without a budget", len(cps), budget, len(all))
+	}
+	if newest := cps[len(cps)-1].Seq; newest+every <= last {
+		t.Fatalf("the newest checkpoint %d was dropped (log at %d)", newest, last)
+	}
+	checkAudits(t, n, evs, last, 7, 6)
+}
