@@ -1,7 +1,10 @@
 package benchkit
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +24,9 @@ type Phase struct {
 // phases times the steps of a run, one after another, and logs each as it
 // starts.
 type phases struct {
-	logf    func(format string, args ...any)
+	logf func(format string, args ...any)
+	// heapDir, when set, receives a heap profile at the end of each phase.
+	heapDir string
 	list    []Phase
 	started time.Time
 	peak    int64 // the highest phase peak: the run's peak RSS
@@ -46,6 +51,24 @@ func (p *phases) end() {
 	ph.PeakRSSBytes = PeakRSS()
 	p.peak = max(p.peak, ph.PeakRSSBytes)
 	p.started = time.Time{}
+	if p.heapDir != "" {
+		if err := writeHeapProfile(filepath.Join(p.heapDir, fmt.Sprintf("heap-%02d-%s.pprof", len(p.list), strings.ReplaceAll(ph.Name, " ", "-")))); err != nil {
+			p.logf("heap profile: %v", err)
+		}
+	}
+}
+
+// writeHeapProfile writes the heap profile of the process to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // resetPeakRSS makes the kernel's peak resident set (VmHWM) restart from

@@ -40,6 +40,9 @@ type Options struct {
 	NoSyncCommits bool
 	// Dir holds the node's data (a temp folder, removed, when empty).
 	Dir string
+	// HeapProfiles, when set, is a folder that receives a heap profile of
+	// the process at the end of each phase.
+	HeapProfiles string
 	// Logf reports progress (nil: silent).
 	Logf func(format string, args ...any)
 }
@@ -165,7 +168,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			o.Logf("removed the bench's data in %.1f s", time.Since(start).Seconds())
 		}()
 	}
-	ph := &phases{logf: o.Logf}
+	ph := &phases{logf: o.Logf, heapDir: o.HeapProfiles}
+	if o.HeapProfiles != "" {
+		if err := os.MkdirAll(o.HeapProfiles, 0o755); err != nil {
+			return nil, fmt.Errorf("heap profiles: %w", err)
+		}
+	}
 
 	n, err := node.Start(ctx, node.Config{DataDir: filepath.Join(dir, "node"), Embedded: node.EmbeddedOptions{Port: -1},
 		TickInterval: -1, NoSyncCommits: o.NoSyncCommits, NatsOptions: []nats.Option{nats.MaxPingsOutstanding(100)}})

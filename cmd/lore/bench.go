@@ -38,7 +38,9 @@ streamed: the bench holds 50 000 generated events at a time, whatever --events.
 Compare runs by their ratios: absolute rates depend on the machine.
 
 The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
---cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE).
+--cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE);
+--heap-profiles DIR a heap profile at the end of each phase. The report gives
+each phase's wall time and peak RSS.
 
 --pool N measures one large project pool instead: on a fresh node per size (100,
 then N), with the caps raised to hold it, N swarm lessons and N/2 hive lessons in
@@ -73,6 +75,7 @@ five times during the soak (compare two with go tool pprof -base).`,
 			if o.Events <= 0 || o.Knowledge < 0 || o.Patterns < 0 || o.Writers <= 0 || o.PacedRate <= 0 || o.Queries <= 0 {
 				return fmt.Errorf("%w: --events, --writers, --rate and --queries must be > 0; --knowledge and --patterns >= 0", errBadInput)
 			}
+			o.HeapProfiles = so.ProfileDir
 			if !f.JSON {
 				o.Logf = func(format string, args ...any) {
 					fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
@@ -118,7 +121,7 @@ five times during the soak (compare two with go tool pprof -base).`,
 	fl.DurationVar(&so.Every, "sample-every", 5*time.Second, "with --soak: sampling period")
 	fl.IntVar(&so.Knowledge, "soak-knowledge", 1000, "with --soak: knowledge entries seeded first")
 	fl.IntVar(&so.Patterns, "soak-patterns", 1000, "with --soak: patterns seeded first")
-	fl.StringVar(&so.ProfileDir, "heap-profiles", "", "with --soak: save the server's heap profiles in this folder")
+	fl.StringVar(&so.ProfileDir, "heap-profiles", "", "save heap profiles in this folder: one per phase (with --soak: the server's, five times)")
 	declare(fl, rules{"events": atLeast(1), "knowledge": atLeast(0), "patterns": atLeast(0), "writers": atLeast(1),
 		"rate": atLeast(1), "rate-for": above(0), "queries": atLeast(1),
 		"pool": between(benchkit.PoolBase, benchkit.PoolMax),
