@@ -108,8 +108,11 @@ type Report struct {
 	// full rebuild on enough cores takes about the slowest model's time.
 	RebuildModels []ModelRebuild `json:"rebuild_models"`
 
-	LagRate int     `json:"lag_rate_per_s"`
-	Lag     Latency `json:"lag"`
+	LagRate int `json:"lag_rate_per_s"`
+	// LagOfferedPerS is the rate the paced appends reached (below LagRate
+	// when one append at a time cannot keep the pace).
+	LagOfferedPerS float64 `json:"lag_offered_per_s"`
+	Lag            Latency `json:"lag"`
 
 	Inject map[string]Latency `json:"inject"`
 
@@ -274,11 +277,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// 3. End-to-end lag under a steady paced load.
 	ph.start("paced load", "paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
-	lags, err := pacedLag(ctx, n, commits, o)
+	lags, offered, err := pacedLag(ctx, n, commits, o)
 	if err != nil {
 		return nil, err
 	}
-	rep.Lag = summarise(lags)
+	rep.Lag, rep.LagOfferedPerS = summarise(lags), offered
 
 	// 4. Injection queries, in-process and over NATS; read your writes.
 	ph.start("injection", "injection queries")
@@ -371,6 +374,9 @@ func appendParts(ctx context.Context, a *events.Appender, evs []*events.Event, w
 		errs = append(errs, <-errc)
 	}
 	took := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return took, err // every writer stopped for it
+	}
 	return took, errors.Join(errs...)
 }
 
@@ -485,7 +491,7 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 // pacedLag appends new workload events one by one at o.PacedRate for
 // o.PacedFor and returns, per event, the time from its append ack to the
 // projector's commit covering it.
-func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) ([]time.Duration, error) {
+func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) ([]time.Duration, float64, error) {
 	total := int(float64(o.PacedRate) * o.PacedFor.Seconds())
 	s := Workload{Seed: o.Seed, Prefix: "lag"}.Stream()
 	seqs := make([]uint64, 0, total)
@@ -494,32 +500,33 @@ func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) 
 	for i := range total {
 		ev, _, err := s.Next()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		due := start.Add(time.Duration(float64(i) / float64(o.PacedRate) * float64(time.Second)))
 		if d := time.Until(due); d > 0 {
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, 0, ctx.Err()
 			}
 		}
 		r, err := n.Appender.Append(ctx, ev)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		seqs, acked = append(seqs, r.Seq), append(acked, time.Now())
 	}
+	offered := float64(total) / time.Since(start).Seconds()
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := n.Runtime.WaitFor(wctx, seqs[len(seqs)-1]); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	lags, ok := commits.lagOf(seqs, acked)
 	if !ok {
-		return nil, errors.New("paced load: an acknowledged event was never committed")
+		return nil, 0, errors.New("paced load: an acknowledged event was never committed")
 	}
-	return lags, nil
+	return lags, offered, nil
 }
 
 // injectLatencies times knowledge.inject and patterns.inject: in-process

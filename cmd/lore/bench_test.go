@@ -63,7 +63,7 @@ func TestBench(t *testing.T) {
 	if got := strings.Join(models, ","); len(models) != len(app.Models()) || !strings.Contains(got, "eventlog") || !strings.Contains(got, "crossloop") {
 		t.Errorf("models rebuilt alone: %s, want each of the %d", got, len(app.Models()))
 	}
-	if rep.Lag.N != 100 || !(rep.Lag.P99us > 0) {
+	if rep.Lag.N != 100 || !(rep.Lag.P99us > 0) || !(rep.LagOfferedPerS > 0) {
 		t.Errorf("lag: %+v, want 100 events measured", rep.Lag)
 	}
 	for _, k := range []string{"knowledge.inject/in-process", "knowledge.inject/nats", "patterns.inject/in-process", "patterns.inject/nats"} {
