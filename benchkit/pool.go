@@ -342,6 +342,7 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 			return size, nil, err
 		}
 		lat[s.key] = l
+		o.Logf("pool of %d: %s: p50 %.0f µs, p99 %.0f µs", n, s.key, l.P50us, l.P99us)
 	}
 	return size, lat, nil
 }
