@@ -260,22 +260,25 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 	ptask := func() []byte {
 		return marshal(map[string]any{"task": PatternTask(rng), "category": "debugging", "top_k": 5})
 	}
-	// One warm-up call each, as a serving node has answered before.
-	if _, err := inProcess(kinject, ktask, PoolProject); err != nil {
-		return size, nil, err
-	}
+	// How many entries an injection considers; the call waits for its
+	// injection record to be folded, so the warm-up below sees the pool
+	// as the measured calls do.
 	var inj struct {
 		Result struct {
 			Candidates int `json:"candidates"`
 		} `json:"result"`
 	}
-	if raw, err = call("knowledge", "inject", PoolProject, map[string]any{"task": KnowledgeTask(rng), "headroom": 1.0}, true); err != nil {
+	if raw, err = call("knowledge", "inject", PoolProject, map[string]any{"task": KnowledgeTask(rng), "headroom": 1.0}, false); err != nil {
 		return size, nil, err
 	}
 	if err := json.Unmarshal(raw, &inj); err != nil {
 		return size, nil, fmt.Errorf("knowledge.inject reply: %w", err)
 	}
 	size.InjectShowing = inj.Result.Candidates
+	// A round of warm-up calls, as a serving node has answered before.
+	if _, err := inProcess(kinject, ktask, PoolProject); err != nil {
+		return size, nil, err
+	}
 
 	steps := []struct {
 		key string
