@@ -194,11 +194,7 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 	if err := appendSeq(ctx, nd.Appender, PatternSeeds(o.Seed, n), 20); err != nil {
 		return size, nil, fmt.Errorf("seed patterns: %w", err)
 	}
-	last, _, err := logState(ctx, nd)
-	if err != nil {
-		return size, nil, err
-	}
-	if err := nd.Runtime.WaitFor(ctx, last); err != nil {
+	if err := caughtUp(ctx, nd); err != nil {
 		return size, nil, err
 	}
 	size.SeedSeconds = time.Since(start).Seconds()
@@ -339,6 +335,11 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 		}},
 	}
 	for _, s := range steps {
+		// Each operation starts on an idle node: what the previous one
+		// appended without waiting (injection records) is folded first.
+		if err := caughtUp(ctx, nd); err != nil {
+			return size, nil, err
+		}
 		o.Logf("pool of %d: %s (%d calls)", n, s.key, q)
 		l, err := s.run()
 		if err != nil {
@@ -348,6 +349,15 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 		o.Logf("pool of %d: %s: p50 %.0f µs, p99 %.0f µs", n, s.key, l.P50us, l.P99us)
 	}
 	return size, lat, nil
+}
+
+// caughtUp waits until the node's projector has folded its whole log.
+func caughtUp(ctx context.Context, nd *node.Node) error {
+	last, _, err := logState(ctx, nd)
+	if err != nil {
+		return err
+	}
+	return nd.Runtime.WaitFor(ctx, last)
 }
 
 // kept counts the entries of a knowledge.stats tier that a pool holds
@@ -401,7 +411,7 @@ func projected(what string, raw []byte) error {
 		return fmt.Errorf("%s reply: %w", what, err)
 	}
 	if !r.Projected {
-		return fmt.Errorf("%s replied before its events were projected", what)
+		return fmt.Errorf("%s replied before its events were projected (the API's wait for the fold ran out)", what)
 	}
 	return nil
 }
