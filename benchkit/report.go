@@ -144,8 +144,12 @@ func (r *PoolReport) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n%-34s %21s %21s %15s\n", "", fmt.Sprintf("N = %d p50 / p99", r.Base), fmt.Sprintf("N = %d p50 / p99", r.N), "ratio p50 / p99")
 	for _, o := range r.Ops {
-		fmt.Fprintf(w, "%-34s %9.0f / %7.0f µs %9.0f / %7.0f µs %7.2f / %5.2f\n", o.Op+" ("+o.Path+")",
-			o.Base.P50us, o.Base.P99us, o.P50us, o.P99us, o.P50Ratio, o.P99Ratio)
+		late := ""
+		if o.NotProjected+o.BaseNotProjected > 0 {
+			late = fmt.Sprintf("  (replied before folded, the API's wait ran out: %d at %d, %d at %d)", o.BaseNotProjected, r.Base, o.NotProjected, r.N)
+		}
+		fmt.Fprintf(w, "%-34s %9.0f / %7.0f µs %9.0f / %7.0f µs %7.2f / %5.2f%s\n", o.Op+" ("+o.Path+")",
+			o.Base.P50us, o.Base.P99us, o.P50us, o.P99us, o.P50Ratio, o.P99Ratio, late)
 	}
 	fmt.Fprintf(w, "\npeak RSS: %.0f MiB\n", float64(r.PeakRSSBytes)/(1<<20))
 }
