@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,54 +22,62 @@ const (
 	rawSubject = "lore-bench-raw"
 )
 
-// rawPublish publishes the wire form of n events of s (prepared as the
+// rawPublisher publishes the wire form of events (prepared as the
 // appender would, with Nats-Msg-Id) to the scratch stream with async
 // publishes, as fast as the server acks, from one goroutine: the ceiling
-// of appends. Events are generated and prepared genChunk at a time, not
-// timed; each chunk's publishes until their acks are.
-func rawPublish(ctx context.Context, js jetstream.JetStream, prep func(*events.Event) (*nats.Msg, error), s *Stream, n int) (time.Duration, error) {
+// of appends.
+type rawPublisher struct {
+	js   jetstream.JetStream
+	prep func(*events.Event) (*nats.Msg, error)
+}
+
+// newRawPublisher creates the scratch stream (deleted by close).
+func newRawPublisher(ctx context.Context, js jetstream.JetStream, prep func(*events.Event) (*nats.Msg, error)) (*rawPublisher, error) {
 	cfg := events.StreamConfigs(events.StreamOptions{})[0]
 	cfg.Name, cfg.Subjects, cfg.Description = rawStream, []string{rawSubject + ".>"}, "lore bench: raw publish baseline (scratch)"
 	if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
-		return 0, fmt.Errorf("raw stream: %w", err)
+		return nil, fmt.Errorf("raw stream: %w", err)
 	}
-	defer func() { _ = js.DeleteStream(context.WithoutCancel(ctx), rawStream) }()
-	var took time.Duration
-	for done := 0; done < n; {
-		msgs := make([]*nats.Msg, 0, min(genChunk, n-done))
-		for range min(genChunk, n-done) {
-			ev, _, err := s.Next()
-			if err != nil {
-				return 0, err
-			}
-			m, err := prep(ev)
-			if err != nil {
-				return 0, err
-			}
-			m.Subject = rawSubject + strings.TrimPrefix(m.Subject, events.EventsPrefix)
-			m.Header.Set(jetstream.MsgIDHeader, "raw-"+ev.ID)
-			msgs = append(msgs, m)
-			done++
+	return &rawPublisher{js: js, prep: prep}, nil
+}
+
+func (r *rawPublisher) close(ctx context.Context) {
+	_ = r.js.DeleteStream(context.WithoutCancel(ctx), rawStream)
+}
+
+// publish prepares evs (copies: the events themselves are left as they
+// are for lore's append), then times their publishes until every one is
+// acknowledged.
+func (r *rawPublisher) publish(ctx context.Context, evs []*events.Event) (time.Duration, error) {
+	msgs := make([]*nats.Msg, 0, len(evs))
+	for _, ev := range evs {
+		c := *ev
+		m, err := r.prep(&c)
+		if err != nil {
+			return 0, err
 		}
-		start := time.Now()
-		for _, m := range msgs {
-			// On a busy machine acks can lag the publishes: wait for room
-			// under the pending cap rather than fail the baseline.
-			if _, err := js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute)); err != nil {
-				return 0, fmt.Errorf("raw publish: %w", err)
-			}
+		m.Subject = rawSubject + strings.TrimPrefix(m.Subject, events.EventsPrefix)
+		m.Header.Set(jetstream.MsgIDHeader, "raw-"+ev.ID)
+		msgs = append(msgs, m)
+	}
+	start := time.Now()
+	for _, m := range msgs {
+		// On a busy machine acks can lag the publishes: wait for room
+		// under the pending cap rather than fail the baseline.
+		if _, err := r.js.PublishMsgAsync(m, jetstream.WithStallWait(time.Minute)); err != nil {
+			return 0, fmt.Errorf("raw publish: %w", err)
 		}
-		select {
-		case <-js.PublishAsyncComplete():
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(10 * time.Minute):
-			return 0, errors.New("raw publish: not acknowledged within 10 minutes")
-		}
-		took += time.Since(start)
-		if p := js.PublishAsyncPending(); p != 0 {
-			return 0, fmt.Errorf("raw publish: %d unacknowledged", p)
-		}
+	}
+	select {
+	case <-r.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(10 * time.Minute):
+		return 0, errors.New("raw publish: not acknowledged within 10 minutes")
+	}
+	took := time.Since(start)
+	if p := r.js.PublishAsyncPending(); p != 0 {
+		return 0, fmt.Errorf("raw publish: %d unacknowledged", p)
 	}
 	return took, nil
 }
@@ -94,6 +100,9 @@ func rawConsume(ctx context.Context, js jetstream.JetStream, n uint64) (time.Dur
 	}
 	defer it.Stop()
 	for i := uint64(0); i < n; i++ {
+		if i%1000 == 0 && ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
 		if _, err := it.Next(); err != nil {
 			return 0, fmt.Errorf("raw consume %d of %d: %w", i, n, err)
 		}
@@ -151,23 +160,4 @@ func summarise(ds []time.Duration) Latency {
 		return float64(s[i].Nanoseconds()) / 1e3
 	}
 	return Latency{N: len(s), P50us: q(0.50), P99us: q(0.99), MaxUs: q(1)}
-}
-
-// PeakRSS is the process's peak resident set (VmHWM) in bytes, 0 when
-// /proc is not available.
-func PeakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -39,6 +40,9 @@ type Options struct {
 	NoSyncCommits bool
 	// Dir holds the node's data (a temp folder, removed, when empty).
 	Dir string
+	// HeapProfiles, when set, is a folder that receives a heap profile of
+	// the process at the end of each phase.
+	HeapProfiles string
 	// Logf reports progress (nil: silent).
 	Logf func(format string, args ...any)
 }
@@ -104,8 +108,11 @@ type Report struct {
 	// full rebuild on enough cores takes about the slowest model's time.
 	RebuildModels []ModelRebuild `json:"rebuild_models"`
 
-	LagRate int     `json:"lag_rate_per_s"`
-	Lag     Latency `json:"lag"`
+	LagRate int `json:"lag_rate_per_s"`
+	// LagOfferedPerS is the rate the paced appends reached (below LagRate
+	// when one append at a time cannot keep the pace).
+	LagOfferedPerS float64 `json:"lag_offered_per_s"`
+	Lag            Latency `json:"lag"`
 
 	Inject map[string]Latency `json:"inject"`
 
@@ -113,7 +120,10 @@ type Report struct {
 	// Audit: --as-of / --at-seq queries at random points of the log.
 	Audit AuditReport `json:"audit"`
 
+	// PeakRSSBytes is the whole process's peak (server, client, stores,
+	// generator); Phases each phase's wall time and peak.
 	PeakRSSBytes int64    `json:"peak_rss_bytes"`
+	Phases       []Phase  `json:"phases"`
 	Targets      []Target `json:"targets"`
 }
 
@@ -140,7 +150,8 @@ type Target struct {
 	Met   bool    `json:"met"`
 }
 
-// Run measures everything on a fresh embedded node.
+// Run measures everything on a fresh embedded node. Every phase stops at
+// ctx's cancellation; the node and its data are removed in any case.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o.setDefaults()
 	rep := &Report{Seed: o.Seed, Events: o.Events, Knowledge: o.Knowledge, Patterns: o.Patterns,
@@ -151,8 +162,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(d)
 		dir = d
+		defer func() {
+			start := time.Now()
+			if err := os.RemoveAll(d); err != nil {
+				o.Logf("remove %s: %v", d, err)
+			}
+			o.Logf("removed the bench's data in %.1f s", time.Since(start).Seconds())
+		}()
+	}
+	ph := &phases{logf: o.Logf, heapDir: o.HeapProfiles}
+	if o.HeapProfiles != "" {
+		if err := os.MkdirAll(o.HeapProfiles, 0o755); err != nil {
+			return nil, fmt.Errorf("heap profiles: %w", err)
+		}
 	}
 
 	n, err := node.Start(ctx, node.Config{DataDir: filepath.Join(dir, "node"), Embedded: node.EmbeddedOptions{Port: -1},
@@ -160,19 +183,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer n.Close()
+	defer func() {
+		start := time.Now()
+		n.Close()
+		o.Logf("stopped the node in %.1f s", time.Since(start).Seconds())
+	}()
 
-	// 1. Raw publish vs lore's append. The workload is generated in
-	// chunks (genChunk events at a time, twice: the same events for both),
-	// so the bench holds one chunk, not the whole workload; only the
-	// publishes and appends are timed.
-	o.Logf("raw publish of %d events (seed %d)", o.Events, o.Seed)
-	raw, err := rawPublish(ctx, n.JS, n.Appender.Prepare, Workload{Seed: o.Seed}.Stream(), o.Events)
-	if err != nil {
-		return nil, err
-	}
-	rep.RawPublishPerS = float64(o.Events) / raw.Seconds()
-	o.Logf("seeding %d knowledge entries and %d patterns", o.Knowledge, o.Patterns)
+	// 1. Raw publish vs lore's append, after the seeded lessons and
+	// patterns. The workload is generated once, genChunk events at a time:
+	// each chunk is published raw, then appended by lore; only the
+	// publishes and appends are timed, so the bench holds one chunk.
+	ph.start("seed", "seeding %d knowledge entries and %d patterns", o.Knowledge, o.Patterns)
 	if err := seed(ctx, n.Appender, o); err != nil {
 		return nil, err
 	}
@@ -180,11 +201,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Logf("lore append of %d events (%d writers)", o.Events, o.Writers)
-	app1, err := appendWorkload(ctx, n.Appender, Workload{Seed: o.Seed}.Stream(), o.Events, o.Writers)
+	ph.start("append", "raw publish and lore append of %d events (seed %d, %d writers), %d at a time", o.Events, o.Seed, o.Writers, genChunk)
+	raw, app1, err := publishAndAppend(ctx, n, Workload{Seed: o.Seed}.Stream(), o.Events, o.Writers)
 	if err != nil {
 		return nil, err
 	}
+	rep.RawPublishPerS = float64(o.Events) / raw.Seconds()
 	rep.AppendPerS = float64(o.Events) / app1.Seconds()
 	rep.AppendRatio = rep.AppendPerS / rep.RawPublishPerS
 
@@ -194,7 +216,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.StreamEvents = msgs
-	o.Logf("raw consume of %d events", msgs)
+	ph.start("raw consume", "raw consume of %d events", msgs)
 	rc, err := rawConsume(ctx, n.JS, msgs)
 	if err != nil {
 		return nil, err
@@ -208,8 +230,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = n.Run(rctx) }()
-	defer func() { stop(); wg.Wait() }()
-	o.Logf("live projection of %d events (every model)", msgs)
+	defer func() {
+		start := time.Now()
+		stop()
+		wg.Wait()
+		o.Logf("stopped the projector in %.1f s", time.Since(start).Seconds())
+	}()
+	ph.start("live projection", "live projection of %d events (every model)", msgs)
 	start := time.Now()
 	if err := n.Runtime.WaitFor(ctx, last); err != nil {
 		return nil, err
@@ -221,7 +248,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Logf("full rebuild of %d events", msgs)
+	ph.start("full rebuild", "full rebuild of %d events", msgs)
 	rb, rebuildDigest, err := rebuild(ctx, n, n.Models(), filepath.Join(dir, "rebuild"))
 	if err != nil {
 		return nil, err
@@ -230,39 +257,40 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.RebuildRatio = rb.Seconds() / rc.Seconds()
 	rep.RebuildMatches = rebuildDigest == liveDigest
 	for _, m := range n.Models() {
-		o.Logf("rebuild of the %s model alone", m.Name())
+		ph.start("rebuild "+m.Name(), "rebuild of the %s model alone", m.Name())
 		mr, err := rebuildWindows(ctx, n, m, filepath.Join(dir, "rebuild-"+m.Name()), seeded, last)
 		if err != nil {
 			return nil, err
 		}
-		rm := time.Duration(mr.Seconds * float64(time.Second))
 		mr.TimeRatio = mr.Seconds / rc.Seconds()
 		rep.RebuildModels = append(rep.RebuildModels, mr)
 		if m.Name() == eventlog.Name {
-			rep.RebuildLogSeconds = rm.Seconds()
-			rep.RebuildLogRatio = rm.Seconds() / rc.Seconds()
+			rep.RebuildLogSeconds = mr.Seconds
+			rep.RebuildLogRatio = mr.Seconds / rc.Seconds()
 		}
 	}
 
-	o.Logf("%d audits at random points of the log", AuditPoints)
+	ph.start("audits", "%d audits at random points of the log", AuditPoints)
 	if rep.Audit, err = measureAudits(ctx, n, o, last, rb, dir); err != nil {
 		return nil, err
 	}
 
 	// 3. End-to-end lag under a steady paced load.
-	o.Logf("paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
-	lags, err := pacedLag(ctx, n, commits, o)
+	ph.start("paced load", "paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
+	lags, offered, err := pacedLag(ctx, n, commits, o)
 	if err != nil {
 		return nil, err
 	}
-	rep.Lag = summarise(lags)
+	rep.Lag, rep.LagOfferedPerS = summarise(lags), offered
 
-	// 4. Injection queries, in-process and over NATS.
-	o.Logf("injection queries")
-	if err := injectLatencies(ctx, n, o, rep); err != nil {
+	// 4. Injection queries, in-process and over NATS; read your writes.
+	ph.start("injection", "injection queries")
+	if err := injectLatencies(ctx, n, o, rep, ph); err != nil {
 		return nil, err
 	}
-	rep.PeakRSSBytes = PeakRSS()
+	ph.end()
+	rep.Phases = ph.list
+	rep.PeakRSSBytes = ph.peak
 	rep.Targets = []Target{
 		{"append / raw publish", rep.AppendRatio, ">= 0.6", rep.AppendRatio >= 0.6},
 		{"projection / raw consume", rep.ProjectionRatio, ">= 0.7", rep.ProjectionRatio >= 0.7},
@@ -272,7 +300,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		{"read your writes p99 (ms)", rep.ReadYourWrites.P99us / 1e3, "<= 2", rep.ReadYourWrites.P99us <= 2000},
 		{"audit p99 (s)", rep.Audit.P99us / 1e6, "<= 1", rep.Audit.P99us <= 1e6},
 		{"patterns.inject p99 in-process (ms)", rep.Inject["patterns.inject/in-process"].P99us / 1e3, "<= 1", rep.Inject["patterns.inject/in-process"].P99us <= 1000},
+		{"peak RSS (GiB)", float64(rep.PeakRSSBytes) / (1 << 30), "<= 1", rep.PeakRSSBytes <= 1<<30},
 	}
+	o.Logf("measured; stopping the node and removing its data")
 	return rep, nil
 }
 
@@ -288,57 +318,96 @@ func appendChunks(ctx context.Context, a *events.Appender, evs []*events.Event, 
 // genChunk is the number of workload events the bench holds at a time.
 const genChunk = 50_000
 
-// appendWorkload appends n events of the stream with w concurrent writers,
-// genChunk events at a time; writer k owns the loops of slots ≡ k (mod w)
-// and appends their events in order, in batches of 1000. It returns the
-// time the appends took (generating a chunk is not timed).
-func appendWorkload(ctx context.Context, a *events.Appender, s *Stream, n, w int) (time.Duration, error) {
-	var took time.Duration
-	for done := 0; done < n; {
-		parts := make([][]*events.Event, w)
-		for range min(genChunk, n-done) {
+// publishAndAppend generates n events of the stream, genChunk at a time;
+// each chunk is published raw (rawPublisher), then appended by lore with
+// w concurrent writers: writer k owns the loops of slots ≡ k (mod w) and
+// appends their events in order, in batches of 1000. It returns the time
+// the raw publishes and lore's appends took (generating is not timed).
+func publishAndAppend(ctx context.Context, n *node.Node, s *Stream, total, w int) (raw, lore time.Duration, err error) {
+	rp, err := newRawPublisher(ctx, n.JS, n.Appender.Prepare)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rp.close(ctx)
+	evs := make([]*events.Event, 0, min(genChunk, total))
+	writers := make([]int, 0, min(genChunk, total))
+	for done := 0; done < total; {
+		evs, writers = evs[:0], writers[:0]
+		for i := range min(genChunk, total-done) {
+			if i%1000 == 0 && ctx.Err() != nil {
+				return 0, 0, ctx.Err()
+			}
 			ev, writer, err := s.Next()
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
-			parts[writer%w] = append(parts[writer%w], ev)
+			evs, writers = append(evs, ev), append(writers, writer)
 			done++
 		}
-		errc := make(chan error, w)
-		start := time.Now()
-		for _, p := range parts {
-			go func() { errc <- appendChunks(ctx, a, p, 1000) }()
+		d, err := rp.publish(ctx, evs)
+		if err != nil {
+			return 0, 0, err
 		}
-		var errs []error
-		for range parts {
-			errs = append(errs, <-errc)
+		raw += d
+		if d, err = appendParts(ctx, n.Appender, evs, writers, w); err != nil {
+			return 0, 0, err
 		}
-		took += time.Since(start)
-		if err := errors.Join(errs...); err != nil {
-			return 0, err
-		}
+		lore += d
 	}
-	return took, nil
+	return raw, lore, nil
 }
 
-// seed appends the seeded lessons and registry patterns (SeedKnowledge,
-// SeedPatterns), a chunk at a time.
-func seed(ctx context.Context, a *events.Appender, o Options) error {
-	kevs, err := SeedKnowledge(o.Seed, o.Knowledge)
-	if err != nil {
-		return err
+// appendParts appends evs with w concurrent writers (writer k: the events
+// whose loop slot is ≡ k mod w, in order) and returns the time it took.
+func appendParts(ctx context.Context, a *events.Appender, evs []*events.Event, writers []int, w int) (time.Duration, error) {
+	parts := make([][]*events.Event, w)
+	for i, ev := range evs {
+		parts[writers[i]%w] = append(parts[writers[i]%w], ev)
 	}
-	if err := appendChunks(ctx, a, kevs, 1000); err != nil {
+	errc := make(chan error, w)
+	start := time.Now()
+	for _, p := range parts {
+		go func() { errc <- appendChunks(ctx, a, p, 1000) }()
+	}
+	var errs []error
+	for range parts {
+		errs = append(errs, <-errc)
+	}
+	took := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return took, err // every writer stopped for it
+	}
+	return took, errors.Join(errs...)
+}
+
+// seed appends the seeded lessons and registry patterns (KnowledgeSeeds,
+// PatternSeeds) as they are generated, a batch at a time: the bench holds
+// one batch, whatever the sizes.
+func seed(ctx context.Context, a *events.Appender, o Options) error {
+	if err := appendSeq(ctx, a, KnowledgeSeeds(o.Seed, o.Knowledge), 1000); err != nil {
 		return fmt.Errorf("seed knowledge: %w", err)
 	}
-	pevs, err := SeedPatterns(o.Seed, o.Patterns)
-	if err != nil {
-		return err
-	}
-	if err := appendChunks(ctx, a, pevs, 20); err != nil {
+	if err := appendSeq(ctx, a, PatternSeeds(o.Seed, o.Patterns), 20); err != nil {
 		return fmt.Errorf("seed patterns: %w", err)
 	}
 	return nil
+}
+
+// appendSeq appends a stream of events in batches of batch, in order.
+func appendSeq(ctx context.Context, a *events.Appender, seq iter.Seq2[*events.Event, error], batch int) error {
+	evs := make([]*events.Event, 0, batch)
+	for ev, err := range seq {
+		if err != nil {
+			return err
+		}
+		if evs = append(evs, ev); len(evs) == batch {
+			if _, err := a.AppendBatch(ctx, evs); err != nil {
+				return err
+			}
+			evs = evs[:0]
+		}
+	}
+	return appendChunks(ctx, a, evs, batch)
 }
 
 func logState(ctx context.Context, n *node.Node) (last, msgs uint64, err error) {
@@ -360,7 +429,7 @@ func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir st
 	if err != nil {
 		return 0, "", err
 	}
-	defer st.Close()
+	defer dropStore(st, dir)
 	start := time.Now()
 	if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{}); err != nil {
 		return 0, "", fmt.Errorf("rebuild: %w", err)
@@ -368,6 +437,13 @@ func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir st
 	d := time.Since(start)
 	dg, err := st.Digest()
 	return d, dg, err
+}
+
+// dropStore closes a rebuild's store and removes it: a run keeps one
+// rebuild's data on disk at a time.
+func dropStore(st *projector.Store, dir string) {
+	_ = st.Close()
+	_ = os.RemoveAll(dir)
 }
 
 // rebuildWindows rebuilds one model alone from the whole log into a fresh
@@ -380,7 +456,7 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 	if err != nil {
 		return mr, err
 	}
-	defer st.Close()
+	defer dropStore(st, dir)
 	models := []projector.Model{m}
 	if err := st.Reset(projector.FormatVersion(models), last); err != nil {
 		return mr, err
@@ -415,42 +491,48 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 // pacedLag appends new workload events one by one at o.PacedRate for
 // o.PacedFor and returns, per event, the time from its append ack to the
 // projector's commit covering it.
-func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) ([]time.Duration, error) {
+func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) ([]time.Duration, float64, error) {
 	total := int(float64(o.PacedRate) * o.PacedFor.Seconds())
-	g, err := Workload{Seed: o.Seed, Prefix: "lag"}.Generate(total)
-	if err != nil {
-		return nil, err
-	}
+	s := Workload{Seed: o.Seed, Prefix: "lag"}.Stream()
 	seqs := make([]uint64, 0, total)
 	acked := make([]time.Time, 0, total)
 	start := time.Now()
-	for i, ev := range g.Events {
+	for i := range total {
+		ev, _, err := s.Next()
+		if err != nil {
+			return nil, 0, err
+		}
 		due := start.Add(time.Duration(float64(i) / float64(o.PacedRate) * float64(time.Second)))
 		if d := time.Until(due); d > 0 {
-			time.Sleep(d)
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return nil, 0, ctx.Err()
+			}
 		}
 		r, err := n.Appender.Append(ctx, ev)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		seqs, acked = append(seqs, r.Seq), append(acked, time.Now())
 	}
+	offered := float64(total) / time.Since(start).Seconds()
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := n.Runtime.WaitFor(wctx, seqs[len(seqs)-1]); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	lags, ok := commits.lagOf(seqs, acked)
 	if !ok {
-		return nil, errors.New("paced load: an acknowledged event was never committed")
+		return nil, 0, errors.New("paced load: an acknowledged event was never committed")
 	}
-	return lags, nil
+	return lags, offered, nil
 }
 
 // injectLatencies times knowledge.inject and patterns.inject: in-process
 // (the endpoint called on the live view) and over NATS (the API service,
 // no_wait: the reply returns once the injection record is stored).
-func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report) error {
+func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report, ph *phases) error {
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x696e))
 	kproj := func() string {
 		if o.Knowledge == 0 {
@@ -477,6 +559,9 @@ func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report) 
 		}
 		ds := make([]time.Duration, 0, o.Queries)
 		for range o.Queries {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			project, args := c.args()
 			req := app.Request{Now: time.Now(), Project: project, Source: "bench", Args: args}
 			t0 := time.Now()
@@ -519,7 +604,7 @@ func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report) 
 		}
 		rep.Inject[c.group+"."+c.name+"/nats"] = summarise(ds)
 	}
-	o.Logf("read your writes: commands one after another")
+	ph.start("read your writes", "read your writes: commands one after another")
 	ryw, err := measureReadYourWrites(ctx, nc, cl, max(q/len(rywCommands), 1))
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package benchkit
 
 import (
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"time"
 
@@ -26,50 +27,80 @@ func KnowledgeProjects(k int) int { return (k + PerProject - 1) / PerProject }
 func KnowledgeProject(i int) string { return fmt.Sprintf("kb-%04d", i) }
 
 // SeedKnowledge returns k knowledge.submitted events, one lesson each,
-// PerProject per project.
+// PerProject per project: KnowledgeSeeds collected.
 func SeedKnowledge(seed int64, k int) ([]*events.Event, error) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x6b6e))
-	out := make([]*events.Event, 0, k)
-	for i := range k {
-		conf := float64(5+rng.IntN(5)) / 10
-		at := Epoch.Add(-time.Duration(k-i) * time.Second)
-		ev, err := events.New("knowledge.submitted/v1", KnowledgeProject(i/PerProject), "bench", at,
-			&events.KnowledgeSubmitted{Lesson: Lesson(rng), Category: categoriesK[rng.IntN(len(categoriesK))],
-				Confidence: &conf, Source: "agent", Tags: []string{word(rng)}})
-		if err != nil {
-			return nil, fmt.Errorf("seed knowledge %d: %w", i, err)
+	return collect(KnowledgeSeeds(seed, k), k)
+}
+
+// KnowledgeSeeds streams SeedKnowledge's events one at a time, so a bench
+// holds none of them beyond the batch it appends.
+func KnowledgeSeeds(seed int64, k int) iter.Seq2[*events.Event, error] {
+	return func(yield func(*events.Event, error) bool) {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x6b6e))
+		for i := range k {
+			conf := float64(5+rng.IntN(5)) / 10
+			at := Epoch.Add(-time.Duration(k-i) * time.Second)
+			ev, err := events.New("knowledge.submitted/v1", KnowledgeProject(i/PerProject), "bench", at,
+				&events.KnowledgeSubmitted{Lesson: Lesson(rng), Category: categoriesK[rng.IntN(len(categoriesK))],
+					Confidence: &conf, Source: "agent", Tags: []string{word(rng)}})
+			if err != nil {
+				yield(nil, fmt.Errorf("seed knowledge %d: %w", i, err))
+				return
+			}
+			ev.ID = fmt.Sprintf("kb-%d-%08d", seed, i)
+			if !yield(ev, nil) {
+				return
+			}
 		}
-		ev.ID = fmt.Sprintf("kb-%d-%08d", seed, i)
-		out = append(out, ev)
 	}
-	return out, nil
 }
 
 var categoriesK = []string{"debugging", "testing", "tooling", "architecture", "performance"}
 
 // SeedPatterns returns registry.imported events carrying p error patterns
-// of the cross-loop registry, patternsPerEvent per event.
+// of the cross-loop registry, patternsPerEvent per event: PatternSeeds
+// collected.
 func SeedPatterns(seed int64, p int) ([]*events.Event, error) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x7074))
-	var out []*events.Event
-	at := Epoch.Add(-time.Hour)
-	for i := 0; i < p; i += patternsPerEvent {
-		d := &events.RegistryImported{Source: "bench"}
-		for j := i; j < min(i+patternsPerEvent, p); j++ {
-			msg := sentence(rng, 5)
-			pat := crossloop.Pattern{ID: fmt.Sprintf("pat-error-bench-%06d", j), Type: crossloop.TypeError,
-				Title: "bench " + word(rng), ErrorType: errorNames[rng.IntN(len(errorNames))], ErrorPattern: msg,
-				FixDescription: "fix " + sentence(rng, 5), Category: categories[rng.IntN(len(categories))],
-				Successful: 3 + rng.IntN(5), UsageCount: 8, FirstDiscovered: at, LastUsed: at}
-			pat.Failed = pat.UsageCount - pat.Successful
-			pat.SuccessRate = float64(pat.Successful) / float64(pat.UsageCount)
-			d.Patterns = append(d.Patterns, json.RawMessage(marshal(pat)))
+	return collect(PatternSeeds(seed, p), (p+patternsPerEvent-1)/patternsPerEvent)
+}
+
+// PatternSeeds streams SeedPatterns's events one at a time.
+func PatternSeeds(seed int64, p int) iter.Seq2[*events.Event, error] {
+	return func(yield func(*events.Event, error) bool) {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x7074))
+		at := Epoch.Add(-time.Hour)
+		for i := 0; i < p; i += patternsPerEvent {
+			d := &events.RegistryImported{Source: "bench"}
+			for j := i; j < min(i+patternsPerEvent, p); j++ {
+				msg := sentence(rng, 5)
+				pat := crossloop.Pattern{ID: fmt.Sprintf("pat-error-bench-%06d", j), Type: crossloop.TypeError,
+					Title: "bench " + word(rng), ErrorType: errorNames[rng.IntN(len(errorNames))], ErrorPattern: msg,
+					FixDescription: "fix " + sentence(rng, 5), Category: categories[rng.IntN(len(categories))],
+					Successful: 3 + rng.IntN(5), UsageCount: 8, FirstDiscovered: at, LastUsed: at}
+				pat.Failed = pat.UsageCount - pat.Successful
+				pat.SuccessRate = float64(pat.Successful) / float64(pat.UsageCount)
+				d.Patterns = append(d.Patterns, json.RawMessage(marshal(pat)))
+			}
+			ev, err := events.New("registry.imported/v1", events.DefaultProject, "bench", at, d)
+			if err != nil {
+				yield(nil, fmt.Errorf("seed patterns %d: %w", i, err))
+				return
+			}
+			ev.ID = fmt.Sprintf("pat-%d-%08d", seed, i)
+			if !yield(ev, nil) {
+				return
+			}
 		}
-		ev, err := events.New("registry.imported/v1", events.DefaultProject, "bench", at, d)
+	}
+}
+
+// collect gathers a stream of events (n: a capacity hint).
+func collect(seq iter.Seq2[*events.Event, error], n int) ([]*events.Event, error) {
+	out := make([]*events.Event, 0, n)
+	for ev, err := range seq {
 		if err != nil {
-			return nil, fmt.Errorf("seed patterns %d: %w", i, err)
+			return nil, err
 		}
-		ev.ID = fmt.Sprintf("pat-%d-%08d", seed, i)
 		out = append(out, ev)
 	}
 	return out, nil

@@ -161,19 +161,11 @@ func Soak(ctx context.Context, o SoakOptions) (*SoakReport, error) {
 		return nil, err
 	}
 	ap := events.NewAppender(js)
-	kevs, err := SeedKnowledge(o.Seed, o.Knowledge)
-	if err != nil {
-		return nil, err
-	}
-	pevs, err := SeedPatterns(o.Seed, o.Patterns)
-	if err != nil {
-		return nil, err
-	}
 	o.Logf("soak: seeding %d knowledge entries and %d patterns", o.Knowledge, o.Patterns)
-	if err := appendChunks(ctx, ap, kevs, 1000); err != nil {
+	if err := appendSeq(ctx, ap, KnowledgeSeeds(o.Seed, o.Knowledge), 1000); err != nil {
 		return nil, fmt.Errorf("soak: seed knowledge: %w", err)
 	}
-	if err := appendChunks(ctx, ap, pevs, 20); err != nil {
+	if err := appendSeq(ctx, ap, PatternSeeds(o.Seed, o.Patterns), 20); err != nil {
 		return nil, fmt.Errorf("soak: seed patterns: %w", err)
 	}
 	if err := srv.waitCaughtUp(ctx); err != nil {

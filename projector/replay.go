@@ -140,6 +140,11 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			}
 		}
 		if f.Pending() >= 1000 {
+			// A cancelled replay stops at its next commit: a long rebuild
+			// answers SIGTERM without folding the rest of the log.
+			if err := ctx.Err(); err != nil {
+				return stats, err
+			}
 			if err := commit(); err != nil {
 				return stats, err
 			}

@@ -19,6 +19,7 @@ func newCmdBench(f *Factory) *cobra.Command {
 	var o benchkit.Options
 	var so benchkit.SoakOptions
 	var cpuProfile string
+	var pool int
 	cmd := &cobra.Command{
 		Use:   "bench [--events N] [--knowledge N] [--patterns N] [--seed S]",
 		Short: "Measure lore against raw JetStream on an embedded server, in one run (seeded workload)",
@@ -37,7 +38,17 @@ streamed: the bench holds 50 000 generated events at a time, whatever --events.
 Compare runs by their ratios: absolute rates depend on the machine.
 
 The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
---cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE).
+--cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE);
+--heap-profiles DIR a heap profile at the end of each phase. The report gives
+each phase's wall time and peak RSS.
+
+--pool N measures one large project pool instead: on a fresh node per size (100,
+then N), with the caps raised to hold it, N swarm lessons and N/2 hive lessons in
+one project and N registry patterns; it times knowledge.inject and patterns.inject
+(in-process and over NATS), phase.complete with nothing to archive, knowledge.add
+(acknowledged) and knowledge.add then the knowledge.inject showing the lesson, one
+call after another (--queries each, 200 by default), and reports p50 and p99 with
+their ratio to the same figures at 100 (1: nothing grows with the pool).
 
 --soak DURATION measures memory under load instead: it starts ` + "`lore serve`" + ` as a
 child process (so the load generator is not measured), appends the workload at
@@ -47,16 +58,24 @@ Go heap and Pebble block cache and memtables (its /metrics) every
 --sample-every. It reports the RSS growth over the soak's second half (the
 goal: at most 10 %). --heap-profiles DIR saves the server's heap profiles
 five times during the soak (compare two with go tool pprof -base).`,
-		Example: "  lore bench\n  lore bench --events 1000000 --knowledge 100000 --patterns 100000 --json\n  lore bench --soak 10m --rate 2000 --inject-rate 50",
+		Example: "  lore bench\n  lore bench --events 1000000 --knowledge 100000 --patterns 100000 --json\n  lore bench --soak 10m --rate 2000 --inject-rate 50\n  lore bench --pool 10000",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("soak") && cmd.Flags().Changed("pool") {
+				return fmt.Errorf("%w: --pool and --soak are separate modes: give one", errBadInput)
+			}
 			if cmd.Flags().Changed("soak") {
 				so.Rate, so.Seed, so.Dir = o.PacedRate, o.Seed, o.Dir
 				return runSoak(cmd, f, so)
 			}
+			if cmd.Flags().Changed("pool") {
+				return runPool(cmd, f, benchkit.PoolOptions{N: pool, Queries: o.Queries, Seed: o.Seed,
+					NoSyncCommits: o.NoSyncCommits, Dir: o.Dir}, cmd.Flags().Changed("queries"))
+			}
 			if o.Events <= 0 || o.Knowledge < 0 || o.Patterns < 0 || o.Writers <= 0 || o.PacedRate <= 0 || o.Queries <= 0 {
 				return fmt.Errorf("%w: --events, --writers, --rate and --queries must be > 0; --knowledge and --patterns >= 0", errBadInput)
 			}
+			o.HeapProfiles = so.ProfileDir
 			if !f.JSON {
 				o.Logf = func(format string, args ...any) {
 					fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
@@ -75,7 +94,7 @@ five times during the soak (compare two with go tool pprof -base).`,
 			}
 			rep, err := benchkit.Run(cmd.Context(), o)
 			if err != nil {
-				return err
+				return stopped(cmd, err)
 			}
 			if f.JSON {
 				return f.PrintJSON(rep)
@@ -96,14 +115,16 @@ five times during the soak (compare two with go tool pprof -base).`,
 	fl.BoolVar(&o.NoSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits, as lore serve --no-sync-commits")
 	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fl.StringVar(&o.Dir, "dir", "", "folder for the throwaway node (default: a temp folder, removed)")
+	fl.IntVar(&pool, "pool", 0, "measure one project pool of N lessons instead (100 to 10000; see above)")
 	fl.DurationVar(&so.Duration, "soak", 0, "measure memory under load for this long instead (lore serve as a child; see above)")
 	fl.IntVar(&so.InjectRate, "inject-rate", 50, "with --soak: injection calls/s over NATS")
 	fl.DurationVar(&so.Every, "sample-every", 5*time.Second, "with --soak: sampling period")
 	fl.IntVar(&so.Knowledge, "soak-knowledge", 1000, "with --soak: knowledge entries seeded first")
 	fl.IntVar(&so.Patterns, "soak-patterns", 1000, "with --soak: patterns seeded first")
-	fl.StringVar(&so.ProfileDir, "heap-profiles", "", "with --soak: save the server's heap profiles in this folder")
+	fl.StringVar(&so.ProfileDir, "heap-profiles", "", "save heap profiles in this folder: one per phase (with --soak: the server's, five times)")
 	declare(fl, rules{"events": atLeast(1), "knowledge": atLeast(0), "patterns": atLeast(0), "writers": atLeast(1),
 		"rate": atLeast(1), "rate-for": above(0), "queries": atLeast(1),
+		"pool": between(benchkit.PoolBase, benchkit.PoolMax),
 		"soak": atLeast(0), "inject-rate": atLeast(0), "sample-every": above(0), "soak-knowledge": atLeast(0), "soak-patterns": atLeast(0)})
 	freeText(fl, "seed", "cpuprofile", "dir", "heap-profiles")
 	return cmd
@@ -140,6 +161,38 @@ func runSoak(cmd *cobra.Command, f *Factory, so benchkit.SoakOptions) error {
 	}
 	rep.Print(f.Out)
 	return nil
+}
+
+// runPool runs `lore bench --pool N`; queries is the --queries given
+// (the pool's own default, 200, otherwise).
+func runPool(cmd *cobra.Command, f *Factory, po benchkit.PoolOptions, queriesGiven bool) error {
+	if !queriesGiven {
+		po.Queries = 0
+	}
+	if !f.JSON {
+		po.Logf = func(format string, args ...any) {
+			fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
+		}
+	}
+	rep, err := benchkit.Pool(cmd.Context(), po)
+	if err != nil {
+		return stopped(cmd, err)
+	}
+	if f.JSON {
+		return f.PrintJSON(rep)
+	}
+	rep.Print(f.Out)
+	return nil
+}
+
+// stopped names an error of a bench cut short by SIGINT or SIGTERM (the
+// command's context): the bench stopped at its next check and removed its
+// temporary data.
+func stopped(cmd *cobra.Command, err error) error {
+	if cmd.Context().Err() != nil {
+		return fmt.Errorf("bench stopped by a signal: %w", err)
+	}
+	return err
 }
 
 // soakChildEnv marks the serving child of a soak (tests run it through

@@ -1,10 +1,20 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/benchkit"
@@ -53,7 +63,7 @@ func TestBench(t *testing.T) {
 	if got := strings.Join(models, ","); len(models) != len(app.Models()) || !strings.Contains(got, "eventlog") || !strings.Contains(got, "crossloop") {
 		t.Errorf("models rebuilt alone: %s, want each of the %d", got, len(app.Models()))
 	}
-	if rep.Lag.N != 100 || !(rep.Lag.P99us > 0) {
+	if rep.Lag.N != 100 || !(rep.Lag.P99us > 0) || !(rep.LagOfferedPerS > 0) {
 		t.Errorf("lag: %+v, want 100 events measured", rep.Lag)
 	}
 	for _, k := range []string{"knowledge.inject/in-process", "knowledge.inject/nats", "patterns.inject/in-process", "patterns.inject/nats"} {
@@ -67,7 +77,162 @@ func TestBench(t *testing.T) {
 	if a := rep.Audit; a.N == 0 || !(a.P99us > 0) || a.Every <= 0 || !(a.P99ToRebuild > 0) {
 		t.Errorf("audit: %+v, want audits timed at random points next to the rebuild", a)
 	}
-	if len(rep.Targets) != 8 || rep.PeakRSSBytes <= 0 {
+	if len(rep.Targets) != 9 || rep.PeakRSSBytes <= 0 {
 		t.Errorf("targets %d, peak RSS %d", len(rep.Targets), rep.PeakRSSBytes)
 	}
+	var phases []string
+	for _, p := range rep.Phases {
+		if !(p.Seconds > 0) || p.PeakRSSBytes <= 0 || p.PeakRSSBytes > rep.PeakRSSBytes {
+			t.Errorf("phase %+v: want its wall time and a peak RSS within the run's (%d)", p, rep.PeakRSSBytes)
+		}
+		phases = append(phases, p.Name)
+	}
+	for _, want := range []string{"seed", "append", "live projection", "full rebuild", "rebuild crossloop", "audits", "paced load", "injection", "read your writes"} {
+		if !slices.Contains(phases, want) {
+			t.Errorf("phases %v: no %q", phases, want)
+		}
+	}
+}
+
+// TestBenchPool runs `lore bench --pool` end to end at a small size: both
+// pools are seeded as asked (N swarm and N/2 hive entries in the project),
+// every operation is measured at both sizes with its ratio, and the text
+// report names them. Speed is not asserted.
+func TestBenchPool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two nodes")
+	}
+	code, out, errs := cli(t, context.Background(), "", "bench", "--pool", "160", "--queries", "6", "--json")
+	if code != 0 {
+		t.Fatalf("bench --pool: exit %d: %s", code, errs)
+	}
+	var rep benchkit.PoolReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bench --pool --json: %v\n%s", err, out)
+	}
+	if rep.N != 160 || rep.Base != benchkit.PoolBase || len(rep.Sizes) != 2 {
+		t.Fatalf("pool report: %+v", rep)
+	}
+	for i, want := range []int{benchkit.PoolBase, 160} {
+		if s := rep.Sizes[i]; s.N != want || s.SwarmEntries != want || s.HiveEntries != want/2 || s.Patterns != want {
+			t.Errorf("pool %d: %+v, want %d swarm, %d hive entries and %d patterns", i, s, want, want/2, want)
+		}
+	}
+	ops := map[string]bool{}
+	for _, o := range rep.Ops {
+		ops[o.Op+"/"+o.Path] = true
+		if o.N != 6 || o.Base.N != 6 || !(o.P50us > 0) || !(o.P99us > 0) || !(o.P50Ratio > 0) || !(o.P99Ratio > 0) {
+			t.Errorf("%s (%s): %+v, want 6 calls at each size and their ratios", o.Op, o.Path, o)
+		}
+	}
+	for _, want := range []string{"knowledge.add/nats", "knowledge.add+inject/nats", "knowledge.inject/in-process",
+		"knowledge.inject/nats", "phase.complete/nats", "patterns.inject/in-process", "patterns.inject/nats"} {
+		if !ops[want] {
+			t.Errorf("no %s in %v", want, ops)
+		}
+	}
+	code, out, errs = cli(t, context.Background(), "", "bench", "--pool", "100", "--queries", "2")
+	if code != 0 || !strings.Contains(out, "knowledge.add+inject (nats)") || !strings.Contains(out, "ratio p50 / p99") {
+		t.Errorf("bench --pool text report: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestBenchBadFlags: a pool outside knowledge.swarm_max_entries' range, or
+// --pool with --soak, is bad input (exit 2) naming the flag.
+func TestBenchBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"--pool", "99"}, {"--pool", "10001"}, {"--pool", "500", "--soak", "1s"}} {
+		code, _, errs := cli(t, context.Background(), "", append([]string{"bench"}, args...)...)
+		if code != exitBadInput || !strings.Contains(errs, "--pool") {
+			t.Errorf("bench %v: exit %d (%s), want 2 naming --pool", args, code, errs)
+		}
+	}
+}
+
+// TestBenchStopsOnSIGTERM runs `lore bench` as a process and sends it
+// SIGTERM during its full rebuild: the rebuild stops (no later phase
+// starts), the bench exits with an error and no report, and leaves
+// nothing in its temp folder.
+func TestBenchStopsOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a bench process")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	cmd := exec.Command(exe, "bench", "--events", "30000", "--knowledge", "500", "--patterns", "500", "--queries", "50")
+	cmd.Env = append(os.Environ(), soakChildEnv+"=1", "TMPDIR="+tmp)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Once the full rebuild has started and committed to its store (its
+	// folder holds data), the bench gets SIGTERM: the rebuild is under way.
+	var log strings.Builder
+	rebuilding := make(chan struct{})
+	signalled := make(chan bool, 1)
+	go func() {
+		select {
+		case <-rebuilding:
+		case <-time.After(10 * time.Minute): // only ends a test that would hang
+			signalled <- false
+			return
+		}
+		for {
+			dirs, _ := filepath.Glob(filepath.Join(tmp, "lore-bench-*", "rebuild"))
+			if len(dirs) == 1 && dirSize(dirs[0]) > 256<<10 {
+				signalled <- cmd.Process.Signal(syscall.SIGTERM) == nil
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "full rebuild of") {
+			close(rebuilding)
+		}
+	}
+	err = cmd.Wait()
+	if !<-signalled {
+		t.Fatalf("the bench was not signalled during its rebuild: %v\n%s", err, log.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(log.String(), "bench stopped by a signal") {
+		t.Errorf("after SIGTERM: %v, want exit %d and the bench stopped\n%s", err, exitFailure, log.String())
+	}
+	if out.Len() != 0 {
+		t.Errorf("a stopped bench printed a report:\n%s", out.String())
+	}
+	if strings.Contains(log.String(), "model alone") {
+		t.Errorf("the bench went on to its next phase after SIGTERM:\n%s", log.String())
+	}
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("left behind in the temp folder: %s", e.Name())
+	}
+}
+
+// dirSize is the size of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

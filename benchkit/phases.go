@@ -1,0 +1,104 @@
+package benchkit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Phase is one step of a bench run: its wall time and the peak resident
+// set of the process while it ran.
+type Phase struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"s"`
+	// PeakRSSBytes is the peak over this phase alone where the kernel can
+	// reset the peak (/proc/self/clear_refs), else the peak since the
+	// process started.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+}
+
+// phases times the steps of a run, one after another, and logs each as it
+// starts.
+type phases struct {
+	logf func(format string, args ...any)
+	// heapDir, when set, receives a heap profile at the end of each phase.
+	heapDir string
+	list    []Phase
+	started time.Time
+	peak    int64 // the highest phase peak: the run's peak RSS
+}
+
+// start ends the running phase (if any) and starts the next one.
+func (p *phases) start(name string, format string, args ...any) {
+	p.end()
+	resetPeakRSS()
+	p.list = append(p.list, Phase{Name: name})
+	p.started = time.Now()
+	p.logf(format+" (RSS %.0f MiB)", append(args, mib(RSS()))...)
+}
+
+// end closes the running phase.
+func (p *phases) end() {
+	if len(p.list) == 0 || !p.started.After(time.Time{}) {
+		return
+	}
+	ph := &p.list[len(p.list)-1]
+	ph.Seconds = time.Since(p.started).Seconds()
+	ph.PeakRSSBytes = PeakRSS()
+	p.peak = max(p.peak, ph.PeakRSSBytes)
+	p.started = time.Time{}
+	if p.heapDir != "" {
+		if err := writeHeapProfile(filepath.Join(p.heapDir, fmt.Sprintf("heap-%02d-%s.pprof", len(p.list), strings.ReplaceAll(ph.Name, " ", "-")))); err != nil {
+			p.logf("heap profile: %v", err)
+		}
+	}
+}
+
+// writeHeapProfile writes the heap profile of the process to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// resetPeakRSS makes the kernel's peak resident set (VmHWM) restart from
+// the current one; it does nothing where /proc/self/clear_refs is not
+// writable.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// RSS is the process's current resident set (VmRSS) in bytes, 0 when /proc
+// is not available.
+func RSS() int64 { return procStatus("VmRSS:") }
+
+// PeakRSS is the process's peak resident set (VmHWM) in bytes, 0 when
+// /proc is not available.
+func PeakRSS() int64 { return procStatus("VmHWM:") }
+
+// procStatus reads a size in kB from /proc/self/status.
+func procStatus(key string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			if f := strings.Fields(rest); len(f) >= 1 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
