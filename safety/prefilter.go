@@ -6,9 +6,10 @@ import (
 )
 
 // A chain is a necessary condition of a rule's regex, derived from its
-// syntax tree: the parts every match holds in order (literals, runs of a
-// character class), checked in a few linear passes before the regex runs.
-// Go's regexp tries every start position against the whole program, so a
+// syntax tree: a simpler pattern of literals, runs of a character class,
+// alternations and gaps (any text) whose language holds every match of
+// the regex, checked on a text's byte positions before the regex runs.
+// Go's regexp tries every start position against its whole program, so a
 // keyword that prose is full of ("token", "key", "sk") costs tens of
 // microseconds per text; the chain turns most of those away first.
 //
@@ -19,10 +20,12 @@ import (
 // unfiltered scan's (TestPrefilterIsExact, FuzzPrefilterIsExact).
 type chain []link
 
-// link is one required part: an alternation of sub-chains (alts), or a
-// run of at least min bytes of an ASCII class, or one of a set of
-// literals (fold: compared with the lower-cased text).
+// link is one part of a chain, in sequence with the next (adjacent): a
+// gap (any text, possibly empty), an alternation of sub-chains (alts), a
+// run of at least min bytes of an ASCII class, or a literal (fold:
+// compared with the lower-cased text).
 type link struct {
+	gap   bool
 	alts  []chain
 	class *[256]bool
 	min   int
@@ -30,10 +33,11 @@ type link struct {
 	fold  bool
 }
 
-// maxLinkLits bounds the alternatives kept in one link: beyond that the
-// link costs more passes than it saves, and is dropped (weaker, still
-// necessary).
-const maxLinkLits = 64
+var gapChain = chain{{gap: true}}
+
+// maxAlts bounds the alternatives kept in one link: beyond that the link
+// costs more than it saves and becomes a gap (weaker, still necessary).
+const maxAlts = 64
 
 // deriveChain returns the chain of a regex in Go's Perl syntax (the
 // flags regexp.Compile uses), or nil when nothing useful is required.
@@ -42,16 +46,27 @@ func deriveChain(expr string) chain {
 	if err != nil {
 		return nil
 	}
-	return chainOf(re)
+	c := chainOf(re)
+	for _, l := range c {
+		if !l.gap {
+			return c
+		}
+	}
+	return nil
 }
 
+// chainOf is a chain whose language holds the language of re: each node
+// maps to a pattern matching at least the spans re matches.
 func chainOf(re *syntax.Regexp) chain {
 	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return chain{} // consumes nothing
 	case syntax.OpLiteral:
 		var b strings.Builder
 		for _, r := range re.Rune {
 			if r >= 0x80 {
-				return nil // cannot be compared on ASCII bytes; drop it
+				return gapChain // cannot be compared on ASCII bytes
 			}
 			b.WriteRune(r)
 		}
@@ -63,43 +78,56 @@ func chainOf(re *syntax.Regexp) chain {
 		return chain{{lit: s, fold: fold}}
 	case syntax.OpCharClass:
 		return chain{{class: asciiClass(re.Rune), min: 1}}
-	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
-		return nil
 	case syntax.OpCapture:
 		return chainOf(re.Sub[0])
 	case syntax.OpPlus:
-		return chainOf(re.Sub[0])
+		return repeatChain(re.Sub[0], 1)
 	case syntax.OpRepeat:
 		if re.Min < 1 {
-			return nil
+			return gapChain
 		}
-		if re.Sub[0].Op == syntax.OpCharClass {
-			return chain{{class: asciiClass(re.Sub[0].Rune), min: re.Min}}
-		}
-		return chainOf(re.Sub[0])
+		return repeatChain(re.Sub[0], re.Min)
 	case syntax.OpConcat:
 		var out chain
 		for _, s := range re.Sub {
-			out = append(out, chainOf(s)...)
+			out = appendChain(out, chainOf(s))
 		}
 		return out
 	case syntax.OpAlternate:
+		if len(re.Sub) > maxAlts {
+			return gapChain
+		}
 		alts := make([]chain, 0, len(re.Sub))
 		for _, s := range re.Sub {
 			c := chainOf(s)
-			if len(c) == 0 {
-				return nil // one alternative requires nothing: neither does the whole
+			if len(c) == 1 && c[0].gap {
+				return gapChain // one alternative requires nothing: neither does the whole
 			}
 			alts = append(alts, c)
 		}
-		if len(alts) > maxLinkLits {
-			return nil
-		}
 		return chain{{alts: alts}}
 	}
-	// Empty matches, anchors, word boundaries, optional parts: nothing
-	// is required.
-	return nil
+	// Optional parts, any character, anything else: any text.
+	return gapChain
+}
+
+// repeatChain is sub repeated at least min times (any number above).
+func repeatChain(sub *syntax.Regexp, min int) chain {
+	if sub.Op == syntax.OpCharClass {
+		return chain{{class: asciiClass(sub.Rune), min: min}}
+	}
+	return appendChain(chainOf(sub), gapChain)
+}
+
+// appendChain appends b to a, merging adjacent gaps.
+func appendChain(a, b chain) chain {
+	for _, l := range b {
+		if l.gap && len(a) > 0 && a[len(a)-1].gap {
+			continue
+		}
+		a = append(a, l)
+	}
+	return a
 }
 
 // asciiClass is the ASCII part of a class given as rune ranges (pairs).
@@ -113,60 +141,119 @@ func asciiClass(ranges []rune) *[256]bool {
 	return &c
 }
 
-// end returns the earliest position at which the whole chain can have
-// matched, starting at or after from, or -1. Each link's earliest end is
-// taken greedily: an earlier end never excludes a later link's match.
-func (c chain) end(text, lower string, from int) int {
-	for i := range c {
-		from = c[i].end(text, lower, from)
-		if from < 0 {
-			return -1
+// posSet is a set of byte positions 0..len(text) of one text.
+type posSet []uint64
+
+func (p posSet) has(i int) bool { return p[i>>6]&(1<<(i&63)) != 0 }
+func (p posSet) add(i int)      { p[i>>6] |= 1 << (i & 63) }
+func (p posSet) empty() bool {
+	for _, w := range p {
+		if w != 0 {
+			return false
 		}
 	}
-	return from
+	return true
 }
 
-func (l *link) end(text, lower string, from int) int {
-	switch {
-	case l.alts != nil:
-		best := -1
-		for _, a := range l.alts {
-			if e := a.end(text, lower, from); e >= 0 && (best < 0 || e < best) {
-				best = e
-			}
-		}
-		return best
-	case l.class != nil:
-		run := 0
-		for i := from; i < len(text); i++ {
-			if !l.class[text[i]] {
-				run = 0
-				continue
-			}
-			if run++; run >= l.min {
-				return i + 1
-			}
-		}
-		return -1
-	default:
-		s := text
-		if l.fold {
-			s = lower
-		}
-		if j := strings.Index(s[from:], l.lit); j >= 0 {
-			return from + j + len(l.lit)
-		}
-		return -1
+// scan holds one text and the arena its position sets are cut from
+// (reset, not freed, between rules: no allocation once it is big enough).
+type scan struct {
+	text, lower string
+	words       int
+	arena       []uint64
+	used        int
+}
+
+func (s *scan) newSet() posSet {
+	if s.used+s.words > len(s.arena) {
+		// Sets already cut keep the old arena alive until they are dropped.
+		s.arena, s.used = make([]uint64, max(2*len(s.arena), 64*s.words, 1024)), 0
 	}
+	p := posSet(s.arena[s.used : s.used+s.words : s.used+s.words])
+	s.used += s.words
+	clear(p)
+	return p
+}
+
+// run maps the positions where the chain may start to those where it may
+// end.
+func (s *scan) run(c chain, in posSet) posSet {
+	for i := range c {
+		if in.empty() {
+			return in
+		}
+		in = s.step(&c[i], in)
+	}
+	return in
+}
+
+func (s *scan) step(l *link, in posSet) posSet {
+	n := len(s.text)
+	out := s.newSet()
+	switch {
+	case l.gap:
+		for i := 0; i <= n; i++ {
+			if in.has(i) {
+				for j := i; j <= n; j++ {
+					out.add(j)
+				}
+				break
+			}
+		}
+	case l.alts != nil:
+		for _, a := range l.alts {
+			r := s.run(a, in)
+			for w := range out {
+				out[w] |= r[w]
+			}
+		}
+	case l.class != nil:
+		// e is an end when some start in in, at least min bytes before
+		// it, begins a run of class bytes reaching e.
+		earliest := -1
+		for e := 0; e <= n; e++ {
+			if earliest < 0 && in.has(e) {
+				earliest = e
+			}
+			if earliest >= 0 && e-earliest >= l.min {
+				out.add(e)
+			}
+			if e < n && !l.class[s.text[e]] {
+				earliest = -1
+			}
+		}
+	default:
+		t := s.text
+		if l.fold {
+			t = s.lower
+		}
+		for i := 0; i+len(l.lit) <= n; i++ {
+			j := strings.Index(t[i:], l.lit) // the next occurrence, found fast
+			if j < 0 {
+				break
+			}
+			if i += j; in.has(i) {
+				out.add(i + len(l.lit))
+			}
+		}
+	}
+	return out
 }
 
 // passes reports whether the chain lets the regex run on text (lower is
-// its lower case); an empty chain, or a non-ASCII text, always passes.
-func (c chain) passes(text, lower string, ascii bool) bool {
+// its lower case, sc scratch space); an empty chain, or a non-ASCII text,
+// always passes.
+func (c chain) passes(text, lower string, ascii bool, sc *scan) bool {
 	if len(c) == 0 || !ascii {
 		return true
 	}
-	return c.end(text, lower, 0) >= 0
+	sc.text, sc.lower, sc.words, sc.used = text, lower, len(text)/64+1, 0
+	defer func() { sc.text, sc.lower = "", "" }()
+	start := sc.newSet() // a match may start anywhere
+	for i := 0; i <= len(text); i++ {
+		start.add(i)
+	}
+	return !sc.run(c, start).empty()
 }
 
 func isASCII(s string) bool {

@@ -287,10 +287,15 @@ func secrets(text string, prefilter bool) []Finding {
 	}
 	loaded.kw.candidates(lower, cand)
 	ascii := isASCII(text)
+	sc := scanPool.Get().(*scan)
+	defer scanPool.Put(sc)
 	var out []Finding
 	for i := range loaded.rules {
 		r := &loaded.rules[i]
-		if !cand[i] || prefilter && !r.need.passes(text, lower, ascii) {
+		if !cand[i] {
+			continue
+		}
+		if prefilter && !r.need.passes(text, lower, ascii, sc) {
 			continue
 		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
@@ -328,6 +333,8 @@ func secrets(text string, prefilter bool) []Finding {
 	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
 }
+
+var scanPool = sync.Pool{New: func() any { return new(scan) }}
 
 // secretSpan is the secret's range in a match: the rule's secret group,
 // else the first non-empty group, else the whole match (gitleaks' choice).
