@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -94,6 +95,19 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	// probed once per folded event, almost always for an id it does not
 	// hold, which a filter answers without reading the table's blocks.
 	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	// Level 0 holds flushed memtables that a compaction soon rewrites:
+	// they are written uncompressed (the flush skips Snappy, and the
+	// compaction that reads them skips its decoding); the levels below
+	// keep Snappy. (Pebble copies a level's compression to the levels
+	// below it unless they set their own.)
+	opts.Levels[0].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+	opts.Levels[1].Compression = func() *sstable.CompressionProfile { return sstable.SnappyCompression }
+	// An L0 compaction waits for 8 sublevels instead of 4: each rewrite
+	// of the base level then takes in twice as much of L0 (half the
+	// rewrites of the same keys under a steady load), and a point read
+	// of an absent key stays cheap (bloom filters). Writes stop at 24.
+	opts.L0CompactionThreshold = 8
+	opts.L0StopWritesThreshold = 24
 	if o.Ephemeral {
 		opts.L0StopWritesThreshold = math.MaxInt32
 	}

@@ -46,6 +46,9 @@ type secretRule struct {
 	allow       []allowlist
 	// check, when set, is an extra test of the secret (lore's rules).
 	check func(secret string) bool
+	// need is what every match of re holds (see chain), tested after the
+	// keywords and before re.
+	need chain
 }
 
 type allowlist struct {
@@ -178,7 +181,7 @@ func loadRules() {
 			loaded.err = fmt.Errorf("safety: gitleaks rule %s: %w", r.ID, err)
 			return
 		}
-		sr := secretRule{id: r.ID, re: re, entropy: r.Entropy, secretGroup: r.SecretGroup}
+		sr := secretRule{id: r.ID, re: re, entropy: r.Entropy, secretGroup: r.SecretGroup, need: deriveChain(r.Regex)}
 		for _, k := range r.Keywords {
 			sr.keywords = append(sr.keywords, strings.ToLower(k))
 		}
@@ -265,7 +268,11 @@ func (a *allowlist) allowed(secret, match, line string) bool {
 // Secrets returns the credentials in text, in order, without overlaps (at
 // an overlap the earlier rule wins, lore's rules before gitleaks').
 // Redaction markers are never findings.
-func Secrets(text string) []Finding {
+func Secrets(text string) []Finding { return secrets(text, true) }
+
+// secrets is Secrets; without prefilter the rules' chains are not
+// consulted (the reference the prefilter is tested against).
+func secrets(text string, prefilter bool) []Finding {
 	loaded.once.Do(loadRules)
 	if len(text) < 8 {
 		return nil
@@ -279,10 +286,16 @@ func Secrets(text string) []Finding {
 		cand = make([]bool, len(loaded.rules))
 	}
 	loaded.kw.candidates(lower, cand)
+	ascii := isASCII(text)
+	sc := scanPool.Get().(*scan)
+	defer scanPool.Put(sc)
 	var out []Finding
 	for i := range loaded.rules {
 		r := &loaded.rules[i]
 		if !cand[i] {
+			continue
+		}
+		if prefilter && !r.need.passes(text, lower, ascii, sc) {
 			continue
 		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
@@ -320,6 +333,8 @@ func Secrets(text string) []Finding {
 	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
 }
+
+var scanPool = sync.Pool{New: func() any { return new(scan) }}
 
 // secretSpan is the secret's range in a match: the rule's secret group,
 // else the first non-empty group, else the whole match (gitleaks' choice).

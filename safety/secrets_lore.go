@@ -105,7 +105,7 @@ const assignSep = `(?:\s*(?:=|:=|=>|:)\s*["']?|\s+(?:is|was|is set to|set to|of)
 
 func loreRules() []secretRule {
 	rule := func(id, pat string, check func(string) bool, keywords ...string) secretRule {
-		return secretRule{id: id, re: regexp.MustCompile(pat), keywords: keywords, check: check}
+		return secretRule{id: id, re: regexp.MustCompile(pat), keywords: keywords, check: check, need: deriveChain(pat)}
 	}
 	return []secretRule{
 		// PEM private keys, with or without their END line (a lesson may
