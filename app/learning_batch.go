@@ -17,9 +17,9 @@ import (
 // observation is what learning.observe_pattern takes and is checked by the
 // same rules in the same order (unknown keys, the event's schema, then the
 // values); an error names the observation's index and nothing is appended.
-// The observations become one pattern.observations/v1 event (one per run
-// of observations made at the same time), so a request of n observations
-// costs one round trip and one message instead of n.
+// The observations become one pattern.observations/v1 event per run of
+// observations of one pattern made at the same time, so a request of n
+// observations costs one round trip and a message per run instead of n.
 
 // MaxObservationsPerRequest bounds one learning.observe_patterns request:
 // the reply lists where each event was stored, and a NATS message is 1 MiB
@@ -144,8 +144,9 @@ func learnCmdObservePatterns(_ context.Context, _ View, req Request) ([]*events.
 	case n > MaxObservationsPerRequest:
 		return nil, nil, fmt.Errorf("%w: field \"observations\": %d observations, at most %d per request", ErrBadRequest, n, MaxObservationsPerRequest)
 	}
-	// One pattern.observations/v1 per run of observations made at the same
-	// time (each holds at most events.MaxObservationsPerEvent): the log
+	// One pattern.observations/v1 per run of observations of one pattern
+	// made at the same time (each holds at most
+	// events.MaxObservationsPerEvent; its subject is that pattern): the log
 	// carries them in request order, and the fold applies them as the same
 	// observations sent one by one.
 	var evs []*events.Event
@@ -182,7 +183,7 @@ func learnCmdObservePatterns(_ context.Context, _ View, req Request) ([]*events.
 			return nil, nil, fmt.Errorf("%w: observations[%d] was not decoded by LearningObservations", errWiring, i)
 		}
 		at = at.UTC()
-		if len(items) > 0 && (!at.Equal(last) || len(items) == events.MaxObservationsPerEvent) {
+		if len(items) > 0 && (!at.Equal(last) || o.checked.subject != first || len(items) == events.MaxObservationsPerEvent) {
 			flush()
 		}
 		if len(items) == 0 {

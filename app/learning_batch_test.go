@@ -21,7 +21,7 @@ func observations(n int) []map[string]any {
 	out := make([]map[string]any, n)
 	for i := range out {
 		o := map[string]any{"success": i%3 != 0, "time": t0.Add(time.Duration((i*7)%n) * time.Hour).Format(time.RFC3339)}
-		if i%2 == 0 {
+		if (i/5)%2 == 0 { // runs of five observations of one pattern
 			o["content"] = "Split by file type"
 		} else {
 			o["pattern_id"] = "one-file-per-subtask"
@@ -62,9 +62,9 @@ func TestObservePatternsFoldsAsSingleObservations(t *testing.T) {
 		events int
 	}{
 		"each at its own time": {observations(40), 40},
-		"all at the same time": {untimed(observations(40)), 1},
-		"a thousand, untimed":  {untimed(observations(app.MaxObservationsPerRequest)), 1},
-		"two runs of one time": {append(untimed(observations(20)), observations(20)[:1]...), 2},
+		"all at the same time": {untimed(observations(40)), 8},
+		"a thousand, untimed":  {untimed(observations(app.MaxObservationsPerRequest)), 200},
+		"two runs of one time": {append(untimed(observations(20)), observations(20)[:1]...), 5},
 	} {
 		t.Run(name, func(t *testing.T) {
 			obs := c.obs
@@ -198,7 +198,8 @@ func TestObservePatternsIdempotencyKey(t *testing.T) {
 	if len(b.log) != 10 || string(f) != string(a) || len(reply.Appended) != 10 || !reply.Appended[9].Duplicate {
 		t.Errorf("%d events; first %s, again %s, appended %+v", len(b.log), f, a, reply.Appended)
 	}
-	// Observations made at one time: one event, whose id is the key.
+	// Observations made at one time: one event per run of one pattern, the
+	// first's id is the key.
 	c = app.Call{Now: &now, IdempotencyKey: "obs-2", Args: args(t, map[string]any{"observations": untimed(observations(10))})}
 	first, _, err = do[app.LearningObservedBatch](t, p, "learning", "observe_patterns", c)
 	if err != nil {
@@ -211,7 +212,7 @@ func TestObservePatternsIdempotencyKey(t *testing.T) {
 	}
 	f, _ = json.Marshal(first)
 	a, _ = json.Marshal(again)
-	if len(b.log) != 11 || b.log[10].ID != "obs-2" || string(f) != string(a) || first.Observed != 10 || len(reply.Appended) != 1 || !reply.Appended[0].Duplicate {
+	if len(b.log) != 12 || b.log[10].ID != "obs-2" || b.log[11].ID != "obs-2.2" || string(f) != string(a) || first.Observed != 10 || len(reply.Appended) != 2 || !reply.Appended[0].Duplicate || !reply.Appended[1].Duplicate {
 		t.Errorf("%d events (last %s); first %s, again %s, appended %+v", len(b.log), b.log[len(b.log)-1].ID, f, a, reply.Appended)
 	}
 }

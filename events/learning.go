@@ -110,9 +110,9 @@ type PatternObservations struct {
 	Observations []PatternObserved `json:"observations"`
 }
 
-// AggregateID is the pattern of the first observation: the event is
-// stored with that pattern's events (a batch of one pattern, the common
-// case, with all of its own).
+// AggregateID is the pattern every observation of the event names (Check
+// refuses an event naming two): the event is stored with that pattern's
+// events, so a subscriber of one pattern's subject sees all of them.
 func (p *PatternObservations) AggregateID() string {
 	if len(p.Observations) == 0 {
 		return ""
@@ -121,11 +121,18 @@ func (p *PatternObservations) AggregateID() string {
 }
 
 // Check applies PatternObserved's Check to every item, naming the first
-// bad one by its index.
+// bad one by its index, and requires every item to name the first one's
+// pattern (the event's subject).
 func (p *PatternObservations) Check() error {
 	for i := range p.Observations {
-		if err := p.Observations[i].check("data.observations." + strconv.Itoa(i)); err != nil {
+		at := "data.observations." + strconv.Itoa(i)
+		if err := p.Observations[i].check(at); err != nil {
 			return err
+		}
+		if i > 0 {
+			if got, want := p.Observations[i].AggregateID(), p.Observations[0].AggregateID(); got != want {
+				return fmt.Errorf("field %q: pattern %s in an event of pattern %s: one pattern.observations/v1 carries observations of one pattern (its subject)", at+".pattern_id", got, want)
+			}
 		}
 	}
 	return nil

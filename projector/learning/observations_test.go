@@ -29,9 +29,14 @@ func observationsLog(t *testing.T, obs []events.PatternObserved, batched bool) *
 			s.must("pattern.observed/v1", at, &obs[i])
 		}
 	} else {
-		for lo := 0; lo < len(obs); lo += events.MaxObservationsPerEvent {
-			hi := min(lo+events.MaxObservationsPerEvent, len(obs))
+		// One event per run of one pattern (at most MaxObservationsPerEvent).
+		for lo := 0; lo < len(obs); {
+			hi := lo + 1
+			for hi < len(obs) && hi-lo < events.MaxObservationsPerEvent && obs[hi].AggregateID() == obs[lo].AggregateID() {
+				hi++
+			}
 			s.must("pattern.observations/v1", at, &events.PatternObservations{Observations: obs[lo:hi]})
+			lo = hi
 		}
 	}
 	observe(s, "Split by layer", 4, true)
@@ -101,6 +106,19 @@ func answers(t *testing.T, m *learning.Model, r projector.Reader) string {
 	return b.String()
 }
 
+// runsOfOnePattern is how many pattern.observations/v1 carry obs: one per
+// run of observations of one pattern, of at most MaxObservationsPerEvent.
+func runsOfOnePattern(obs []events.PatternObserved) int {
+	runs := 0
+	for i, size := 0, 0; i < len(obs); i++ {
+		if i == 0 || size == events.MaxObservationsPerEvent || obs[i].AggregateID() != obs[i-1].AggregateID() {
+			runs, size = runs+1, 0
+		}
+		size++
+	}
+	return runs
+}
+
 // TestObservationsFoldAsSingles: observations carried by
 // pattern.observations/v1 events give every learning answer and every
 // announcement (in order, with its key) that the same observations sent
@@ -110,7 +128,7 @@ func TestObservationsFoldAsSingles(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			obs := manyObservations(n)
 			one, many := observationsLog(t, obs, false), observationsLog(t, obs, true)
-			if want := (n + events.MaxObservationsPerEvent - 1) / events.MaxObservationsPerEvent; len(one.evs)-len(many.evs) != n-want {
+			if want := runsOfOnePattern(obs); len(one.evs)-len(many.evs) != n-want {
 				t.Fatalf("%d events one by one, %d batched", len(one.evs), len(many.evs))
 			}
 			a, b := answers(t, one.m, one.store()), answers(t, many.m, many.store())
@@ -155,6 +173,7 @@ func TestObservationsCheckedPerItem(t *testing.T) {
 		"blank content":       {`{"observations":[` + ok + `,{"content":"   ","success":false}]}`, `data.observations.1.pattern_id`},
 		"id with a space":     {`{"observations":[{"pattern_id":"a b","success":true}]}`, `data.observations.0.pattern_id`},
 		"empty":               {`{"observations":[]}`, `data.observations`},
+		"two patterns":        {`{"observations":[` + ok + `,{"pattern_id":"other","success":true}]}`, `data.observations.1.pattern_id`},
 		"too many":            {`{"observations":[` + strings.Repeat(ok+",", events.MaxObservationsPerEvent) + ok + `]}`, `data.observations`},
 	} {
 		err := events.ValidateData("pattern.observations/v1", []byte(c.data))
@@ -162,12 +181,14 @@ func TestObservationsCheckedPerItem(t *testing.T) {
 			t.Errorf("%s: %v, want an invalid event naming %s", name, err, c.want)
 		}
 	}
-	if err := events.ValidateData("pattern.observations/v1", []byte(`{"observations":[`+ok+`,{"pattern_id":"p","success":false,"tags":["a"],"bead_id":"bd-1"}]}`)); err != nil {
+	if err := events.ValidateData("pattern.observations/v1", []byte(`{"observations":[`+ok+`,{"pattern_id":"`+events.PatternIDFor("Split by feature")+`","success":false,"tags":["a"],"bead_id":"bd-1"}]}`)); err != nil {
 		t.Fatalf("valid observations refused: %v", err)
 	}
 	// Credentials in an item's content are redacted at append, refused
 	// from a raw publisher, naming the item.
-	secret := `{"observations":[` + ok + `,{"content":"use AKIAIOSFODNN7EXAMPLE here","success":true}]}`
+	// (Items of one pattern named by id: a content's pattern id is derived
+	// from the content as stored, redacted.)
+	secret := `{"observations":[{"pattern_id":"p-sec","success":true},{"pattern_id":"p-sec","content":"use AKIAIOSFODNN7EXAMPLE here","success":true}]}`
 	if err := events.ValidateData("pattern.observations/v1", []byte(secret)); err == nil || !strings.Contains(err.Error(), "data.observations.1.content") {
 		t.Fatalf("credential: %v, want refused naming data.observations.1.content", err)
 	}
