@@ -3,6 +3,7 @@ package knowledge
 import (
 	"cmp"
 	"container/heap"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -165,34 +166,7 @@ func (v *mergedView) moveTo(sums []*summary) {
 		v.sums = sums
 		return
 	}
-	old := v.sums
-	i, j := 0, 0
-	for i < len(old) || j < len(sums) {
-		var o, s *summary
-		switch {
-		case j == len(sums):
-			o = old[i]
-		case i == len(old):
-			s = sums[j]
-		case old[i] == sums[j]:
-			i, j = i+1, j+1
-			continue
-		default:
-			switch c := cmpSummary(old[i], sums[j]); {
-			case c < 0:
-				o = old[i]
-			case c > 0:
-				s = sums[j]
-			default:
-				o, s = old[i], sums[j]
-			}
-		}
-		if o != nil {
-			i++
-		}
-		if s != nil {
-			j++
-		}
+	for o, s := range summaryChanges(v.sums, sums) {
 		v.change(o, s)
 	}
 	v.sums = sums
@@ -201,6 +175,46 @@ func (v *mergedView) moveTo(sums []*summary) {
 		n.queued = false
 		if !n.dead {
 			v.decide(n)
+		}
+	}
+}
+
+// summaryChanges walks two pool lists in pool order (cmpSummary) and
+// yields each change from old to sums: (o, nil) removed, (nil, s) added,
+// (o, s) the same entry saved again as another summary. Summaries held by
+// both lists (the same pointer) are unchanged and not yielded.
+func summaryChanges(old, sums []*summary) iter.Seq2[*summary, *summary] {
+	return func(yield func(o, s *summary) bool) {
+		i, j := 0, 0
+		for i < len(old) || j < len(sums) {
+			var o, s *summary
+			switch {
+			case j == len(sums):
+				o = old[i]
+			case i == len(old):
+				s = sums[j]
+			case old[i] == sums[j]:
+				i, j = i+1, j+1
+				continue
+			default:
+				switch c := cmpSummary(old[i], sums[j]); {
+				case c < 0:
+					o = old[i]
+				case c > 0:
+					s = sums[j]
+				default:
+					o, s = old[i], sums[j]
+				}
+			}
+			if o != nil {
+				i++
+			}
+			if s != nil {
+				j++
+			}
+			if !yield(o, s) {
+				return
+			}
 		}
 	}
 }

@@ -390,27 +390,7 @@ func (p *cachedPool) keepIndex(k dedupKey, x *dedupIndex) {
 func deriveIndex(x *dedupIndex, old, sums []*summary, scopes map[string]bool) *dedupIndex {
 	cand := func(s *summary) bool { return s.active() && scopes[s.Scope] }
 	kept := slices.Clone(x.kept)
-	i, j := 0, 0
-	for i < len(old) || j < len(sums) {
-		var o, s *summary
-		switch {
-		case j == len(sums):
-			o, i = old[i], i+1
-		case i == len(old):
-			s, j = sums[j], j+1
-		case old[i] == sums[j]:
-			i, j = i+1, j+1
-			continue
-		default:
-			switch c := cmpSummary(old[i], sums[j]); {
-			case c < 0:
-				o, i = old[i], i+1
-			case c > 0:
-				s, j = sums[j], j+1
-			default:
-				o, s, i, j = old[i], sums[j], i+1, j+1
-			}
-		}
+	for o, s := range summaryChanges(old, sums) {
 		switch {
 		case o == nil && cand(s), s == nil && cand(o):
 			return nil // a candidate added or removed
