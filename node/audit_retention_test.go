@@ -188,14 +188,16 @@ func TestAuditCheckpointDiskBudget(t *testing.T) {
 	}
 	// Retention runs after each checkpoint and every few seconds (the live
 	// store's compactions change what the checkpoints share with it): the
-	// budget holds once it has run.
+	// budget holds once it has run, unless the newest checkpoint alone holds
+	// more (it is never dropped; how much of it the live store has compacted
+	// away since depends on the compactions' timing).
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		held := n.AuditCheckpointDisk()
-		if held <= budget {
+		if held <= budget || len(n.AuditCheckpoints()) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("audit checkpoints hold %d bytes beyond the live store, budget %d", held, budget)
+			t.Fatalf("%d audit checkpoints hold %d bytes beyond the live store, budget %d", len(n.AuditCheckpoints()), held, budget)
 		}
 	}
 	cps := n.AuditCheckpoints()
