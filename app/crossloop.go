@@ -358,13 +358,20 @@ func patternsImport(_ context.Context, v View, req Request) ([]*events.Event, an
 		return nil, nil, badField("document", err)
 	}
 	var res PatternsImportResult
-	var fresh []*crossloop.Pattern
+	// Each fresh pattern's JSON (as the event carries it) and its digest,
+	// from one encoding.
+	var fresh []json.RawMessage
 	var digests []string
+	r := clReader(v)
 	for _, p := range ps {
 		if a.Type != "" && p.Type != a.Type {
 			continue // --type: only patterns of that type
 		}
-		known, err := crossloop.ImportKnown(clReader(v), p)
+		raw, d, err := crossloop.ImportEncode(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		known, err := crossloop.ImportKnownDigest(r, p.ID, d)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -372,23 +379,12 @@ func patternsImport(_ context.Context, v View, req Request) ([]*events.Event, an
 			res.Existing++
 			continue
 		}
-		d, err := crossloop.ImportDigest(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		fresh, digests = append(fresh, p), append(digests, d)
+		fresh, digests = append(fresh, raw), append(digests, d)
 	}
 	var evs []*events.Event
 	for i := 0; i < len(fresh); i += importChunk {
 		j := min(i+importChunk, len(fresh))
-		d := &events.RegistryImported{Source: a.Source}
-		for _, p := range fresh[i:j] {
-			raw, err := json.Marshal(p)
-			if err != nil {
-				return nil, nil, err
-			}
-			d.Patterns = append(d.Patterns, raw)
-		}
+		d := &events.RegistryImported{Source: a.Source, Patterns: fresh[i:j:j]}
 		ev, err := req.newEvent("registry.imported/v1", req.Project, req.Now, d)
 		if err != nil {
 			return nil, nil, err

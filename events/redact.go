@@ -67,6 +67,21 @@ func visitRaw(f func(field, text string) string, field string, raw *json.RawMess
 	if raw == nil || len(*raw) == 0 || !strings.Contains(string(*raw), `"`) {
 		return
 	}
+	// The strings are read from the bytes; the value is decoded and
+	// re-encoded only when f changes one (or the bytes are not read
+	// exactly so: then as before).
+	if texts, ok := rawTexts(field, *raw, nil); ok {
+		same := true
+		for _, t := range texts {
+			if f(t.field, t.text) != t.text {
+				same = false
+				break
+			}
+		}
+		if same {
+			return
+		}
+	}
 	var v any
 	if err := json.Unmarshal(*raw, &v); err != nil {
 		return // the schema check reports it

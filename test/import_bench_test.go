@@ -14,6 +14,7 @@ import (
 	"github.com/loredev/lore/benchkit"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector/crossloop"
 	"github.com/loredev/lore/projector/knowledge"
 	"github.com/loredev/lore/test/natstest"
 )
@@ -115,44 +116,67 @@ func registryDoc(n int) []byte {
 }
 
 // BenchmarkPatternsImport is lore patterns import of a registry document
-// of N error patterns into a fresh node, in one request replied once its
-// events are folded.
+// of N error patterns into a fresh node: as the CLI sends it (parts of
+// 2 000 patterns, each replied once stored but the last, replied once
+// folded: "parts"), and in one request replied once its events are
+// folded ("one").
 func BenchmarkPatternsImport(b *testing.B) {
 	for _, n := range importSizes {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			raw := registryDoc(n)
-			var cpu time.Duration
-			for range b.N {
-				b.StopTimer()
-				nd, dst := refNode(b, 0, 0)
-				c0 := processCPU()
-				b.StartTimer()
-				r := refCall(b, dst, "patterns", "import", map[string]any{"document": json.RawMessage(raw)}, false)
-				// A reply that gave up waiting (pending) is followed by the
-				// wait for the fold of its last event: the import is done
-				// once its patterns can be queried.
-				app, _ := r["appended"].([]any)
-				if len(app) == 0 {
-					b.Fatalf("import of %d patterns: nothing appended: %v", n, r)
+		for _, mode := range []string{"parts", "one"} {
+			b.Run(fmt.Sprintf("N=%d/%s", n, mode), func(b *testing.B) {
+				raw := registryDoc(n)
+				b.ResetTimer()
+				var cpu time.Duration
+				for range b.N {
+					b.StopTimer()
+					nd, dst := refNode(b, 0, 0)
+					c0 := processCPU()
+					b.StartTimer()
+					docs := [][]byte{raw}
+					if mode == "parts" {
+						if parts := crossloop.SplitRegistry(raw, "", importPart); parts != nil {
+							docs = docs[:0]
+							for _, p := range parts {
+								docs = append(docs, p.Raw)
+							}
+						}
+					}
+					var last float64
+					got := 0
+					for i, doc := range docs {
+						r := refCall(b, dst, "patterns", "import", map[string]any{"document": json.RawMessage(doc)}, i < len(docs)-1)
+						app, _ := r["appended"].([]any)
+						if len(app) == 0 {
+							b.Fatalf("import of %d patterns: nothing appended: %v", n, r)
+						}
+						last, _ = app[len(app)-1].(map[string]any)["seq"].(float64)
+						res, _ := r["result"].(map[string]any)
+						p, _ := res["patterns"].(float64)
+						got += int(p)
+					}
+					// A reply that gave up waiting (pending) is followed by
+					// the wait for the fold of its last event: the import is
+					// done once its patterns can be queried.
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+					err := nd.Runtime.WaitFor(ctx, uint64(last))
+					cancel()
+					b.StopTimer()
+					cpu += processCPU() - c0
+					if err != nil {
+						b.Fatal(err)
+					}
+					if got != n {
+						b.Fatalf("import of %d patterns: %d new", n, got)
+					}
 				}
-				last, _ := app[len(app)-1].(map[string]any)["seq"].(float64)
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-				err := nd.Runtime.WaitFor(ctx, uint64(last))
-				cancel()
-				b.StopTimer()
-				cpu += processCPU() - c0
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, _ := r["result"].(map[string]any)
-				if got, _ := res["patterns"].(float64); int(got) != n {
-					b.Fatalf("import of %d patterns: %v", n, r)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "patterns/s")
-			// The CPU time of the whole process (client, server, folds):
-			// what the import costs, whatever else the machine runs.
-			b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-us/pattern")
-		})
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "patterns/s")
+				// The CPU time of the whole process (client, server, folds):
+				// what the import costs, whatever else the machine runs.
+				b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-us/pattern")
+			})
+		}
 	}
 }
+
+// importPart is the CLI's part of a long patterns import (cmd/lore).
+const importPart = 2000

@@ -227,10 +227,34 @@ func (f *Factory) Request(args any) (api.Request, error) {
 // a command that makes several calls (imports in parts) names each the
 // same way on every run.
 func (f *Factory) Call(ctx context.Context, group, name string, args any, out any) error {
-	req, err := f.Request(args)
+	raw, err := f.call(ctx, group, name, args, false)
 	if err != nil {
 		return err
 	}
+	return decodeReply(group, name, raw, out)
+}
+
+// Command invokes the command lore.api.<group>.<name> (as Call does) and
+// returns its whole reply; with noWait the reply comes once the events
+// are stored, before they are folded (pending).
+func (f *Factory) Command(ctx context.Context, group, name string, args any, noWait bool) (api.CommandReply, error) {
+	var reply api.CommandReply
+	raw, err := f.call(ctx, group, name, args, noWait)
+	if err != nil {
+		return reply, err
+	}
+	if err := json.Unmarshal(raw, &reply); err != nil {
+		return reply, fmt.Errorf("decode reply of %s.%s: %w", group, name, err)
+	}
+	return reply, nil
+}
+
+func (f *Factory) call(ctx context.Context, group, name string, args any, noWait bool) (json.RawMessage, error) {
+	req, err := f.Request(args)
+	if err != nil {
+		return nil, err
+	}
+	req.NoWait = noWait
 	if e, ok := app.Lookup(group, name); ok && e.Command != nil && f.ID != "" {
 		f.commandCalls++
 		req.IdempotencyKey = f.ID
@@ -240,15 +264,11 @@ func (f *Factory) Call(ctx context.Context, group, name string, args any, out an
 	}
 	nc, err := f.Conn()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
 	defer cancel()
-	raw, err := api.NewClient(nc).CallRaw(ctx, group, name, req)
-	if err != nil {
-		return err
-	}
-	return decodeReply(group, name, raw, out)
+	return api.NewClient(nc).CallRaw(ctx, group, name, req)
 }
 
 // decodeReply decodes an endpoint's reply into out (when non-nil). A

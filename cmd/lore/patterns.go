@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/projector/crossloop"
 )
@@ -296,27 +298,13 @@ holds is not imported again: a re-import reports 0 new and appends nothing.
 				if parts == nil {
 					parts = []importDoc{{raw: raw}}
 				}
-				sum, start, last := 0, time.Now(), time.Now()
-				for _, part := range parts {
-					sum += part.n
+				res, err := sendParts(cmd.Context(), f, fi.path, ft, parts)
+				if err != nil {
+					return fmt.Errorf("%s: %w", fi.path, err)
 				}
-				sent := 0
-				for _, part := range parts {
-					var res app.PatternsImportResult
-					args := map[string]any{"document": json.RawMessage(part.raw), "type": ft, "source": fi.path}
-					if err := f.Call(cmd.Context(), "patterns", "import", args, &res); err != nil {
-						return fmt.Errorf("%s: %w", fi.path, err)
-					}
-					total.Patterns += res.Patterns
-					total.Existing += res.Existing
-					total.Events += res.Events
-					sent += part.n
-					if len(parts) > 1 && sent < sum && time.Since(last) >= time.Second {
-						fmt.Fprintf(f.Err, "%s: %d of %d patterns sent (%.0f/s)\n", fi.path, sent, sum,
-							float64(sent)/time.Since(start).Seconds())
-						last = time.Now()
-					}
-				}
+				total.Patterns += res.Patterns
+				total.Existing += res.Existing
+				total.Events += res.Events
 				read++
 			}
 			if f.JSON {
@@ -335,6 +323,70 @@ holds is not imported again: a re-import reports 0 new and appends nothing.
 }
 
 type importFile struct{ path, typ string }
+
+// sendParts imports a file's parts in order. Each part but the last is
+// replied once its events are stored, so the server folds it while the
+// next part is read and decided; the last is replied once folded, and as
+// the log is folded in order the whole file is then visible. When the
+// last part appends nothing, or its fold was not reached in time (the
+// reply is pending), the last part that appended is sent again until a
+// reply says it is folded: its patterns then append nothing, or the same
+// events (named by content, the log keeps one), whose fold is waited for.
+func sendParts(ctx context.Context, f *Factory, path, ft string, parts []importDoc) (app.PatternsImportResult, error) {
+	var total app.PatternsImportResult
+	sum, start, last := 0, time.Now(), time.Now()
+	for _, part := range parts {
+		sum += part.n
+	}
+	call := func(part importDoc, noWait bool) (api.CommandReply, app.PatternsImportResult, error) {
+		var res app.PatternsImportResult
+		args := map[string]any{"document": json.RawMessage(part.raw), "type": ft, "source": path}
+		reply, err := f.Command(ctx, "patterns", "import", args, noWait)
+		if err == nil {
+			err = json.Unmarshal(reply.Result, &res)
+		}
+		return reply, res, err
+	}
+	sent := 0
+	var appended, confirmed int // parts that appended events; the last of them confirmed folded (+1)
+	var folded bool
+	for i, part := range parts {
+		final := i == len(parts)-1
+		reply, res, err := call(part, !final)
+		if err != nil {
+			return total, err
+		}
+		total.Patterns += res.Patterns
+		total.Existing += res.Existing
+		total.Events += res.Events
+		if len(reply.Appended) > 0 {
+			appended = i + 1
+		}
+		if final {
+			folded = reply.Projected
+			if len(reply.Appended) > 0 {
+				confirmed = appended
+			}
+		}
+		sent += part.n
+		if len(parts) > 1 && sent < sum && time.Since(last) >= time.Second {
+			fmt.Fprintf(f.Err, "%s: %d of %d patterns sent (%.0f/s)\n", path, sent, sum,
+				float64(sent)/time.Since(start).Seconds())
+			last = time.Now()
+		}
+	}
+	// Each wait is bounded by the server (then pending): a backlog of at
+	// most all the parts is folded after as many waits, or the projector
+	// is stuck and the import stays pending, as a single request's would.
+	for try := 0; appended > 0 && (confirmed != appended || !folded) && try <= len(parts); try++ {
+		reply, _, err := call(parts[appended-1], false)
+		if err != nil {
+			return total, err
+		}
+		confirmed, folded = appended, reply.Projected
+	}
+	return total, nil
+}
 
 // importFiles resolves an input: a file (its type from its name when it
 // is a per-type file) or a folder: the shared layout (patterns/*.json,

@@ -143,3 +143,57 @@ func TestCLIPatternsImportLongFile(t *testing.T) {
 		t.Fatalf("re-import: exit %d, %q %q", code, out, errs)
 	}
 }
+
+// TestCLIPatternsImportWaitsForEveryPart: the parts of a long file but
+// the last are replied once stored; when the last appends nothing (its
+// patterns were imported before), the import still returns only once
+// every part is folded: what it imported shows at once, and the same as
+// once a re-import has run.
+func TestCLIPatternsImportWaitsForEveryPart(t *testing.T) {
+	d := serveData(t)
+	n := 2*importPart + importPart/4
+	whole := registryFile(n)
+	parts := splitRegistry(whole, "", importPart)
+	if len(parts) != 3 {
+		t.Fatalf("%d parts", len(parts))
+	}
+	dir := t.TempDir()
+	tail, file := filepath.Join(dir, "tail.json"), filepath.Join(dir, "long.json")
+	if err := os.WriteFile(tail, parts[2].raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := cli(t, context.Background(), "", append(d, "patterns", "import", tail)...); code != 0 {
+		t.Fatalf("import of the last part: exit %d, %q %q", code, out, errs)
+	}
+	total := func() int {
+		t.Helper()
+		code, out, errs := cli(t, context.Background(), "", append(d, "patterns", "metrics", "--json")...)
+		var m struct {
+			M crossloop.Metrics `json:"effectiveness_metrics"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &m) != nil {
+			t.Fatalf("patterns metrics: exit %d, %q, %s", code, out, errs)
+		}
+		return m.M.TotalPatterns
+	}
+	before := total()
+	code, out, errs := cli(t, context.Background(), "", append(d, "patterns", "import", file)...)
+	want := fmt.Sprintf("Imported %d new pattern(s) from 1 file(s); %d already", 2*importPart, parts[2].n)
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("import: exit %d, %q %q (want %q)", code, out, errs, want)
+	}
+	got := total()
+	if got <= before {
+		t.Fatalf("the import returned before its parts were folded: %d patterns, %d before", got, before)
+	}
+	code, out, errs = cli(t, context.Background(), "", append(d, "patterns", "import", file)...)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("Imported 0 new pattern(s) from 1 file(s); %d already", n)) {
+		t.Fatalf("re-import: exit %d, %q %q", code, out, errs)
+	}
+	if again := total(); again != got {
+		t.Fatalf("%d patterns once the import returned, %d once a re-import ran", got, again)
+	}
+}

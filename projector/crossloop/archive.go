@@ -127,12 +127,19 @@ const prefImported = "imp/"
 // ImportDigest names an imported pattern by its content (as parsed from
 // the file: the pattern's JSON, which is deterministic).
 func ImportDigest(p *Pattern) (string, error) {
+	_, d, err := ImportEncode(p)
+	return d, err
+}
+
+// ImportEncode returns a pattern's JSON, as an import event carries it,
+// and its ImportDigest (the digest of those bytes).
+func ImportEncode(p *Pattern) (json.RawMessage, string, error) {
 	raw, err := json.Marshal(p)
 	if err != nil {
-		return "", fmt.Errorf("digest of pattern %s: %w", p.ID, err)
+		return nil, "", fmt.Errorf("digest of pattern %s: %w", p.ID, err)
 	}
 	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:16]), nil
+	return raw, hex.EncodeToString(sum[:16]), nil
 }
 
 // ImportKnown reports whether importing p would change nothing: its
@@ -143,7 +150,12 @@ func ImportKnown(r getter, p *Pattern) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, k := range [][]byte{[]byte(prefImported + d), patternKey(p.ID)} {
+	return ImportKnownDigest(r, p.ID, d)
+}
+
+// ImportKnownDigest is ImportKnown of the pattern id with ImportDigest d.
+func ImportKnownDigest(r getter, id, d string) (bool, error) {
+	for _, k := range [][]byte{[]byte(prefImported + d), patternKey(id)} {
 		if _, ok, err := r.Get(k); err != nil || ok {
 			return ok, err
 		}

@@ -254,12 +254,34 @@ var defOf = map[string]string{TypeError: "ErrorPattern", TypeSuccess: "SuccessPa
 // ParsePatternDoc reads one pattern document of a type: it must satisfy its
 // schema definition; lore's own "lore" object, when present, is taken as is.
 func ParsePatternDoc(typ string, raw json.RawMessage, archiveMonth string) (*Pattern, error) {
-	errs, err := ValidateDoc(defOf[typ], raw)
-	if err != nil {
-		return nil, err
+	return parsePatternDoc(typ, raw, archiveMonth, false)
+}
+
+// parsePatternDoc is ParsePatternDoc; with checked the document is known
+// to satisfy its schema definition already (a list of a root document the
+// root schema accepted: its items are checked against the same $defs).
+func parsePatternDoc(typ string, raw json.RawMessage, archiveMonth string, checked bool) (*Pattern, error) {
+	if !checked {
+		errs, err := ValidateDoc(defOf[typ], raw)
+		if err != nil {
+			return nil, err
+		}
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("%s pattern: %s", typ, errs[0])
+		}
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s pattern: %s", typ, errs[0])
+	// One decode reads both forms; a document it cannot read (a field
+	// of the other form of a type it does not take) is read as before:
+	// "lore" alone, else the foreign fields.
+	var both struct {
+		Lore *Pattern `json:"lore"`
+		foreign
+	}
+	if json.Unmarshal(raw, &both) == nil {
+		if both.Lore != nil {
+			return loreDoc(typ, both.Lore)
+		}
+		return fromForeign(typ, &both.foreign, archiveMonth), nil
 	}
 	var w struct {
 		Lore *Pattern `json:"lore"`
@@ -268,12 +290,17 @@ func ParsePatternDoc(typ string, raw json.RawMessage, archiveMonth string) (*Pat
 		return nil, err
 	}
 	if w.Lore != nil {
-		if w.Lore.Type != typ {
-			return nil, fmt.Errorf("pattern %s: type %q in a %s list", w.Lore.ID, w.Lore.Type, typ)
-		}
-		return w.Lore, nil
+		return loreDoc(typ, w.Lore)
 	}
 	return convertForeign(typ, raw, archiveMonth)
+}
+
+// loreDoc is the pattern a document carries under "lore", in a list of typ.
+func loreDoc(typ string, p *Pattern) (*Pattern, error) {
+	if p.Type != typ {
+		return nil, fmt.Errorf("pattern %s: type %q in a %s list", p.ID, p.Type, typ)
+	}
+	return p, nil
 }
 
 // foreign is the union of the shared schema's fields.
@@ -343,6 +370,11 @@ func convertForeign(typ string, raw json.RawMessage, month string) (*Pattern, er
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, err
 	}
+	return fromForeign(typ, &f, month), nil
+}
+
+// fromForeign is convertForeign of the decoded fields.
+func fromForeign(typ string, f *foreign, month string) *Pattern {
 	p := &Pattern{ID: f.PatternID, Type: typ, Tags: f.Tags, UsageCount: f.UsageCount,
 		FirstDiscovered: f.FirstDiscovered, LastUsed: f.LastUsed, Trend: f.Trend, RelatedPatterns: f.Related}
 	switch typ {
@@ -415,7 +447,7 @@ func convertForeign(typ string, raw json.RawMessage, month string) (*Pattern, er
 	if month != "" {
 		p.Archived, p.ArchiveMonth, p.ArchiveReason = true, month, "imported"
 	}
-	return p, nil
+	return p
 }
 
 // statedTimes fills a missing first_discovered / last_used with the
@@ -477,7 +509,7 @@ func ParseRegistry(raw []byte, fileType string) ([]*Pattern, error) {
 		if fileType == "" || json.Unmarshal(raw, &arr) != nil {
 			return nil, fmt.Errorf("not a registry document: %w", err)
 		}
-		return parseList(fileType, arr, "")
+		return parseList(fileType, arr, "", false)
 	}
 	if _, ok := probe["pattern_registry"]; ok {
 		if errs, err := ValidateDoc("", raw); err != nil {
@@ -492,12 +524,13 @@ func ParseRegistry(raw []byte, fileType string) ([]*Pattern, error) {
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, err
 		}
-		out, err := parseLists(&doc.Registry, doc.Month)
+		// The root schema checked the registry's lists (not the archive's).
+		out, err := parseLists(&doc.Registry, doc.Month, true)
 		if err != nil {
 			return nil, err
 		}
 		for _, a := range doc.Archive {
-			ps, err := parseLists(&a.Registry, a.Month)
+			ps, err := parseLists(&a.Registry, a.Month, false)
 			if err != nil {
 				return nil, err
 			}
@@ -510,15 +543,15 @@ func ParseRegistry(raw []byte, fileType string) ([]*Pattern, error) {
 		if err := json.Unmarshal(pr, &arr); err != nil {
 			return nil, fmt.Errorf("patterns: %w", err)
 		}
-		return parseList(fileType, arr, "")
+		return parseList(fileType, arr, "", false)
 	}
 	return nil, fmt.Errorf("not a registry document: no pattern_registry or patterns")
 }
 
-func parseLists(l *Lists, month string) ([]*Pattern, error) {
+func parseLists(l *Lists, month string, checked bool) ([]*Pattern, error) {
 	var out []*Pattern
 	for _, t := range Types {
-		ps, err := parseList(t, l.ByType(t), month)
+		ps, err := parseList(t, l.ByType(t), month, checked)
 		if err != nil {
 			return nil, err
 		}
@@ -527,10 +560,10 @@ func parseLists(l *Lists, month string) ([]*Pattern, error) {
 	return out, nil
 }
 
-func parseList(typ string, arr []json.RawMessage, month string) ([]*Pattern, error) {
+func parseList(typ string, arr []json.RawMessage, month string, checked bool) ([]*Pattern, error) {
 	var out []*Pattern
 	for i, raw := range arr {
-		p, err := ParsePatternDoc(typ, raw, month)
+		p, err := parsePatternDoc(typ, raw, month, checked)
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", TypeFile[typ], i, err)
 		}

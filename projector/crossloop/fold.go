@@ -547,14 +547,14 @@ func (f *folder) imported(d *events.RegistryImported) error {
 		if n > st.Counters[typ] {
 			st.Counters[typ] = n
 		}
-		if known, err := ImportKnown(f.tx, &p); err != nil {
-			return err
-		} else if known {
-			continue // imported before, or the registry holds its id
-		}
 		dg, err := ImportDigest(&p)
 		if err != nil {
 			return err
+		}
+		if known, err := ImportKnownDigest(f.tx, p.ID, dg); err != nil {
+			return err
+		} else if known {
+			continue // imported before, or the registry holds its id
 		}
 		if err := f.tx.Set([]byte(prefImported+dg), nil); err != nil {
 			return err
