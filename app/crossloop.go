@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -381,17 +382,24 @@ func patternsImport(_ context.Context, v View, req Request) ([]*events.Event, an
 		}
 		fresh, digests = append(fresh, raw), append(digests, d)
 	}
+	at := req.Now
+	if at.IsZero() {
+		at = time.Now()
+	}
+	at = at.UTC()
 	var evs []*events.Event
 	for i := 0; i < len(fresh); i += importChunk {
 		j := min(i+importChunk, len(fresh))
 		d := &events.RegistryImported{Source: a.Source, Patterns: fresh[i:j:j]}
-		ev, err := req.newEvent("registry.imported/v1", req.Project, req.Now, d)
+		data, err := json.Marshal(d)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("encode registry.imported/v1 data: %w", err)
 		}
 		// Named by content: the same patterns sent again are one event.
-		ev.ID = crossloop.ImportEventID(digests[i:j])
-		evs = append(evs, ev)
+		// Nothing else is derived from the patterns' text here: the
+		// appender redacts it (events.Appender.Prepare), once.
+		evs = append(evs, &events.Event{ID: crossloop.ImportEventID(digests[i:j]), Type: "registry.imported/v1",
+			Project: req.Project, Source: req.Source, Subject: d.AggregateID(), Time: at, Data: data})
 	}
 	res.Patterns, res.Events = len(fresh), len(evs)
 	return evs, res, nil

@@ -76,9 +76,13 @@ func postingMeta(p *Pattern, nBigrams int) []byte {
 // INVARIANT: between a term's load and the flush, the memo's state is the
 // term's: its record, and tail the tail of chunk df.last (empty: none);
 // stored is the key of the tail the store holds (nil: none), whatever
-// its value. The bodies of chunks are written through at once. With the
-// memo's cache set, ops are the postings removed and added since the load
-// (from: the record's fingerprint then), for the cache's delta (flush).
+// its value. The body of the chunk the tail was last merged into is held
+// too, once read (bodyOK): body is chunk bodyChunk's as the event leaves
+// it, written back when the event moves on to another chunk or at the
+// flush (bodyDirty), so the merges of an event into a chunk write it once;
+// other chunks' bodies are written through at once. With the memo's cache
+// set, ops are the postings removed and added since the load (from: the
+// record's fingerprint then), for the cache's delta (flush).
 type termState struct {
 	df     termDF
 	tail   []byte // owned
@@ -86,6 +90,42 @@ type termState struct {
 	dirty  bool
 	from   fingerprint
 	ops    []postingOp
+
+	body              []byte // owned
+	bodyChunk         uint32
+	bodyOK, bodyDirty bool
+}
+
+// loadBody makes chunk the body the state holds, reading it (the one held
+// before is written back first when changed).
+func (ts *termState) loadBody(s Store, term string, chunk uint32) error {
+	if ts.bodyOK && ts.bodyChunk == chunk {
+		return nil
+	}
+	if err := ts.writeBody(s, term); err != nil {
+		return err
+	}
+	v, _, err := s.Get(chunkKey(term, chunk))
+	if err != nil {
+		return err
+	}
+	ts.body = append(ts.body[:0], v...)
+	ts.bodyChunk, ts.bodyOK = chunk, true
+	return nil
+}
+
+// writeBody writes back the body the state holds when the event changed
+// it (deleted when empty).
+func (ts *termState) writeBody(s Store, term string) error {
+	if !ts.bodyDirty {
+		return nil
+	}
+	ts.bodyDirty = false
+	k := chunkKey(term, ts.bodyChunk)
+	if len(ts.body) == 0 {
+		return s.Delete(k)
+	}
+	return s.Set(k, ts.body) // Set copies: the body's buffer is reused
 }
 
 // logOp notes, for the memo's cache, that the event removed posting old
@@ -146,6 +186,9 @@ func (m *memo) flush(s Store) error {
 		return err
 	}
 	for term, ts := range m.terms {
+		if err := ts.writeBody(s, term); err != nil {
+			return err
+		}
 		if !ts.dirty {
 			continue
 		}
@@ -189,6 +232,16 @@ func (ts *termState) edit(s Store, term, id string, chunk uint32, meta []byte) (
 			}
 			return old, now, nil
 		}
+	}
+	if ts.bodyOK && chunk == ts.bodyChunk {
+		old, now, out, err := editPostings(ts.body, id, meta)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", chunkKey(term, chunk), err)
+		}
+		if old != nil && string(old) != string(now) {
+			ts.body, ts.bodyDirty = out, true
+		}
+		return old, now, nil
 	}
 	k := chunkKey(term, chunk)
 	v, _, err := s.Get(k)
@@ -294,18 +347,11 @@ func addPosting(s Store, m *memo, term, id string, tf, dl int, meta []byte) (uin
 	if len(ts.tail) < tailBytes && ts.df.n < chunkCap {
 		return ts.df.last, nil
 	}
-	bk := chunkKey(term, ts.df.last)
-	body, _, err := s.Get(bk)
-	if err != nil {
+	if err := ts.loadBody(s, term, ts.df.last); err != nil {
 		return 0, err
 	}
-	out := ts.tail
-	if len(body) > 0 {
-		out = append(append(make([]byte, 0, len(body)+len(ts.tail)), body...), ts.tail...)
-	}
-	if err := s.Set(bk, out); err != nil { // Set copies: the tail's buffer is reused
-		return 0, err
-	}
+	ts.body = append(ts.body, ts.tail...)
+	ts.bodyDirty = true
 	ts.tail = ts.tail[:0]
 	return ts.df.last, nil
 }
