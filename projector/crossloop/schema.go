@@ -3,11 +3,15 @@ package crossloop
 import (
 	"bytes"
 	_ "embed"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	gojson "github.com/goccy/go-json"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -73,7 +77,7 @@ func ValidateDoc(def string, raw []byte) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown definition %q", def)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	inst, err := decodeInstance(raw)
 	if err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
 	}
@@ -89,6 +93,41 @@ func ValidateDoc(def string, raw []byte) ([]string, error) {
 	leaves(ve, &out)
 	sort.Strings(out)
 	return out, nil
+}
+
+// decodeInstance is jsonschema.UnmarshalJSON (numbers as json.Number),
+// by a faster decoder (goccy/go-json, the same tree: its Number is
+// encoding/json's) when the document is one both read alike: valid JSON
+// by encoding/json's check (one value, nothing after it), valid UTF-8 and
+// no escaped surrogate (where decoders may differ). Any other document,
+// and any error, is read by jsonschema's own.
+func decodeInstance(raw []byte) (any, error) {
+	if stdjson.Valid(raw) && utf8.Valid(raw) && !escapedSurrogate(raw) {
+		dec := gojson.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil {
+			return v, nil
+		}
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+}
+
+// escapedSurrogate reports whether raw holds a \uD800-\uDFFF escape.
+func escapedSurrogate(raw []byte) bool {
+	for i := bytes.Index(raw, []byte(`\u`)); i >= 0; {
+		if i+2 < len(raw) && (raw[i+2] == 'd' || raw[i+2] == 'D') && i+3 < len(raw) {
+			if c := raw[i+3] | 0x20; c >= '8' && c <= '9' || c >= 'a' && c <= 'f' {
+				return true
+			}
+		}
+		j := bytes.Index(raw[i+2:], []byte(`\u`))
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	return false
 }
 
 var printer = message.NewPrinter(language.English)
