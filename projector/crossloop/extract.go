@@ -107,6 +107,9 @@ var numberRe = regexp.MustCompile(`\b\d+\b`)
 // "Cannot read property 'email' of null" → "Cannot read property '.*' of null".
 func GeneralizeMessage(msg string) string {
 	msg = strings.TrimSpace(msg)
+	if !strings.ContainsAny(msg, "'\"`") { // no quoted part (quotedRe needs a quote)
+		return quoteLiteral(msg)
+	}
 	var b strings.Builder
 	last := 0
 	for _, m := range quotedRe.FindAllStringIndex(msg, -1) {
@@ -120,6 +123,9 @@ func GeneralizeMessage(msg string) string {
 }
 
 func quoteLiteral(s string) string {
+	if !strings.ContainsAny(s, "0123456789") { // no number (numberRe's \d is ASCII)
+		return regexp.QuoteMeta(s)
+	}
 	var b strings.Builder
 	last := 0
 	for _, m := range numberRe.FindAllStringIndex(s, -1) {

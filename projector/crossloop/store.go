@@ -441,9 +441,26 @@ func sortedBigramsOf(w []string) []string {
 	if len(w) < 2 {
 		return []string{}
 	}
+	// The bigrams are substrings of one string (one allocation, not one
+	// each).
+	n := 0
+	for i := 0; i+1 < len(w); i++ {
+		n += len(w[i]) + 1 + len(w[i+1])
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := 0; i+1 < len(w); i++ {
+		b.WriteString(w[i])
+		b.WriteByte(' ')
+		b.WriteString(w[i+1])
+	}
+	all := b.String()
 	out := make([]string, len(w)-1)
+	at := 0
 	for i := range out {
-		out[i] = w[i] + " " + w[i+1]
+		l := len(w[i]) + 1 + len(w[i+1])
+		out[i] = all[at : at+l]
+		at += l
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
