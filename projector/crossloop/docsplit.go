@@ -1,6 +1,8 @@
 package crossloop
 
 import (
+	"sort"
+
 	json "github.com/goccy/go-json"
 )
 
@@ -25,7 +27,7 @@ func SplitRegistry(raw []byte, fileType string, per int) []RegistryPart {
 		if fileType == "" || json.Unmarshal(raw, &arr) != nil {
 			return nil
 		}
-		return splitItems(arr, per, func(part []json.RawMessage) ([]byte, error) { return json.Marshal(part) })
+		return splitItems(arr, per, func(part []json.RawMessage) ([]byte, error) { return appendArray(nil, part), nil })
 	}
 	if reg, ok := probe["pattern_registry"]; ok {
 		if _, ok := probe["archive"]; ok {
@@ -49,7 +51,11 @@ func SplitRegistry(raw []byte, fileType string, per int) []RegistryPart {
 				pl.add(types[at], r)
 				at++
 			}
-			return withField(probe, "pattern_registry", pl)
+			reg, err := encodeLists(&pl)
+			if err != nil {
+				return nil, err
+			}
+			return withFieldRaw(probe, "pattern_registry", reg)
 		})
 	}
 	if pr, ok := probe["patterns"]; ok && fileType != "" {
@@ -57,7 +63,9 @@ func SplitRegistry(raw []byte, fileType string, per int) []RegistryPart {
 		if json.Unmarshal(pr, &arr) != nil {
 			return nil
 		}
-		return splitItems(arr, per, func(part []json.RawMessage) ([]byte, error) { return withField(probe, "patterns", part) })
+		return splitItems(arr, per, func(part []json.RawMessage) ([]byte, error) {
+			return withFieldRaw(probe, "patterns", appendArray(nil, part))
+		})
 	}
 	return nil
 }
@@ -80,16 +88,69 @@ func splitItems(items []json.RawMessage, per int, doc func([]json.RawMessage) ([
 	return out
 }
 
-// withField encodes the document's fields with key set to v.
-func withField(fields map[string]json.RawMessage, key string, v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]json.RawMessage, len(fields))
+// withFieldRaw is the document's fields with key set to raw, as one JSON
+// object (fields in key order). The fields' values are the document's
+// own bytes, read by a decoder: valid JSON, copied, not encoded again.
+func withFieldRaw(fields map[string]json.RawMessage, key string, raw []byte) ([]byte, error) {
+	keys := make([]string, 0, len(fields)+1)
+	n := len(raw) + 2
 	for k, f := range fields {
-		out[k] = f
+		if k != key {
+			keys = append(keys, k)
+			n += len(k) + len(f) + 4
+		}
 	}
-	out[key] = raw
-	return json.Marshal(out)
+	keys = append(keys, key)
+	sort.Strings(keys)
+	out := make([]byte, 0, n+len(key)+4)
+	out = append(out, '{')
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		name, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, name...), ':')
+		if k == key {
+			out = append(out, raw...)
+		} else {
+			out = append(out, fields[k]...)
+		}
+	}
+	return append(out, '}'), nil
+}
+
+// encodeLists is a Lists as a JSON object (the lists it holds, in the
+// order of its fields), its items' bytes copied.
+func encodeLists(l *Lists) ([]byte, error) {
+	out := []byte{'{'}
+	for _, f := range []struct {
+		name  string
+		items []json.RawMessage
+	}{{"error_patterns", l.Error}, {"success_patterns", l.Success}, {"anti_patterns", l.Anti}, {"code_templates", l.Template}} {
+		if len(f.items) == 0 {
+			continue // omitempty
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(out, '"'), f.name...)
+		out = append(out, '"', ':')
+		out = appendArray(out, f.items)
+	}
+	return append(out, '}'), nil
+}
+
+// appendArray appends the items as a JSON array.
+func appendArray(out []byte, items []json.RawMessage) []byte {
+	out = append(out, '[')
+	for i, r := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, r...)
+	}
+	return append(out, ']')
 }
