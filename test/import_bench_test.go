@@ -118,8 +118,8 @@ func registryDoc(n int) []byte {
 // BenchmarkPatternsImport is lore patterns import of a registry document
 // of N error patterns into a fresh node: as the CLI sends it (parts of
 // 2 000 patterns, each replied once stored but the last, replied once
-// folded: "parts"), and in one request replied once its events are
-// folded ("one").
+// folded: "parts"), in parts each replied once folded ("waited"), and in
+// one request replied once its events are folded ("one").
 func BenchmarkPatternsImport(b *testing.B) {
 	// What the process does once (schemas compiled) is not the import's.
 	if _, err := crossloop.ParseRegistry(registryDoc(2), ""); err != nil {
@@ -131,7 +131,7 @@ func BenchmarkPatternsImport(b *testing.B) {
 		_, _ = events.Check(ev) // the payload is not a pattern: only the schemas are wanted
 	}
 	for _, n := range importSizes {
-		for _, mode := range []string{"parts", "one"} {
+		for _, mode := range []string{"parts", "waited", "one"} {
 			b.Run(fmt.Sprintf("N=%d/%s", n, mode), func(b *testing.B) {
 				raw := registryDoc(n)
 				b.ResetTimer()
@@ -142,7 +142,7 @@ func BenchmarkPatternsImport(b *testing.B) {
 					c0 := processCPU()
 					b.StartTimer()
 					docs := [][]byte{raw}
-					if mode == "parts" {
+					if mode != "one" {
 						if parts := crossloop.SplitRegistry(raw, "", importPart); parts != nil {
 							docs = docs[:0]
 							for _, p := range parts {
@@ -153,7 +153,7 @@ func BenchmarkPatternsImport(b *testing.B) {
 					var last float64
 					got := 0
 					for i, doc := range docs {
-						r := refCall(b, dst, "patterns", "import", map[string]any{"document": json.RawMessage(doc)}, i < len(docs)-1)
+						r := refCall(b, dst, "patterns", "import", map[string]any{"document": json.RawMessage(doc)}, mode == "parts" && i < len(docs)-1)
 						app, _ := r["appended"].([]any)
 						if len(app) == 0 {
 							b.Fatalf("import of %d patterns: nothing appended: %v", n, r)
