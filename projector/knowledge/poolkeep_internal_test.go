@@ -1,0 +1,113 @@
+package knowledge
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// TestPoolCacheKeepsAQuerysPools: the pools one injection reads (its
+// project's swarm and the hive) stay cached together even when they hold
+// more summaries together than the cache's bound; other pools are evicted
+// first.
+func TestPoolCacheKeepsAQuerysPools(t *testing.T) {
+	c := &poolCache{}
+	pool := func(v string, n int) *cachedPool { return &cachedPool{version: v, sums: make([]*summary, n)} }
+	swarm, hive, other := sumScope(TierSwarm, "big"), sumScope(TierHive, ""), sumScope(TierSwarm, "small")
+	c.store(other, pool("o1", 10))
+	big := poolCacheMax*2/3 + 1 // two of them exceed the bound
+	for i := range 4 {
+		// As InjectFrom stores them: the swarm (the hive read next), then
+		// the hive (the swarm read before).
+		c.store(swarm, pool(fmt.Sprint("s", i), big), hive)
+		c.store(hive, pool(fmt.Sprint("h", i), big), swarm)
+		for _, s := range []struct{ scope, version string }{{swarm, fmt.Sprint("s", i)}, {hive, fmt.Sprint("h", i)}} {
+			if _, hit := c.lookup(s.scope, s.version); !hit {
+				t.Fatalf("round %d: pool %s at %s is not cached after the injection that read it", i, s.scope, s.version)
+			}
+		}
+		if _, hit := c.lookup(other, "o1"); hit {
+			t.Fatalf("round %d: the other pool is still cached with %d summaries held (bound %d)", i, c.held, poolCacheMax)
+		}
+	}
+	if c.held != 2*big {
+		t.Fatalf("held %d summaries, want %d (the two pools)", c.held, 2*big)
+	}
+	// Another query's pool evicts them again, the least recently used
+	// first.
+	c.store(other, pool("o2", 10))
+	if _, hit := c.lookup(swarm, "s3"); hit {
+		t.Fatalf("the swarm of another query stays cached above the bound (%d held)", c.held)
+	}
+	if _, hit := c.lookup(hive, "h3"); !hit {
+		t.Fatal("the hive was evicted though the bound held once the swarm was")
+	}
+}
+
+// TestFoldKeepsPoolStateThroughWritesWithoutReads: an event that writes a
+// pool's summaries without comparing anything with the pool (an injection
+// record, an outcome, a quarantine) keeps the fold's state of that pool at
+// the pool's new version, so the pool's next submission does not read the
+// whole pool again.
+func TestFoldKeepsPoolStateThroughWritesWithoutReads(t *testing.T) {
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := New()
+	seq := uint64(0)
+	fold := func(typ string, data events.Payload) {
+		t.Helper()
+		seq++
+		ev, err := events.New(typ, "p", "test", time.Date(2026, 1, 1, 0, 0, int(seq), 0, time.UTC), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq = seq
+		if poison, err := projector.FoldEvents(st, []projector.Model{m}, []*events.Event{ev}); err != nil || len(poison) > 0 {
+			t.Fatal(err, poison)
+		}
+	}
+	for i, l := range []string{"retry the flaky network call with backoff", "pin the compiler version in the build image",
+		"close the file handle before renaming the output"} {
+		conf := 0.8
+		tier := ""
+		if i == 2 {
+			tier = TierHive
+		}
+		fold("knowledge.submitted/v1", &events.KnowledgeSubmitted{Lesson: l, Category: "tooling", Confidence: &conf, Tier: tier})
+	}
+	r := st.Model(ModelName)
+	es, err := List(r, ListOptions{Project: "p"})
+	if err != nil || len(es) != 3 {
+		t.Fatalf("entries: %v, %v", es, err)
+	}
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	kept := func(what string) {
+		t.Helper()
+		for _, scope := range []string{sumScope(TierSwarm, "p"), sumScope(TierHive, "")} {
+			v, _, err := r.Get([]byte(poolVersionKey(scope)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.folds.mu.Lock()
+			p := m.folds.pools[scope]
+			m.folds.mu.Unlock()
+			if p == nil || p.version != string(v) {
+				t.Fatalf("after %s: the fold's state of pool %s is not at the pool's version", what, scope)
+			}
+		}
+	}
+	kept("the submissions")
+	fold("knowledge.injected/v1", &events.KnowledgeInjected{Task: "t", Headroom: 1, Regime: RegimeFull, EntryIDs: ids})
+	kept("an injection record")
+	fold("knowledge.outcome/v1", &events.KnowledgeOutcome{EntryID: ids[0], Outcome: OutcomeHelpful})
+	kept("an outcome")
+}
