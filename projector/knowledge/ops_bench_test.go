@@ -26,12 +26,15 @@ import (
 //   - phase: one phase.completed folded with nothing to archive;
 //   - add+inject/recorded: add+inject as the API does it, the injection
 //     recorded (knowledge.injected folded), so every step writes the pool
-//     (the figure `lore bench --pool` measures over NATS).
+//     (the figure `lore bench --pool` measures over NATS);
+//   - inject/recorded: inject, the previous injection's record folded
+//     before it (not timed): every injection finds its pool changed, as
+//     one agent's injections over the API do.
 //
 // Each reports p50 and p99 latencies besides ns/op.
 func BenchmarkKnowledgeOps(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
-		for _, op := range []string{"add", "add+inject", "inject", "phase", "add+inject/recorded"} {
+		for _, op := range []string{"add", "add+inject", "inject", "phase", "add+inject/recorded", "inject/recorded"} {
 			b.Run(fmt.Sprintf("%s/N=%d", strings.ReplaceAll(op, "/", "-"), n), func(b *testing.B) { benchOp(b, op, n) })
 		}
 	}
@@ -139,8 +142,12 @@ func benchOp(b *testing.B, op string, n int) {
 	p := newOpsPool(b, n)
 	p.inject(b) // warm the caches, as a serving node's are
 	var lat []time.Duration
+	var last knowledge.Injection
 	b.ResetTimer()
 	for b.Loop() {
+		if op == "inject/recorded" && last.Entries != nil {
+			p.record(b, last)
+		}
 		start := time.Now()
 		switch op {
 		case "add":
@@ -150,6 +157,8 @@ func benchOp(b *testing.B, op string, n int) {
 			p.inject(b)
 		case "inject":
 			p.inject(b)
+		case "inject/recorded":
+			last = p.inject(b)
 		case "add+inject/recorded":
 			p.submit(b, "")
 			p.record(b, p.inject(b))

@@ -2,6 +2,8 @@ package knowledge
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +112,33 @@ func TestFoldKeepsPoolStateThroughWritesWithoutReads(t *testing.T) {
 	kept("an injection record")
 	fold("knowledge.outcome/v1", &events.KnowledgeOutcome{EntryID: ids[0], Outcome: OutcomeHelpful})
 	kept("an outcome")
+}
+
+// BenchmarkInjectChangedSet scores a kept set for the first time, as every
+// injection does after a change of its pool (an injection record, an
+// outcome, an addition): no compact rows yet (keptSet.compact), each
+// candidate read through its summary.
+func BenchmarkInjectChangedSet(b *testing.B) {
+	words := strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket schema query batch shard")
+	for _, n := range []int{150, 15000} {
+		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(uint64(n), 3))
+			w := func() string { return words[rng.IntN(len(words))] }
+			sums := make([]*summary, n)
+			for i := range sums {
+				sums[i] = summaryOf(&Entry{ID: fmt.Sprintf("e%06d", i), Tier: TierSwarm, Status: StatusCandidate, Scope: "global",
+					Category: "debugging", CreatedSeq: uint64(i + 1), Confidence: 0.5 + float64(rng.IntN(5))/10,
+					Lesson: fmt.Sprintf("use %s %s with %s when %s fails in %s tests", w(), w(), w(), w(), w())})
+			}
+			(&relVocab{}).index(sums)
+			cfg := DefaultConfig()
+			o := InjectOptions{Headroom: 0.9}
+			for b.Loop() {
+				o.Task = fmt.Sprintf("fix the %s %s when the %s fails", w(), w(), w())
+				if inj := injectSet(&keptSet{sums: sums}, o, cfg); len(inj.Entries) == 0 {
+					b.Fatal("the injection showed nothing")
+				}
+			}
+		})
+	}
 }
