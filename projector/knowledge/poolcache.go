@@ -452,7 +452,7 @@ func (c *poolCache) keptMerged(scope string, hive, swarm *cachedPool, scopes map
 		return kept
 	}
 	if threshold > 0 {
-		kept = &keptSet{sums: c.mergedKept(scope, hive, swarm, scopes, mk.dedupKey)}
+		kept = c.mergedKept(scope, hive, swarm, scopes, mk.dedupKey)
 	} else {
 		kept = &keptSet{sums: buildMerged(hive, swarm, scopes, threshold)}
 	}

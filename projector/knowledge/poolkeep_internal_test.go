@@ -3,7 +3,10 @@ package knowledge
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,5 +143,124 @@ func BenchmarkInjectChangedSet(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDerivedRowsMatchSummaries moves a merged view through random changes
+// of a swarm pool (additions, removals, entries saved again with other
+// outcomes, confidence or status) and of the hive, and checks that every
+// kept set after the first has its scoring rows on first use, each equal
+// to its summary, and that its injections equal those scored through the
+// summaries.
+func TestDerivedRowsMatchSummaries(t *testing.T) {
+	words := strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket")
+	rng := rand.New(rand.NewPCG(5, 11))
+	w := func() string { return words[rng.IntN(len(words))] }
+	seq := uint64(0)
+	vocab := &relVocab{}
+	entry := func(tier string) *Entry {
+		seq++
+		return &Entry{ID: fmt.Sprintf("%s%05d", tier, seq), Tier: tier, Status: StatusCandidate, Scope: "global",
+			Category: "debugging", CreatedSeq: seq, Confidence: 0.5 + float64(rng.IntN(5))/10,
+			Lesson: fmt.Sprintf("use %s %s with %s when %s fails in %s", w(), w(), w(), w(), w())}
+	}
+	sum := func(e *Entry) *summary {
+		s := summaryOf(e)
+		vocab.index([]*summary{s})
+		return s
+	}
+	var hiveEs, swarmEs []*Entry
+	for range 40 {
+		hiveEs = append(hiveEs, entry(TierHive))
+	}
+	for range 200 {
+		swarmEs = append(swarmEs, entry(TierSwarm))
+	}
+	hive := make([]*summary, len(hiveEs))
+	for i, e := range hiveEs {
+		hive[i] = sum(e)
+	}
+	swarm := make([]*summary, len(swarmEs))
+	for i, e := range swarmEs {
+		swarm[i] = sum(e)
+	}
+	c := &poolCache{}
+	cfg := DefaultConfig()
+	scopes := setOf(cfg.ScopeFilter...)
+	version := 0
+	pool := func(sums []*summary) *cachedPool {
+		version++
+		return &cachedPool{version: fmt.Sprint(version), sums: sums, vocab: vocab}
+	}
+	hp := pool(hive)
+	for step := range 300 {
+		next := slices.Clone(swarm)
+		switch r := rng.IntN(10); {
+		case r < 3:
+			e := entry(TierSwarm)
+			swarmEs = append(swarmEs, e)
+			next = append(next, sum(e))
+		case r < 4:
+			i := rng.IntN(len(next))
+			next = slices.Delete(next, i, i+1)
+		case r < 9:
+			// Saved again: shown and helpful counts, confidence, status.
+			for range 1 + rng.IntN(5) {
+				i := rng.IntN(len(next))
+				e := *next[i]
+				e.Outcomes.Shown++
+				if rng.IntN(3) == 0 {
+					e.Outcomes.Helpful++
+				}
+				if rng.IntN(4) == 0 {
+					e.Confidence = 0.3 + float64(rng.IntN(7))/10
+				}
+				if rng.IntN(8) == 0 {
+					e.Status = StatusEstablished
+				}
+				next[i] = &e
+			}
+		default:
+			hive = slices.Clone(hive)
+			i := rng.IntN(len(hive))
+			e := *hive[i]
+			e.Outcomes.Shown++
+			hive[i] = &e
+			prev := hp
+			hp = pool(hive)
+			hp.from = prev
+		}
+		swarm = next
+		ks := c.keptMerged("s/p/", hp, pool(swarm), scopes, cfg.DedupThreshold)
+		o := InjectOptions{Task: fmt.Sprintf("fix the %s %s when the %s fails", w(), w(), w()), Headroom: 0.9}
+		want := injectSet(&keptSet{sums: ks.sums}, o, cfg)
+		if step%20 == 0 {
+			// Injections sharing a set use it at once.
+			var wg sync.WaitGroup
+			got := make([]Injection, 4)
+			for g := range got {
+				wg.Go(func() { got[g] = injectSet(ks, o, cfg) })
+			}
+			wg.Wait()
+			for _, g := range got {
+				if !reflect.DeepEqual(g, want) {
+					t.Fatalf("step %d: a concurrent injection from rows differs from the one from summaries:\n%+v\n%+v", step, g, want)
+				}
+			}
+		}
+		rows, words, vocabs := ks.compact()
+		if step > 0 && rows == nil {
+			t.Fatalf("step %d: a set following another has no rows on first use", step)
+		}
+		for i, row := range rows {
+			s := ks.sums[i]
+			if row.conf != s.Confidence || row.maturity != maturity(s.Status) || row.shown != s.Outcomes.Shown ||
+				row.helpful != s.Outcomes.Helpful || !slices.Equal(words[row.off:row.end], s.relw) || vocabs[row.vocab] != s.vocab {
+				t.Fatalf("step %d: row %d is %+v, its summary %s: confidence %v, status %s, outcomes %+v", step, i, row, s.ID, s.Confidence, s.Status, s.Outcomes)
+			}
+		}
+		if got := injectSet(ks, o, cfg); !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: the injection from rows differs from the one from summaries:\n%+v\n%+v", step, got, want)
+		}
 	}
 }
