@@ -31,6 +31,10 @@ const PoolMax = 10_000
 // PoolProject is the project holding the pool.
 const PoolProject = "pool"
 
+// poolPromoteDays is the pool's auto_promote_days: its upper bound, so no
+// seeded lesson (dated from Epoch) is old enough to be promoted by age.
+const poolPromoteDays = 3650
+
 // ErrPoolSize is returned by Pool for a size outside [PoolBase, PoolMax].
 var ErrPoolSize = errors.New("lore: pool size out of range")
 
@@ -195,8 +199,14 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 
 	o.Logf("pool of %d: %d swarm and %d hive lessons in project %q, %d registry patterns", n, n, n/2, PoolProject, n)
 	start := time.Now()
+	// The pool stays as seeded while it is measured: no entry ages out
+	// (default_max_phases) and none is old enough to be promoted to the
+	// hive by age (auto_promote_days at its maximum: the seeds are dated
+	// from Epoch). Without the latter, the first phase.complete promoted
+	// every swarm lesson, filling the hive to its cap.
 	if _, err := call("knowledge", "configure", "", map[string]any{"config": map[string]any{
-		"swarm_max_entries": n, "hive_max_entries": n, "default_max_phases": 1 << 30}}, false); err != nil {
+		"swarm_max_entries": n, "hive_max_entries": n, "default_max_phases": 1 << 30,
+		"auto_promote_days": poolPromoteDays}}, false); err != nil {
 		return size, nil, nil, err
 	}
 	if err := appendSeq(ctx, nd.Appender, PoolSeeds(o.Seed, n), 1000); err != nil {
@@ -209,18 +219,26 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 		return size, nil, nil, err
 	}
 	size.SeedSeconds = time.Since(start).Seconds()
-	var stats struct {
-		Swarm map[string]int `json:"swarm"`
-		Hive  map[string]int `json:"hive"`
+	// counts are the pool's entries by tier and status.
+	counts := func() (string, error) {
+		raw, err := call("knowledge", "stats", PoolProject, map[string]any{}, false)
+		if err != nil {
+			return "", err
+		}
+		var stats struct {
+			Swarm map[string]int `json:"swarm"`
+			Hive  map[string]int `json:"hive"`
+		}
+		if err := json.Unmarshal(raw, &stats); err != nil {
+			return "", fmt.Errorf("knowledge.stats reply: %w", err)
+		}
+		size.SwarmEntries, size.HiveEntries = kept(stats.Swarm), kept(stats.Hive)
+		return fmt.Sprintf("swarm %v, hive %v", stats.Swarm, stats.Hive), nil
 	}
-	raw, err := call("knowledge", "stats", PoolProject, map[string]any{}, false)
+	seeded, err := counts()
 	if err != nil {
 		return size, nil, nil, err
 	}
-	if err := json.Unmarshal(raw, &stats); err != nil {
-		return size, nil, nil, fmt.Errorf("knowledge.stats reply: %w", err)
-	}
-	size.SwarmEntries, size.HiveEntries = kept(stats.Swarm), kept(stats.Hive)
 	size.Patterns = n
 
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x706f))
@@ -284,7 +302,8 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 			Candidates int `json:"candidates"`
 		} `json:"result"`
 	}
-	if raw, err = call("knowledge", "inject", PoolProject, map[string]any{"task": KnowledgeTask(rng), "headroom": 1.0}, false); err != nil {
+	raw, err := call("knowledge", "inject", PoolProject, map[string]any{"task": KnowledgeTask(rng), "headroom": 1.0}, false)
+	if err != nil {
 		return size, nil, nil, err
 	}
 	if err := json.Unmarshal(raw, &inj); err != nil {
@@ -367,6 +386,20 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 		}
 		lat[s.key] = l
 		o.Logf("pool of %d: %s: p50 %.0f µs, p99 %.0f µs", n, s.key, l.P50us, l.P99us)
+		if s.key == "phase.complete/nats" {
+			// What was timed is a sweep with nothing to archive or
+			// promote: the pool is as seeded.
+			if err := caughtUp(ctx, nd); err != nil {
+				return size, nil, nil, err
+			}
+			after, err := counts()
+			if err != nil {
+				return size, nil, nil, err
+			}
+			if after != seeded {
+				return size, nil, nil, fmt.Errorf("phase.complete changed the pool (%s, seeded %s): it is measured with nothing to archive or promote", after, seeded)
+			}
+		}
 	}
 	return size, lat, late, nil
 }

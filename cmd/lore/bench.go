@@ -68,6 +68,17 @@ five times during the soak (compare two with go tool pprof -base).`,
 				so.Rate, so.Seed, so.Dir = o.PacedRate, o.Seed, o.Dir
 				return runSoak(cmd, f, so)
 			}
+			if cpuProfile != "" {
+				pf, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("cpu profile: %w", err)
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return fmt.Errorf("cpu profile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			if cmd.Flags().Changed("pool") {
 				return runPool(cmd, f, benchkit.PoolOptions{N: pool, Queries: o.Queries, Seed: o.Seed,
 					NoSyncCommits: o.NoSyncCommits, Dir: o.Dir}, cmd.Flags().Changed("queries"))
@@ -80,17 +91,6 @@ five times during the soak (compare two with go tool pprof -base).`,
 				o.Logf = func(format string, args ...any) {
 					fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
 				}
-			}
-			if cpuProfile != "" {
-				pf, err := os.Create(cpuProfile)
-				if err != nil {
-					return fmt.Errorf("cpu profile: %w", err)
-				}
-				defer pf.Close()
-				if err := pprof.StartCPUProfile(pf); err != nil {
-					return fmt.Errorf("cpu profile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
 			}
 			rep, err := benchkit.Run(cmd.Context(), o)
 			if err != nil {

@@ -59,6 +59,7 @@ type mergedView struct {
 	baseSeen  []uint32 // by index of base.kept: gen when last probed
 	work      vheap
 	prefix    []hashRank
+	last      *keptSet // the set the view gave last
 }
 
 // vnode is one swarm candidate of a view.
@@ -95,10 +96,11 @@ func (h *vheap) Pop() any {
 
 // mergedKept is keptMerged through the view of (scope, k): the view is
 // moved to the two pools' versions (rebuilt when the hive's differs) and
-// its kept list returned.
+// its kept list returned, as a set following the one the view gave before
+// (keptSet.prev: its scoring rows carry over).
 //
 // REQUIRES: k.threshold > 0; swarm.version != ""; hive nil or versioned.
-func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map[string]bool, k dedupKey) []*summary {
+func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map[string]bool, k dedupKey) *keptSet {
 	vk := viewKey{scope, k}
 	c.mu.Lock()
 	if c.views == nil {
@@ -137,7 +139,15 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 		}
 	}
 	v.moveTo(swarm.sums)
-	return v.keptList()
+	ks := &keptSet{sums: v.keptList()}
+	if v.last != nil {
+		// One link at most: a set never scored (an empty budget, a small
+		// pool) does not hold the ones before it.
+		v.last.prev.Store(nil)
+		ks.prev.Store(v.last)
+	}
+	v.last = ks
+	return ks
 }
 
 // reset empties the view for the hive at version hv, with dedup base.

@@ -88,7 +88,7 @@ func TestMergedViewMatchesFullDedup(t *testing.T) {
 			}
 			swarm = next
 			sp := pool(swarm)
-			got := c.mergedKept("s/p/", hp, sp, scopes, dedupKeyOf(scopes, threshold))
+			got := c.mergedKept("s/p/", hp, sp, scopes, dedupKeyOf(scopes, threshold)).sums
 			want := buildMerged(hp, sp, scopes, threshold)
 			if !slices.Equal(got, want) {
 				t.Fatalf("threshold %v, step %d: the view keeps %d entries, a full dedup %d", threshold, step, len(got), len(want))

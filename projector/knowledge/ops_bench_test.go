@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,13 +23,19 @@ import (
 //   - add+inject: the same, then the project's injection (the lesson
 //     acknowledged and visible);
 //   - inject: Model.InjectFrom for the project and a random task;
-//   - phase: one phase.completed folded with nothing to archive.
+//   - phase: one phase.completed folded with nothing to archive;
+//   - add+inject/recorded: add+inject as the API does it, the injection
+//     recorded (knowledge.injected folded), so every step writes the pool
+//     (the figure `lore bench --pool` measures over NATS);
+//   - inject/recorded: inject, the previous injection's record folded
+//     before it (not timed): every injection finds its pool changed, as
+//     one agent's injections over the API do.
 //
 // Each reports p50 and p99 latencies besides ns/op.
 func BenchmarkKnowledgeOps(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
-		for _, op := range []string{"add", "add+inject", "inject", "phase"} {
-			b.Run(fmt.Sprintf("%s/N=%d", op, n), func(b *testing.B) { benchOp(b, op, n) })
+		for _, op := range []string{"add", "add+inject", "inject", "phase", "add+inject/recorded", "inject/recorded"} {
+			b.Run(fmt.Sprintf("%s/N=%d", strings.ReplaceAll(op, "/", "-"), n), func(b *testing.B) { benchOp(b, op, n) })
 		}
 	}
 }
@@ -106,7 +113,7 @@ func newOpsPool(b *testing.B, n int) *opsPool {
 	return p
 }
 
-func (p *opsPool) inject(b *testing.B) {
+func (p *opsPool) inject(b *testing.B) knowledge.Injection {
 	o := knowledge.InjectOptions{
 		Task:     fmt.Sprintf("fix the %s %s when the %s %s fails", benchWord(p.rng), benchWord(p.rng), benchWord(p.rng), benchWord(p.rng)),
 		Headroom: 0.9, Project: opsProject,
@@ -118,14 +125,29 @@ func (p *opsPool) inject(b *testing.B) {
 	if len(inj.Entries) == 0 {
 		b.Fatal("the injection showed nothing")
 	}
+	return inj
+}
+
+// record folds the record of inj, as knowledge.inject appends it.
+func (p *opsPool) record(b *testing.B, inj knowledge.Injection) {
+	ids := make([]string, len(inj.Entries))
+	for i, s := range inj.Entries {
+		ids[i] = s.ID
+	}
+	p.fold(b, "knowledge.injected/v1", &events.KnowledgeInjected{Task: inj.Task, Headroom: inj.Headroom,
+		Regime: inj.Regime, EntryIDs: ids, Chars: inj.Chars, BudgetChars: inj.MaxChars})
 }
 
 func benchOp(b *testing.B, op string, n int) {
 	p := newOpsPool(b, n)
 	p.inject(b) // warm the caches, as a serving node's are
 	var lat []time.Duration
+	var last knowledge.Injection
 	b.ResetTimer()
 	for b.Loop() {
+		if op == "inject/recorded" && last.Entries != nil {
+			p.record(b, last)
+		}
 		start := time.Now()
 		switch op {
 		case "add":
@@ -135,6 +157,11 @@ func benchOp(b *testing.B, op string, n int) {
 			p.inject(b)
 		case "inject":
 			p.inject(b)
+		case "inject/recorded":
+			last = p.inject(b)
+		case "add+inject/recorded":
+			p.submit(b, "")
+			p.record(b, p.inject(b))
 		case "phase":
 			p.phase++
 			p.fold(b, "phase.completed/v1", &events.PhaseCompleted{Phase: p.phase})

@@ -138,8 +138,10 @@ type mergedKey struct {
 
 // active returns the active summaries of the pool with summary scope
 // scope, as r sees it: from the cache when r's version of the pool is
-// cached, else from one scan of r (then cached).
-func (c *poolCache) active(r projector.Reader, scope string) (*cachedPool, error) {
+// cached, else from one scan of r (then cached). with are the summary
+// scopes of the other pools the same query reads: caching this one never
+// evicts them (see store).
+func (c *poolCache) active(r projector.Reader, scope string, with ...string) (*cachedPool, error) {
 	vk := poolVersionKey(scope)
 	v, ok, err := r.Get([]byte(vk))
 	if err != nil {
@@ -156,7 +158,7 @@ func (c *poolCache) active(r projector.Reader, scope string) (*cachedPool, error
 				if err != nil {
 					return nil, err
 				}
-				c.store(scope, next)
+				c.store(scope, next, with...)
 				return next, nil
 			}
 		}
@@ -182,7 +184,7 @@ func (c *poolCache) active(r projector.Reader, scope string) (*cachedPool, error
 	p.vocab = &relVocab{}
 	p.vocab.index(p.sums)
 	if p.version != "" {
-		c.store(scope, p)
+		c.store(scope, p, with...)
 	}
 	return p, nil
 }
@@ -291,8 +293,16 @@ func (c *poolCache) lookup(scope, version string) (*cachedPool, bool) {
 }
 
 // store caches p, then evicts the least recently used other pools while
-// the cache holds more than poolCacheMax summaries.
-func (c *poolCache) store(scope string, p *cachedPool) {
+// the cache holds more than poolCacheMax summaries: never p, nor the pools
+// of scopes with.
+//
+// INVARIANT: the pools one query reads (a project's swarm, then the hive)
+// stay cached together, whatever their sizes: the bound applies to the
+// other pools. Evicting one of them to store the other made every query
+// on two pools larger together than the bound read and decode both again
+// and rebuild their dedups (a swarm and a hive at their caps, 10 000 and
+// up to 100 000 entries, exceed it).
+func (c *poolCache) store(scope string, p *cachedPool, with ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pools == nil {
@@ -305,12 +315,15 @@ func (c *poolCache) store(scope string, p *cachedPool) {
 	p.used = c.clock
 	c.pools[scope] = p
 	c.held += len(p.sums)
-	for c.held > poolCacheMax && len(c.pools) > 1 {
+	for c.held > poolCacheMax {
 		victim, vs := (*cachedPool)(nil), ""
 		for s, q := range c.pools {
-			if q != p && (victim == nil || q.used < victim.used) {
+			if q != p && !slices.Contains(with, s) && (victim == nil || q.used < victim.used) {
 				victim, vs = q, s
 			}
+		}
+		if victim == nil {
+			break // only the pools of this query are left
 		}
 		delete(c.pools, vs)
 		c.held -= len(victim.sums)
@@ -439,7 +452,7 @@ func (c *poolCache) keptMerged(scope string, hive, swarm *cachedPool, scopes map
 		return kept
 	}
 	if threshold > 0 {
-		kept = &keptSet{sums: c.mergedKept(scope, hive, swarm, scopes, mk.dedupKey)}
+		kept = c.mergedKept(scope, hive, swarm, scopes, mk.dedupKey)
 	} else {
 		kept = &keptSet{sums: buildMerged(hive, swarm, scopes, threshold)}
 	}

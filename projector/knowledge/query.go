@@ -184,18 +184,24 @@ func (m *Model) InjectFrom(r projector.Reader, base Config, o InjectOptions, now
 	if !cfg.Enabled {
 		return Injection{Budget: Budget{Regime: RegimeNone}, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}, nil
 	}
-	swarm, err := m.cache.active(r, sumScope(TierSwarm, o.Project))
+	// The swarm and the hive stay cached together (poolCache.store).
+	swarmScope, hiveScope := sumScope(TierSwarm, o.Project), sumScope(TierHive, "")
+	var with []string
+	if cfg.HiveEnabled {
+		with = []string{hiveScope}
+	}
+	swarm, err := m.cache.active(r, swarmScope, with...)
 	if err != nil {
 		return Injection{}, err
 	}
 	var hive *cachedPool
 	if cfg.HiveEnabled {
-		if hive, err = m.cache.active(r, sumScope(TierHive, "")); err != nil {
+		if hive, err = m.cache.active(r, hiveScope, swarmScope); err != nil {
 			return Injection{}, err
 		}
 	}
 	scopes := setOf(append(append([]string(nil), cfg.ScopeFilter...), o.Scopes...)...)
-	return injectSet(m.cache.keptMerged(sumScope(TierSwarm, o.Project), hive, swarm, scopes, cfg.DedupThreshold), o, cfg), nil
+	return injectSet(m.cache.keptMerged(swarmScope, hive, swarm, scopes, cfg.DedupThreshold), o, cfg), nil
 }
 
 // CurationReport is what `lore knowledge curate` shows.

@@ -195,9 +195,6 @@ func saveEntry(tx *poolTx, e *Entry) error {
 	}
 	sk := summaryKey(e)
 	enc := summaryOf(e).encode()
-	if err := tx.Set([]byte(sk), enc); err != nil {
-		return err
-	}
 	cur, ok, err := tx.Get([]byte(pfxIndex + e.ID))
 	if err != nil {
 		return err
@@ -207,6 +204,16 @@ func saveEntry(tx *poolTx, e *Entry) error {
 		if ck, csk, err = parseIndex(cur); err != nil {
 			return fmt.Errorf("knowledge: index of %s: %w", e.ID, err)
 		}
+	}
+	for _, k := range []string{sk, csk} {
+		if k != "" {
+			if err := tx.follow(poolOfSummaryKey(k)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tx.Set([]byte(sk), enc); err != nil {
+		return err
 	}
 	deleted := ""
 	if ok && csk != sk && csk != "" {
@@ -243,4 +250,31 @@ func existingOf(es []*Entry, skip string) ([]Existing, []*Entry) {
 		}
 	}
 	return ex, ref
+}
+
+// follow has the fold keep the state of the pool of summary scope scope
+// (foldpool.go) equal to the Tx from now on, when foldPools holds it at
+// the Tx's version, before the fold writes one of its summaries.
+//
+// An event that writes a pool without reading it (an injection record, an
+// outcome, a quarantine) otherwise moved the pool to a version no state is
+// kept at, and the pool's next submission decoded the whole pool again: a
+// cost that grows with the pool on every knowledge.add after an injection.
+func (t *poolTx) follow(scope string) error {
+	if t.held[scope] != nil || t.pools == nil {
+		return nil
+	}
+	v, _, err := t.Tx.Get([]byte(poolVersionKey(scope)))
+	if err != nil || len(v) == 0 {
+		return err
+	}
+	p := t.pools.take(scope, string(v))
+	if p == nil {
+		return nil
+	}
+	if t.held == nil {
+		t.held = map[string]*poolState{}
+	}
+	t.held[scope] = p
+	return nil
 }

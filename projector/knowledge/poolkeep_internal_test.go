@@ -1,0 +1,266 @@
+package knowledge
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/projector"
+)
+
+// TestPoolCacheKeepsAQuerysPools: the pools one injection reads (its
+// project's swarm and the hive) stay cached together even when they hold
+// more summaries together than the cache's bound; other pools are evicted
+// first.
+func TestPoolCacheKeepsAQuerysPools(t *testing.T) {
+	c := &poolCache{}
+	pool := func(v string, n int) *cachedPool { return &cachedPool{version: v, sums: make([]*summary, n)} }
+	swarm, hive, other := sumScope(TierSwarm, "big"), sumScope(TierHive, ""), sumScope(TierSwarm, "small")
+	c.store(other, pool("o1", 10))
+	big := poolCacheMax*2/3 + 1 // two of them exceed the bound
+	for i := range 4 {
+		// As InjectFrom stores them: the swarm (the hive read next), then
+		// the hive (the swarm read before).
+		c.store(swarm, pool(fmt.Sprint("s", i), big), hive)
+		c.store(hive, pool(fmt.Sprint("h", i), big), swarm)
+		for _, s := range []struct{ scope, version string }{{swarm, fmt.Sprint("s", i)}, {hive, fmt.Sprint("h", i)}} {
+			if _, hit := c.lookup(s.scope, s.version); !hit {
+				t.Fatalf("round %d: pool %s at %s is not cached after the injection that read it", i, s.scope, s.version)
+			}
+		}
+		if _, hit := c.lookup(other, "o1"); hit {
+			t.Fatalf("round %d: the other pool is still cached with %d summaries held (bound %d)", i, c.held, poolCacheMax)
+		}
+	}
+	if c.held != 2*big {
+		t.Fatalf("held %d summaries, want %d (the two pools)", c.held, 2*big)
+	}
+	// Another query's pool evicts them again, the least recently used
+	// first.
+	c.store(other, pool("o2", 10))
+	if _, hit := c.lookup(swarm, "s3"); hit {
+		t.Fatalf("the swarm of another query stays cached above the bound (%d held)", c.held)
+	}
+	if _, hit := c.lookup(hive, "h3"); !hit {
+		t.Fatal("the hive was evicted though the bound held once the swarm was")
+	}
+}
+
+// TestFoldKeepsPoolStateThroughWritesWithoutReads: an event that writes a
+// pool's summaries without comparing anything with the pool (an injection
+// record, an outcome, a quarantine) keeps the fold's state of that pool at
+// the pool's new version, so the pool's next submission does not read the
+// whole pool again.
+func TestFoldKeepsPoolStateThroughWritesWithoutReads(t *testing.T) {
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := New()
+	seq := uint64(0)
+	fold := func(typ string, data events.Payload) {
+		t.Helper()
+		seq++
+		ev, err := events.New(typ, "p", "test", time.Date(2026, 1, 1, 0, 0, int(seq), 0, time.UTC), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq = seq
+		if poison, err := projector.FoldEvents(st, []projector.Model{m}, []*events.Event{ev}); err != nil || len(poison) > 0 {
+			t.Fatal(err, poison)
+		}
+	}
+	for i, l := range []string{"retry the flaky network call with backoff", "pin the compiler version in the build image",
+		"close the file handle before renaming the output"} {
+		conf := 0.8
+		tier := ""
+		if i == 2 {
+			tier = TierHive
+		}
+		fold("knowledge.submitted/v1", &events.KnowledgeSubmitted{Lesson: l, Category: "tooling", Confidence: &conf, Tier: tier})
+	}
+	r := st.Model(ModelName)
+	es, err := List(r, ListOptions{Project: "p"})
+	if err != nil || len(es) != 3 {
+		t.Fatalf("entries: %v, %v", es, err)
+	}
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	kept := func(what string) {
+		t.Helper()
+		for _, scope := range []string{sumScope(TierSwarm, "p"), sumScope(TierHive, "")} {
+			v, _, err := r.Get([]byte(poolVersionKey(scope)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.folds.mu.Lock()
+			p := m.folds.pools[scope]
+			m.folds.mu.Unlock()
+			if p == nil || p.version != string(v) {
+				t.Fatalf("after %s: the fold's state of pool %s is not at the pool's version", what, scope)
+			}
+		}
+	}
+	kept("the submissions")
+	fold("knowledge.injected/v1", &events.KnowledgeInjected{Task: "t", Headroom: 1, Regime: RegimeFull, EntryIDs: ids})
+	kept("an injection record")
+	fold("knowledge.outcome/v1", &events.KnowledgeOutcome{EntryID: ids[0], Outcome: OutcomeHelpful})
+	kept("an outcome")
+}
+
+// BenchmarkInjectChangedSet scores a kept set for the first time, as every
+// injection does after a change of its pool (an injection record, an
+// outcome, an addition): no compact rows yet (keptSet.compact), each
+// candidate read through its summary.
+func BenchmarkInjectChangedSet(b *testing.B) {
+	words := strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket schema query batch shard")
+	for _, n := range []int{150, 15000} {
+		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(uint64(n), 3))
+			w := func() string { return words[rng.IntN(len(words))] }
+			sums := make([]*summary, n)
+			for i := range sums {
+				sums[i] = summaryOf(&Entry{ID: fmt.Sprintf("e%06d", i), Tier: TierSwarm, Status: StatusCandidate, Scope: "global",
+					Category: "debugging", CreatedSeq: uint64(i + 1), Confidence: 0.5 + float64(rng.IntN(5))/10,
+					Lesson: fmt.Sprintf("use %s %s with %s when %s fails in %s tests", w(), w(), w(), w(), w())})
+			}
+			(&relVocab{}).index(sums)
+			cfg := DefaultConfig()
+			o := InjectOptions{Headroom: 0.9}
+			for b.Loop() {
+				o.Task = fmt.Sprintf("fix the %s %s when the %s fails", w(), w(), w())
+				if inj := injectSet(&keptSet{sums: sums}, o, cfg); len(inj.Entries) == 0 {
+					b.Fatal("the injection showed nothing")
+				}
+			}
+		})
+	}
+}
+
+// TestDerivedRowsMatchSummaries moves a merged view through random changes
+// of a swarm pool (additions, removals, entries saved again with other
+// outcomes, confidence or status) and of the hive, and checks that every
+// kept set after the first has its scoring rows on first use, each equal
+// to its summary, and that its injections equal those scored through the
+// summaries.
+func TestDerivedRowsMatchSummaries(t *testing.T) {
+	words := strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket")
+	rng := rand.New(rand.NewPCG(5, 11))
+	w := func() string { return words[rng.IntN(len(words))] }
+	seq := uint64(0)
+	vocab := &relVocab{}
+	entry := func(tier string) *Entry {
+		seq++
+		return &Entry{ID: fmt.Sprintf("%s%05d", tier, seq), Tier: tier, Status: StatusCandidate, Scope: "global",
+			Category: "debugging", CreatedSeq: seq, Confidence: 0.5 + float64(rng.IntN(5))/10,
+			Lesson: fmt.Sprintf("use %s %s with %s when %s fails in %s", w(), w(), w(), w(), w())}
+	}
+	sum := func(e *Entry) *summary {
+		s := summaryOf(e)
+		vocab.index([]*summary{s})
+		return s
+	}
+	var hiveEs, swarmEs []*Entry
+	for range 40 {
+		hiveEs = append(hiveEs, entry(TierHive))
+	}
+	for range 200 {
+		swarmEs = append(swarmEs, entry(TierSwarm))
+	}
+	hive := make([]*summary, len(hiveEs))
+	for i, e := range hiveEs {
+		hive[i] = sum(e)
+	}
+	swarm := make([]*summary, len(swarmEs))
+	for i, e := range swarmEs {
+		swarm[i] = sum(e)
+	}
+	c := &poolCache{}
+	cfg := DefaultConfig()
+	scopes := setOf(cfg.ScopeFilter...)
+	version := 0
+	pool := func(sums []*summary) *cachedPool {
+		version++
+		return &cachedPool{version: fmt.Sprint(version), sums: sums, vocab: vocab}
+	}
+	hp := pool(hive)
+	for step := range 300 {
+		next := slices.Clone(swarm)
+		switch r := rng.IntN(10); {
+		case r < 3:
+			e := entry(TierSwarm)
+			swarmEs = append(swarmEs, e)
+			next = append(next, sum(e))
+		case r < 4:
+			i := rng.IntN(len(next))
+			next = slices.Delete(next, i, i+1)
+		case r < 9:
+			// Saved again: shown and helpful counts, confidence, status.
+			for range 1 + rng.IntN(5) {
+				i := rng.IntN(len(next))
+				e := *next[i]
+				e.Outcomes.Shown++
+				if rng.IntN(3) == 0 {
+					e.Outcomes.Helpful++
+				}
+				if rng.IntN(4) == 0 {
+					e.Confidence = 0.3 + float64(rng.IntN(7))/10
+				}
+				if rng.IntN(8) == 0 {
+					e.Status = StatusEstablished
+				}
+				next[i] = &e
+			}
+		default:
+			hive = slices.Clone(hive)
+			i := rng.IntN(len(hive))
+			e := *hive[i]
+			e.Outcomes.Shown++
+			hive[i] = &e
+			prev := hp
+			hp = pool(hive)
+			hp.from = prev
+		}
+		swarm = next
+		ks := c.keptMerged("s/p/", hp, pool(swarm), scopes, cfg.DedupThreshold)
+		o := InjectOptions{Task: fmt.Sprintf("fix the %s %s when the %s fails", w(), w(), w()), Headroom: 0.9}
+		want := injectSet(&keptSet{sums: ks.sums}, o, cfg)
+		if step%20 == 0 {
+			// Injections sharing a set use it at once.
+			var wg sync.WaitGroup
+			got := make([]Injection, 4)
+			for g := range got {
+				wg.Go(func() { got[g] = injectSet(ks, o, cfg) })
+			}
+			wg.Wait()
+			for _, g := range got {
+				if !reflect.DeepEqual(g, want) {
+					t.Fatalf("step %d: a concurrent injection from rows differs from the one from summaries:\n%+v\n%+v", step, g, want)
+				}
+			}
+		}
+		rows, words, vocabs := ks.compact()
+		if step > 0 && rows == nil {
+			t.Fatalf("step %d: a set following another has no rows on first use", step)
+		}
+		for i, row := range rows {
+			s := ks.sums[i]
+			if row.conf != s.Confidence || row.maturity != maturity(s.Status) || row.shown != s.Outcomes.Shown ||
+				row.helpful != s.Outcomes.Helpful || !slices.Equal(words[row.off:row.end], s.relw) || vocabs[row.vocab] != s.vocab {
+				t.Fatalf("step %d: row %d is %+v, its summary %s: confidence %v, status %s, outcomes %+v", step, i, row, s.ID, s.Confidence, s.Status, s.Outcomes)
+			}
+		}
+		if got := injectSet(ks, o, cfg); !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: the injection from rows differs from the one from summaries:\n%+v\n%+v", step, got, want)
+		}
+	}
+}
