@@ -82,6 +82,14 @@ func summaryOf(e *Entry) *summary {
 		features: cachedFeatures(e.Lesson, e.Tags, e.Category)}
 }
 
+// asDecoded returns s as decodeSummary(s.encode()) returns it: counts
+// below zero as zero, the creation time in UTC.
+func (s *summary) asDecoded() *summary {
+	s.Outcomes.Shown, s.Outcomes.Helpful, s.Outcomes.Harmful = max(s.Outcomes.Shown, 0), max(s.Outcomes.Helpful, 0), max(s.Outcomes.Harmful, 0)
+	s.CreatedAt = time.Unix(s.CreatedAt.Unix(), int64(s.CreatedAt.Nanosecond())).UTC()
+	return s
+}
+
 // Features are pure functions of the text, so a memo keyed by the exact
 // text is always right; it saves recomputing them when an entry is saved
 // again (outcomes, sweeps, reinforcements). Bounded: cleared when full.
