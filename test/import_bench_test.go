@@ -45,6 +45,7 @@ func BenchmarkKnowledgeImport(b *testing.B) {
 	for _, n := range importSizes {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			file := knowledgeJSONL(n)
+			var cpu time.Duration
 			for range b.N {
 				b.StopTimer()
 				nd := startNode(b, node.Config{})
@@ -55,6 +56,7 @@ func BenchmarkKnowledgeImport(b *testing.B) {
 				}
 				nc, _ := natstest.Connect(b, nd.ClientURL())
 				cl := api.NewClient(nc)
+				c0 := processCPU()
 				b.StartTimer()
 				recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
 				if len(bad) > 0 || len(recs) != n {
@@ -84,6 +86,7 @@ func BenchmarkKnowledgeImport(b *testing.B) {
 					sent += reply.Result.Sent
 				}
 				b.StopTimer()
+				cpu += processCPU() - c0
 				if sent != n {
 					b.Fatalf("sent %d of %d", sent, n)
 				}
@@ -91,6 +94,8 @@ func BenchmarkKnowledgeImport(b *testing.B) {
 				nc.Close()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "lessons/s")
+			// The CPU time of the whole process (client, server, folds).
+			b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-us/lesson")
 		})
 	}
 }

@@ -480,12 +480,43 @@ type poolTx struct {
 	held  map[string]*poolState // by summary scope
 	// journal records every pool version change (bumpPoolVersion).
 	journal *poolJournal
+	// reads holds what this event read or wrote, by key: a fold reads
+	// some keys many times (a pool's clock and version, an entry's index
+	// and aging record, once per save). INVARIANT: reads[k] is what the
+	// Tx holds under k: every write of the event goes through the poolTx.
+	reads map[string]txValue
+}
+
+// txValue is a key's value in the Tx (ok false: absent).
+type txValue struct {
+	v  []byte
+	ok bool
+}
+
+func (t *poolTx) Get(key []byte) ([]byte, bool, error) {
+	if r, hit := t.reads[string(key)]; hit {
+		return r.v, r.ok, nil
+	}
+	v, ok, err := t.Tx.Get(key)
+	if err != nil {
+		return nil, false, err
+	}
+	t.remember(key, v, ok)
+	return v, ok, nil
+}
+
+func (t *poolTx) remember(key, v []byte, ok bool) {
+	if t.reads == nil {
+		t.reads = map[string]txValue{}
+	}
+	t.reads[string(key)] = txValue{v: v, ok: ok}
 }
 
 func (t *poolTx) Set(key, value []byte) error {
 	if err := t.Tx.Set(key, value); err != nil {
 		return err
 	}
+	t.remember(key, append([]byte(nil), value...), true)
 	return t.observe(key, value, false)
 }
 
@@ -493,6 +524,7 @@ func (t *poolTx) Delete(key []byte) error {
 	if err := t.Tx.Delete(key); err != nil {
 		return err
 	}
+	t.remember(key, nil, false)
 	return t.observe(key, nil, true)
 }
 
@@ -520,10 +552,12 @@ func (t *poolTx) setSummary(key, old string, enc []byte, s *summary) error {
 	if err := t.Tx.Set([]byte(key), enc); err != nil {
 		return err
 	}
+	t.remember([]byte(key), enc, true)
 	if old != "" && old != key {
 		if err := t.Tx.Delete([]byte(old)); err != nil {
 			return err
 		}
+		t.remember([]byte(old), nil, false)
 	}
 	p := t.held[poolOfSummaryKey(key)]
 	if p == nil {
@@ -543,7 +577,7 @@ func (t *poolTx) pool(scope string) (*poolState, error) {
 	if p := t.held[scope]; p != nil {
 		return p, nil
 	}
-	v, _, err := t.Tx.Get([]byte(poolVersionKey(scope)))
+	v, _, err := t.Get([]byte(poolVersionKey(scope)))
 	if err != nil {
 		return nil, err
 	}
