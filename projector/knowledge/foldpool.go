@@ -315,25 +315,26 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 		// entry misses at most miss of the lesson's bigrams (rounding
 		// allowed for), so of any r distinct hashes of the lesson it holds
 		// at least r − miss (each hash it lacks is at least one bigram it
-		// lacks). Probing the rarest miss+2 hashes, only entries holding
-		// two of them are compared: an entry sharing one common bigram
-		// with the lesson is no longer a candidate, so the comparisons no
-		// longer grow with the pool.
-		hs := make([]uint64, 0, len(lf.bghash))
+		// lacks). Probing the rarest miss+3 hashes, only entries holding
+		// three of them are compared: an entry sharing a common bigram or
+		// two with the lesson is no longer a candidate, so the comparisons
+		// (a random memory access each) no longer grow with the pool; the
+		// lists walked cost an increment per entry.
+		hs := make([][]int32, 0, len(lf.bghash)) // the lists of the lesson's distinct hashes
 		for i, h := range lf.bghash {
 			if i == 0 || h != lf.bghash[i-1] {
-				hs = append(hs, h)
+				hs = append(hs, p.byHash[h])
 			}
 		}
 		miss := len(lf.bigrams) - int(math.Ceil(threshold*float64(len(lf.bigrams)))) + 1
-		if r := miss + 2; r < len(hs) {
-			slices.SortFunc(hs, func(a, b uint64) int { return cmp.Compare(len(p.byHash[a]), len(p.byHash[b])) })
+		if r := miss + 3; r < len(hs) {
+			slices.SortStableFunc(hs, func(a, b []int32) int { return cmp.Compare(len(a), len(b)) })
 			hs = hs[:max(1, r)]
 		}
 		need := int32(max(1, len(hs)-miss))
 		var seen []int32
-		for _, h := range hs {
-			for _, slot := range p.byHash[h] {
+		for _, list := range hs {
+			for _, slot := range list {
 				if p.counts[slot] == 0 {
 					seen = append(seen, slot)
 				}
