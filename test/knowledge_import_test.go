@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/loredev/lore/api"
@@ -133,5 +135,47 @@ func TestKnowledgeImportPipelinedReport(t *testing.T) {
 		t.Fatalf("reports differ:\nwaiting for each request: added %d merged %d rejected %d existing %d pending %d promoted %d archived %d\npipelined: added %d merged %d rejected %d existing %d pending %d promoted %d archived %d",
 			want.Added, want.Merged, want.Rejected, want.Existing, want.Pending, len(want.Promoted), len(want.Archived),
 			got.Added, got.Merged, got.Rejected, got.Existing, got.Pending, len(got.Promoted), len(got.Archived))
+	}
+}
+
+// TestKnowledgeDecisions: knowledge.decisions answers, for each event id
+// asked, what the fold decided (pending for one it never folded), and
+// refuses a request without ids or with too many with code 400 naming
+// the field.
+func TestKnowledgeDecisions(t *testing.T) {
+	t.Parallel()
+	nd := startNode(t, node.Config{})
+	runNode(t, nd)
+	svc, err := nd.Serve(api.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Stop() })
+	nc, _ := natstest.Connect(t, nd.ClientURL())
+	cl := api.NewClient(nc)
+	ctx := context.Background()
+	req, _ := api.NewRequest(events.KnowledgeSubmitted{Lesson: "use context deadlines when a worker calls the queue", Category: "debugging"})
+	var added struct {
+		Result app.KnowledgeAddResult `json:"result"`
+	}
+	if err := cl.Call(ctx, "knowledge", "add", req, &added); err != nil || added.Result.Outcome != knowledge.OutcomeAdded {
+		t.Fatalf("add: %+v, %v", added.Result, err)
+	}
+	req, _ = api.NewRequest(app.KnowledgeDecisionsArgs{EventIDs: []string{added.Result.EventID, "never-appended"}})
+	var got app.KnowledgeDecisionsResult
+	if err := cl.Call(ctx, "knowledge", "decisions", req, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Decisions) != 2 || got.Decisions[0].Outcome != knowledge.OutcomeAdded || got.Decisions[0].ID != added.Result.ID ||
+		got.Decisions[1].Outcome != app.OutcomePending || got.Decisions[1].EventID != "never-appended" {
+		t.Fatalf("decisions = %+v", got.Decisions)
+	}
+	for _, bad := range []map[string]any{{}, {"event_ids": []string{}}, {"event_ids": make([]string, app.MaxDecisionsPerRequest+1)},
+		{"event_ids": []string{""}}, {"event_ids": []string{"x"}, "ids": 1}} {
+		req, _ := api.NewRequest(bad)
+		err := cl.Call(ctx, "knowledge", "decisions", req, nil)
+		if !errors.Is(err, app.ErrBadRequest) || !strings.Contains(err.Error(), "event_ids") && !strings.Contains(err.Error(), "\"ids\"") {
+			t.Errorf("decisions %v: err %v, want a bad request naming the field", bad, err)
+		}
 	}
 }
