@@ -24,16 +24,27 @@ type ImportOptions struct {
 	// the pipeline's wait for one command): what is not folded by then is
 	// reported pending.
 	Wait time.Duration
+	// Window is how many requests are sent ahead of the fold. 0: each
+	// request waits for its fold on the server and its reply carries the
+	// fold's decisions (the cheaper way where the server has few cores:
+	// the door and the fold never run at once); a request the server
+	// replied to before its fold (the server's wait ran out) is then
+	// waited for here, as long as the fold progresses. n > 0: up to n
+	// requests are appended without waiting (no_wait), and the decisions
+	// are read back at the end.
+	Window int
 }
 
 // ImportKnowledge is lore knowledge import of parsed submissions. They go
-// in requests of app.KnowledgeImportChunk, each appended without waiting
-// for its fold (no_wait), so the server decides and appends a request
-// while the projector folds the ones before; then it waits once, until
-// the fold reached the last event appended, and reads the fold's decision
-// on every submission back (knowledge.decisions): the report is the one
-// requests that each waited would have given, read from the same
-// decisions in the same order.
+// in requests of app.KnowledgeImportChunk. With o.Window > 0 each is
+// appended without waiting for its fold (no_wait), so the server decides
+// and appends a request while the projector folds the ones before; then
+// it waits once, until the fold reached the last event appended, and
+// reads the fold's decision on every submission back
+// (knowledge.decisions). Either way the report is the one requests that
+// each waited give, read from the same decisions in the same order, and a
+// slow fold is waited for as long as it progresses (o.Wait without
+// progress, then the rest is reported pending).
 //
 // INVARIANT: a request is sent only once the requests before it holding
 // one of its lessons (the same content, or the same original id) are
@@ -56,10 +67,18 @@ func ImportKnowledge(ctx context.Context, c *Client, a app.KnowledgeImportArgs, 
 	for i := 0; i < len(subs) || i == 0; i += chunk {
 		part := subs[i:min(i+chunk, len(subs))]
 		if overlaps(part, unfolded) {
-			if err := w.wait(ctx); err != nil {
+			if err := w.wait(ctx, len(w.appended)); err != nil {
 				return total, err
 			}
 			clear(unfolded)
+		}
+		// At most o.Window requests ahead of the fold: the log's backlog,
+		// the projector's uncommitted batch and the progress line stay
+		// bounded whatever the file's size.
+		if o.Window > 0 && len(w.appended) > o.Window*chunk {
+			if err := w.wait(ctx, len(w.appended)-o.Window*chunk); err != nil {
+				return total, err
+			}
 		}
 		for j := range part {
 			for _, k := range lessonKeys(&part[j]) {
@@ -72,7 +91,7 @@ func ImportKnowledge(ctx context.Context, c *Client, a app.KnowledgeImportArgs, 
 		if err != nil {
 			return total, err
 		}
-		req.NoWait = true
+		req.NoWait = o.Window > 0
 		raw, err := c.CallRaw(ctx, "knowledge", "import", req)
 		if err != nil {
 			return total, err
@@ -91,6 +110,17 @@ func ImportKnowledge(ctx context.Context, c *Client, a app.KnowledgeImportArgs, 
 				w.appended = append(w.appended, ap.ID)
 			}
 		}
+		if o.Window == 0 {
+			// Each request waits for its fold: on the server, or here.
+			if reply.Projected {
+				w.folded = len(w.appended)
+			} else if err := w.wait(ctx, len(w.appended)); err != nil {
+				return total, err
+			}
+		}
+		if w.folded == len(w.appended) {
+			clear(unfolded)
+		}
 		w.sent = i + len(part)
 		if o.Progress != nil {
 			o.Progress(w.sent, w.foldedLessons(), len(subs))
@@ -102,7 +132,7 @@ func ImportKnowledge(ctx context.Context, c *Client, a app.KnowledgeImportArgs, 
 	if total.Pending == 0 {
 		return total, nil
 	}
-	if err := w.wait(ctx); err != nil {
+	if err := w.wait(ctx, len(w.appended)); err != nil {
 		return total, err
 	}
 	// Read back the decision on every pending submission, in order.
@@ -173,17 +203,17 @@ func (w *foldWaiter) foldedLessons() int {
 	return w.sent * w.folded / len(w.appended)
 }
 
-// wait returns once every event appended so far is folded, or after
+// wait returns once the first n events appended are folded, or after
 // o.Wait without progress (then the rest is reported pending). The fold
 // follows the stream's order and commits in order, so an event decided
 // means every event before it is folded: wait probes ahead and advances.
 // A dead-lettered event is never decided; the probes pass over it.
-func (w *foldWaiter) wait(ctx context.Context) error {
+func (w *foldWaiter) wait(ctx context.Context, n int) error {
 	const stride = 256
 	pause := time.Millisecond
 	lastProgress := time.Now()
-	for w.folded < len(w.appended) {
-		probe := min(len(w.appended), w.folded+stride) - 1
+	for w.folded < n {
+		probe := min(n, w.folded+stride) - 1
 		ds, err := w.decisions(ctx, []string{w.appended[probe]})
 		if err != nil {
 			return err

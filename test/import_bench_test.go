@@ -40,11 +40,10 @@ func knowledgeJSONL(n int) []byte {
 
 // BenchmarkKnowledgeImport is lore knowledge import of an N-lesson
 // knowledge.jsonl into one project: the file read, then sent in requests
-// of the CLI's size. mode=pipelined is the CLI's way (api.ImportKnowledge:
-// each request appended without waiting for its fold, one wait at the end,
-// the report read back from the fold's decisions); mode=wait-each sends
-// each request and waits for its reply once its entries are folded (the
-// CLI's way before), measured in the same run as the baseline.
+// of the CLI's size by api.ImportKnowledge. mode=wait-each is the CLI's
+// way (each request replied once its entries are folded); mode=pipelined
+// sends up to 8 requests ahead of the fold without waiting, waits once at
+// the end and reads the report back from the fold's decisions.
 func BenchmarkKnowledgeImport(b *testing.B) {
 	for _, n := range importSizes {
 		for _, mode := range []string{"pipelined", "wait-each"} {
@@ -76,33 +75,14 @@ func benchKnowledgeImport(b *testing.B, n int, mode string) {
 		for i, r := range recs {
 			subs[i] = r.Submission
 		}
-		var res app.KnowledgeImportResult
+		window := 0 // the CLI's way
 		if mode == "pipelined" {
-			res, err = api.ImportKnowledge(context.Background(), cl,
-				app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}, api.ImportOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-		} else {
-			for i := 0; i < n; i += app.KnowledgeImportChunk {
-				req, err := api.NewRequest(app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp",
-					Submissions: subs[i:min(i+app.KnowledgeImportChunk, n)]})
-				if err != nil {
-					b.Fatal(err)
-				}
-				raw, err := cl.CallRaw(context.Background(), "knowledge", "import", req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				var reply struct {
-					Projected bool                      `json:"projected"`
-					Result    app.KnowledgeImportResult `json:"result"`
-				}
-				if err := json.Unmarshal(raw, &reply); err != nil || !reply.Projected {
-					b.Fatalf("import reply %s: %v", raw, err)
-				}
-				res.Add(reply.Result, i)
-			}
+			window = 8
+		}
+		res, err := api.ImportKnowledge(context.Background(), cl,
+			app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}, api.ImportOptions{Window: window})
+		if err != nil {
+			b.Fatal(err)
 		}
 		b.StopTimer()
 		cpu += processCPU() - c0

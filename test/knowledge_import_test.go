@@ -60,8 +60,10 @@ func trickyJSONL(n int) []byte {
 	return append(bytes.Join(lines, []byte("\n")), '\n')
 }
 
-// importFile imports file into a fresh node, in one of the two ways.
-func importFile(t *testing.T, file []byte, pipelined bool) app.KnowledgeImportResult {
+// importFile imports file into a fresh node: with window < 0 each
+// request waits for its reply (the reference), else api.ImportKnowledge
+// with that window.
+func importFile(t *testing.T, file []byte, window int) app.KnowledgeImportResult {
 	nd := startNode(t, node.Config{})
 	runNode(t, nd)
 	svc, err := nd.Serve(api.Options{})
@@ -80,8 +82,8 @@ func importFile(t *testing.T, file []byte, pipelined bool) app.KnowledgeImportRe
 		subs[i] = r.Submission
 	}
 	args := app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}
-	if pipelined {
-		res, err := api.ImportKnowledge(context.Background(), cl, args, api.ImportOptions{})
+	if window >= 0 {
+		res, err := api.ImportKnowledge(context.Background(), cl, args, api.ImportOptions{Window: window})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,14 +110,22 @@ func importFile(t *testing.T, file []byte, pipelined bool) app.KnowledgeImportRe
 }
 
 // TestKnowledgeImportPipelinedReport: the report of an import whose
-// requests do not wait for their fold (api.ImportKnowledge, the CLI's
-// way) is the one requests that each waited give, item by item, with the
-// promotions and cap archives in the same order.
+// requests do not wait for their fold (api.ImportKnowledge with a window)
+// and of the CLI's (window 0) is the one requests that each waited give,
+// item by item, with the promotions and cap archives in the same order.
 func TestKnowledgeImportPipelinedReport(t *testing.T) {
 	t.Parallel()
 	file := trickyJSONL(1100)
-	want := importFile(t, file, false)
-	got := importFile(t, file, true)
+	want := importFile(t, file, -1)
+	for _, window := range []int{0, 1, 8} {
+		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
+			checkSameReport(t, want, importFile(t, file, window))
+		})
+	}
+}
+
+func checkSameReport(t *testing.T, want, got app.KnowledgeImportResult) {
+	t.Helper()
 	if want.Pending != 0 || want.Added == 0 || want.Merged == 0 || want.Rejected == 0 || want.Existing == 0 ||
 		len(want.Promoted) == 0 || len(want.Archived) == 0 {
 		t.Fatalf("the file does not exercise the report: %+v", struct {
