@@ -18,6 +18,63 @@ func init() {
 	Register(Endpoint{Group: "knowledge", Name: "import",
 		Doc:  "import parsed entries (knowledge.jsonl, shared-learnings.jsonl, rejected files, context.md); idempotent; replies what the fold made of each: added, rejected (reason), merged (into which entry), promoted as a consequence",
 		Args: KnowledgeImportArgs{}, Command: knowledgeImport, Reply: knowledgeImportReply})
+	Register(Endpoint{Group: "knowledge", Name: "decisions",
+		Doc:  fmt.Sprintf("what the fold decided for many submissions (1-%d event ids, as knowledge.import with no_wait lists them): each as knowledge.submission answers, or outcome pending while not folded", MaxDecisionsPerRequest),
+		Args: KnowledgeDecisionsArgs{}, Query: knowledgeDecisions})
+}
+
+// MaxDecisionsPerRequest bounds one knowledge.decisions request.
+const MaxDecisionsPerRequest = 1000
+
+// KnowledgeDecisionsArgs name submissions by their event ids.
+type KnowledgeDecisionsArgs struct {
+	EventIDs []string `json:"event_ids"`
+}
+
+// KnowledgeDecisionsResult lists the fold's decision on each submission
+// asked for, in the order asked (outcome pending: not folded, or
+// dead-lettered).
+type KnowledgeDecisionsResult struct {
+	Decisions []KnowledgeAddResult `json:"decisions"`
+}
+
+func knowledgeDecisions(_ context.Context, v View, req Request) (any, error) {
+	var a KnowledgeDecisionsArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	switch n := len(a.EventIDs); {
+	case n == 0:
+		return nil, fmt.Errorf("%w: field \"event_ids\": give at least one event id", ErrBadRequest)
+	case n > MaxDecisionsPerRequest:
+		return nil, fmt.Errorf("%w: field \"event_ids\": %d event ids, at most %d per request", ErrBadRequest, n, MaxDecisionsPerRequest)
+	}
+	r := kreader(v)
+	out := KnowledgeDecisionsResult{Decisions: make([]KnowledgeAddResult, len(a.EventIDs))}
+	for i, id := range a.EventIDs {
+		if id == "" {
+			return nil, fmt.Errorf("%w: field \"event_ids[%d]\": is empty", ErrBadRequest, i)
+		}
+		d, ok, err := knowledge.DecisionOf(r, id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			out.Decisions[i] = KnowledgeAddResult{EventID: id, Outcome: OutcomePending}
+			continue
+		}
+		out.Decisions[i] = kAddResult(d)
+	}
+	return out, nil
+}
+
+// Decision is the fold's decision r reports (ok false: pending).
+func (r KnowledgeAddResult) Decision() (*knowledge.Decision, bool) {
+	if r.Outcome == OutcomePending || r.Outcome == "" {
+		return nil, false
+	}
+	return &knowledge.Decision{EventID: r.EventID, Outcome: r.Outcome, ID: r.ID, DuplicateOf: r.DuplicateOf,
+		Layer: r.Layer, Reason: r.Reason, Warnings: r.Warnings, Promoted: r.Promoted, Archived: r.Archived}, true
 }
 
 // KnowledgeImportArgs are parsed entries to import (the CLI reads the files).
@@ -167,14 +224,26 @@ func knowledgeImportReply(_ context.Context, v View, _ Request, evs []*events.Ev
 		}
 	}
 	r := kreader(v)
+	err := res.Resolve(func(eventID string) (*knowledge.Decision, bool, error) {
+		return knowledge.DecisionOf(r, eventID)
+	})
+	return res, err
+}
+
+// Resolve reads the fold's decision on every item still pending, in item
+// order: decision reports ok false while an event is not folded (or was
+// dead-lettered), and its item stays pending. The one place an import's
+// report is read back, on the server (knowledge.import's reply) and on a
+// client that did not wait for each request (knowledge.decisions).
+func (res *KnowledgeImportResult) Resolve(decision func(eventID string) (*knowledge.Decision, bool, error)) error {
 	for i := range res.Items {
 		it := &res.Items[i]
 		if it.Outcome != OutcomePending {
 			continue
 		}
-		d, ok, err := knowledge.DecisionOf(r, it.EventID)
+		d, ok, err := decision(it.EventID)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !ok {
 			continue // not folded yet (or dead-lettered): stays pending
@@ -201,5 +270,5 @@ func knowledgeImportReply(_ context.Context, v View, _ Request, evs []*events.Ev
 		res.Promoted = append(res.Promoted, d.Promoted...)
 		res.Archived = append(res.Archived, d.Archived...)
 	}
-	return res, nil
+	return nil
 }

@@ -41,59 +41,61 @@ func knowledgeJSONL(n int) []byte {
 
 // BenchmarkKnowledgeImport is lore knowledge import of an N-lesson
 // knowledge.jsonl into one project: the file read, then sent in requests
-// of the CLI's size, each replied once its entries are folded.
+// of the CLI's size by api.ImportKnowledge. mode=wait-each is the CLI's
+// way (each request replied once its entries are folded); mode=pipelined
+// sends up to 8 requests ahead of the fold without waiting, waits once at
+// the end and reads the report back from the fold's decisions.
 func BenchmarkKnowledgeImport(b *testing.B) {
 	for _, n := range importSizes {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			file := knowledgeJSONL(n)
-			for range b.N {
-				b.StopTimer()
-				nd := startNode(b, node.Config{})
-				runNode(b, nd)
-				svc, err := nd.Serve(api.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				nc, _ := natstest.Connect(b, nd.ClientURL())
-				cl := api.NewClient(nc)
-				b.StartTimer()
-				recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
-				if len(bad) > 0 || len(recs) != n {
-					b.Fatalf("read %d records, %d bad", len(recs), len(bad))
-				}
-				sent := 0
-				for i := 0; i < n; i += app.KnowledgeImportChunk {
-					part := make([]events.KnowledgeSubmitted, 0, app.KnowledgeImportChunk)
-					for _, r := range recs[i:min(i+app.KnowledgeImportChunk, n)] {
-						part = append(part, r.Submission)
-					}
-					req, err := api.NewRequest(app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: part})
-					if err != nil {
-						b.Fatal(err)
-					}
-					raw, err := cl.CallRaw(context.Background(), "knowledge", "import", req)
-					if err != nil {
-						b.Fatal(err)
-					}
-					var reply struct {
-						Projected bool                      `json:"projected"`
-						Result    app.KnowledgeImportResult `json:"result"`
-					}
-					if err := json.Unmarshal(raw, &reply); err != nil || !reply.Projected {
-						b.Fatalf("import reply %s: %v", raw, err)
-					}
-					sent += reply.Result.Sent
-				}
-				b.StopTimer()
-				if sent != n {
-					b.Fatalf("sent %d of %d", sent, n)
-				}
-				_ = svc.Stop()
-				nc.Close()
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "lessons/s")
-		})
+		for _, mode := range []string{"pipelined", "wait-each"} {
+			b.Run(fmt.Sprintf("N=%d/mode=%s", n, mode), func(b *testing.B) { benchKnowledgeImport(b, n, mode) })
+		}
 	}
+}
+
+func benchKnowledgeImport(b *testing.B, n int, mode string) {
+	file := knowledgeJSONL(n)
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		nd := startNode(b, node.Config{})
+		runNode(b, nd)
+		svc, err := nd.Serve(api.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		nc, _ := natstest.Connect(b, nd.ClientURL())
+		cl := api.NewClient(nc)
+		c0 := processCPU()
+		b.StartTimer()
+		recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
+		if len(bad) > 0 || len(recs) != n {
+			b.Fatalf("read %d records, %d bad", len(recs), len(bad))
+		}
+		subs := make([]events.KnowledgeSubmitted, len(recs))
+		for i, r := range recs {
+			subs[i] = r.Submission
+		}
+		window := 0 // the CLI's way
+		if mode == "pipelined" {
+			window = 8
+		}
+		res, err := api.ImportKnowledge(context.Background(), cl,
+			app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}, api.ImportOptions{Window: window})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cpu += processCPU() - c0
+		if res.Sent != n || res.Pending != 0 || res.Added+res.Merged+res.Rejected+res.Reinforced != n {
+			b.Fatalf("import of %d: sent %d, pending %d, added %d, merged %d, rejected %d", n, res.Sent, res.Pending, res.Added, res.Merged, res.Rejected)
+		}
+		_ = svc.Stop()
+		nc.Close()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "lessons/s")
+	// The CPU time of the whole process (client, server, folds).
+	b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-us/lesson")
 }
 
 // registryDoc is a shared-patterns root document of n error patterns.

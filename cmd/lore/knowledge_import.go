@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector/knowledge"
@@ -38,29 +40,47 @@ func projectFor(f *Factory, dir string) string {
 	return events.DefaultProject
 }
 
-// sendImport sends parsed submissions in chunks and reports what the fold
-// made of each: lines[i] is the source line of subs[i] (nil: none).
+// sendImport sends parsed submissions (api.ImportKnowledge: requests
+// appended one after the other without waiting for each fold, then one
+// wait) and reports what the fold made of each: lines[i] is the source
+// line of subs[i] (nil: none).
 func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []events.KnowledgeSubmitted, lines []int, bad []knowledge.LineError) error {
-	const batch = app.KnowledgeImportChunk
-	total := app.KnowledgeImportResult{Items: []app.KnowledgeImportItem{}, Promoted: []knowledge.Promotion{}, Archived: []string{}}
+	nc, err := f.Conn()
+	if err != nil {
+		return err
+	}
 	// A long import reports its progress on stderr, at most once a second:
-	// lessons done (folded and replied) of the total, and the rate so far.
+	// lessons sent and folded of the total, and the rate so far.
 	start := time.Now()
 	lastProgress := start
-	for i := 0; i < len(subs) || i == 0; i += batch {
-		if i > 0 && time.Since(lastProgress) >= time.Second {
-			lastProgress = time.Now()
-			fmt.Fprintf(f.Err, "%s: %d of %d done, %.0f lessons/s\n", format, i, len(subs), float64(i)/lastProgress.Sub(start).Seconds())
+	progress := func(sent, folded, n int) {
+		if now := time.Now(); now.Sub(lastProgress) >= time.Second {
+			lastProgress = now
+			fmt.Fprintf(f.Err, "%s: %d of %d sent, %d folded, %.0f lessons/s\n", format, sent, n, folded, float64(folded)/now.Sub(start).Seconds())
 		}
-		part := subs[i:min(i+batch, len(subs))]
-		var r app.KnowledgeImportResult
-		if err := f.Call(cmd.Context(), "knowledge", "import", app.KnowledgeImportArgs{Format: format, Project: project, Submissions: part}, &r); err != nil {
-			return err
+	}
+	// Each import call carries the idempotency key f.Call would give it.
+	request := func(args any) (api.Request, error) {
+		req, err := f.Request(args)
+		if err != nil {
+			return req, err
 		}
-		total.Add(r, i)
-		if len(subs) == 0 {
-			break
+		if f.ID != "" {
+			f.commandCalls++
+			req.IdempotencyKey = f.ID
+			if f.commandCalls > 1 {
+				req.IdempotencyKey = fmt.Sprintf("%s/%d", f.ID, f.commandCalls)
+			}
 		}
+		return req, nil
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), max(f.Timeout, time.Duration(len(subs)/app.KnowledgeImportChunk+1)*f.Timeout))
+	defer cancel()
+	total, err := api.ImportKnowledge(ctx, api.NewClient(nc),
+		app.KnowledgeImportArgs{Format: format, Project: project, Submissions: subs},
+		api.ImportOptions{Request: request, Progress: progress})
+	if err != nil {
+		return err
 	}
 	where := func(it app.KnowledgeImportItem) string {
 		if it.Index < len(lines) && lines[it.Index] > 0 {

@@ -492,7 +492,8 @@ func (f *fold) promote(e *Entry, route string) error {
 			return err
 		}
 	}
-	hive, err := f.tx.scanPool(TierHive, "", cachedFeatures(e.Lesson, e.Tags, e.Category), f.cfg.DedupThreshold, true)
+	ef := cachedFeatures(e.Lesson, e.Tags, e.Category)
+	hive, err := f.tx.scanPool(TierHive, "", ef, f.cfg.DedupThreshold, true)
 	if err != nil {
 		return err
 	}
@@ -505,7 +506,7 @@ func (f *fold) promote(e *Entry, route string) error {
 			conf = 1
 		}
 		res := Validate(e.Lesson, hive.shared, Meta{Category: e.Category, Scope: e.Scope, Confidence: conf,
-			Tags: e.Tags})
+			Tags: e.Tags, feat: &ef})
 		if !res.Valid {
 			return f.reject(&Rejected{ID: hid, Tier: TierHive, Project: e.Project, Lesson: e.Lesson,
 				Category: e.Category, Tags: e.Tags, Reason: res.Reason, Layer: res.Layer, Kind: RejectedValidation})

@@ -103,6 +103,53 @@ func (p *poolState) apply(scope, key string, value []byte, del bool) error {
 	return nil
 }
 
+// replace puts s under key in place of the summary held under old (""
+// or key itself: none other; the caller deletes old from the Tx). When
+// the two summaries have the same text features (an entry saved again:
+// a status, an outcome, a confirmation), the slot keeps its place in the
+// bigram, tag and term indexes, which only the cap order reads besides:
+// a save costs the same whatever the pool's size.
+func (p *poolState) replace(old, key string, s *summary, active bool) {
+	// At most two held summaries (under old and under key) become one.
+	slot, ok := p.byKey[old]
+	if other, has := p.byKey[key]; has {
+		if ok {
+			delete(p.byKey, key)
+			p.unplace(other)
+		} else {
+			slot, ok = other, true
+		}
+	}
+	if ok {
+		delete(p.byKey, p.slotKey[slot])
+		if !sameFeatures(p.slots[slot], s) {
+			p.unplace(slot)
+			ok = false
+		}
+	}
+	if !ok {
+		p.byKey[key] = p.place(key, s, active)
+		return
+	}
+	if p.slotActive[slot] {
+		if i, found := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp); found {
+			p.capOrder = slices.Delete(p.capOrder, i, i+1)
+		}
+	}
+	p.slots[slot], p.slotKey[slot], p.slotActive[slot] = s, key, active
+	p.byKey[key] = slot
+	if active {
+		i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
+		p.capOrder = slices.Insert(p.capOrder, i, slot)
+	}
+}
+
+// sameFeatures reports whether a and b are indexed alike (place): the
+// same bigram hashes, contradiction tags and normalised text.
+func sameFeatures(a, b *summary) bool {
+	return slices.Equal(a.bghash, b.bghash) && slices.Equal(a.ctags, b.ctags) && a.cnorm == b.cnorm
+}
+
 // capKeyOf is what the cap order reads of an active summary.
 func capKeyOf(s *summary) capKey {
 	return capKey{active: true, promoted: s.Status == StatusPromoted,
@@ -263,26 +310,41 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 		// near entry holds one of any |a| − ⌈t·|a|⌉ + 1 bigrams of the
 		// lesson, and so the hash of one of them: probing the rarest
 		// hashes of the pool finds every near entry (+1 for rounding).
-		hs := make([]uint64, 0, len(lf.bghash))
+		//
+		// Counting makes the filter stronger at the same cost: a near
+		// entry misses at most miss of the lesson's bigrams (rounding
+		// allowed for), so of any r distinct hashes of the lesson it holds
+		// at least r − miss (each hash it lacks is at least one bigram it
+		// lacks). Probing the rarest miss+3 hashes, only entries holding
+		// three of them are compared: an entry sharing a common bigram or
+		// two with the lesson is no longer a candidate, so the comparisons
+		// (a random memory access each) no longer grow with the pool; the
+		// lists walked cost an increment per entry.
+		hs := make([][]int32, 0, len(lf.bghash)) // the lists of the lesson's distinct hashes
 		for i, h := range lf.bghash {
 			if i == 0 || h != lf.bghash[i-1] {
-				hs = append(hs, h)
+				hs = append(hs, p.byHash[h])
 			}
 		}
-		k := len(lf.bigrams) - int(math.Ceil(threshold*float64(len(lf.bigrams)))) + 2
-		if k < len(hs) {
-			slices.SortFunc(hs, func(a, b uint64) int { return cmp.Compare(len(p.byHash[a]), len(p.byHash[b])) })
-			hs = hs[:max(1, k)]
+		miss := len(lf.bigrams) - int(math.Ceil(threshold*float64(len(lf.bigrams)))) + 1
+		if r := miss + 3; r < len(hs) {
+			slices.SortStableFunc(hs, func(a, b []int32) int { return cmp.Compare(len(a), len(b)) })
+			hs = hs[:max(1, r)]
 		}
-		for _, h := range hs {
-			for _, slot := range p.byHash[h] {
+		need := int32(max(1, len(hs)-miss))
+		var seen []int32
+		for _, list := range hs {
+			for _, slot := range list {
 				if p.counts[slot] == 0 {
-					p.counts[slot] = 1
-					cand = append(cand, slot)
+					seen = append(seen, slot)
 				}
+				p.counts[slot]++
 			}
 		}
-		for _, slot := range cand {
+		for _, slot := range seen {
+			if p.counts[slot] >= need {
+				cand = append(cand, slot)
+			}
 			p.counts[slot] = 0
 		}
 	}
@@ -419,12 +481,43 @@ type poolTx struct {
 	held  map[string]*poolState // by summary scope
 	// journal records every pool version change (bumpPoolVersion).
 	journal *poolJournal
+	// reads holds what this event read or wrote, by key: a fold reads
+	// some keys many times (a pool's clock and version, an entry's index
+	// and aging record, once per save). INVARIANT: reads[k] is what the
+	// Tx holds under k: every write of the event goes through the poolTx.
+	reads map[string]txValue
+}
+
+// txValue is a key's value in the Tx (ok false: absent).
+type txValue struct {
+	v  []byte
+	ok bool
+}
+
+func (t *poolTx) Get(key []byte) ([]byte, bool, error) {
+	if r, hit := t.reads[string(key)]; hit {
+		return r.v, r.ok, nil
+	}
+	v, ok, err := t.Tx.Get(key)
+	if err != nil {
+		return nil, false, err
+	}
+	t.remember(key, v, ok)
+	return v, ok, nil
+}
+
+func (t *poolTx) remember(key, v []byte, ok bool) {
+	if t.reads == nil {
+		t.reads = map[string]txValue{}
+	}
+	t.reads[string(key)] = txValue{v: v, ok: ok}
 }
 
 func (t *poolTx) Set(key, value []byte) error {
 	if err := t.Tx.Set(key, value); err != nil {
 		return err
 	}
+	t.remember(key, append([]byte(nil), value...), true)
 	return t.observe(key, value, false)
 }
 
@@ -432,6 +525,7 @@ func (t *poolTx) Delete(key []byte) error {
 	if err := t.Tx.Delete(key); err != nil {
 		return err
 	}
+	t.remember(key, nil, false)
 	return t.observe(key, nil, true)
 }
 
@@ -448,6 +542,35 @@ func (t *poolTx) observe(key, value []byte, del bool) error {
 	return p.apply(scope, k, value, del)
 }
 
+// setSummary writes the summary s of an entry (enc: s encoded) under key
+// and deletes old, the entry's previous summary key ("": none, or key),
+// in the same pool; the held pool state takes s as it is instead of
+// decoding enc again.
+//
+// REQUIRES: s equals decodeSummary(enc) in every field the pool state
+// reads (summaryOf then heldSummary).
+func (t *poolTx) setSummary(key, old string, enc []byte, s *summary) error {
+	if err := t.Tx.Set([]byte(key), enc); err != nil {
+		return err
+	}
+	t.remember([]byte(key), enc, true)
+	if old != "" && old != key {
+		if err := t.Tx.Delete([]byte(old)); err != nil {
+			return err
+		}
+		t.remember([]byte(old), nil, false)
+	}
+	p := t.held[poolOfSummaryKey(key)]
+	if p == nil {
+		return nil
+	}
+	if old == key {
+		old = ""
+	}
+	p.replace(old, key, s, strings.HasPrefix(key, poolVersionKey(poolOfSummaryKey(key))+"/"))
+	return nil
+}
+
 // pool returns the state of the pool of summary scope scope, as the Tx
 // sees it: held already, else taken from foldPools at the Tx's version,
 // else read from the Tx.
@@ -455,7 +578,7 @@ func (t *poolTx) pool(scope string) (*poolState, error) {
 	if p := t.held[scope]; p != nil {
 		return p, nil
 	}
-	v, _, err := t.Tx.Get([]byte(poolVersionKey(scope)))
+	v, _, err := t.Get([]byte(poolVersionKey(scope)))
 	if err != nil {
 		return nil, err
 	}

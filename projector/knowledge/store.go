@@ -194,7 +194,8 @@ func saveEntry(tx *poolTx, e *Entry) error {
 		return err
 	}
 	sk := summaryKey(e)
-	enc := summaryOf(e).encode()
+	s := summaryOf(e)
+	enc := s.encode()
 	cur, ok, err := tx.Get([]byte(pfxIndex + e.ID))
 	if err != nil {
 		return err
@@ -217,12 +218,19 @@ func saveEntry(tx *poolTx, e *Entry) error {
 	}
 	deleted := ""
 	if ok && csk != sk && csk != "" {
-		if err := tx.Delete([]byte(csk)); err != nil {
-			return err
-		}
 		deleted = csk
 	}
 	pool := sumScope(e.Tier, e.Project)
+	if deleted != "" && poolOfSummaryKey(deleted) != pool {
+		if err := tx.setSummary(sk, "", enc, s.asDecoded()); err != nil {
+			return err
+		}
+		if err := tx.Delete([]byte(deleted)); err != nil {
+			return err
+		}
+	} else if err := tx.setSummary(sk, deleted, enc, s.asDecoded()); err != nil {
+		return err
+	}
 	if deleted != "" && poolOfSummaryKey(deleted) != pool {
 		// Not reached while an entry keeps its tier and project; chained
 		// all the same so that no write escapes a version.
@@ -264,7 +272,7 @@ func (t *poolTx) follow(scope string) error {
 	if t.held[scope] != nil || t.pools == nil {
 		return nil
 	}
-	v, _, err := t.Tx.Get([]byte(poolVersionKey(scope)))
+	v, _, err := t.Get([]byte(poolVersionKey(scope)))
 	if err != nil || len(v) == 0 {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -82,6 +83,14 @@ func summaryOf(e *Entry) *summary {
 		features: cachedFeatures(e.Lesson, e.Tags, e.Category)}
 }
 
+// asDecoded returns s as decodeSummary(s.encode()) returns it: counts
+// below zero as zero, the creation time in UTC.
+func (s *summary) asDecoded() *summary {
+	s.Outcomes.Shown, s.Outcomes.Helpful, s.Outcomes.Harmful = max(s.Outcomes.Shown, 0), max(s.Outcomes.Helpful, 0), max(s.Outcomes.Harmful, 0)
+	s.CreatedAt = time.Unix(s.CreatedAt.Unix(), int64(s.CreatedAt.Nanosecond())).UTC()
+	return s
+}
+
 // Features are pure functions of the text, so a memo keyed by the exact
 // text is always right; it saves recomputing them when an entry is saved
 // again (outcomes, sweeps, reinforcements). Bounded: cleared when full.
@@ -92,7 +101,43 @@ var featureMemo = struct {
 
 const featureMemoMax = 16384
 
+// recentFeatures are the last texts cachedFeatures was asked for: a fold
+// asks for the same entry's features at each of its saves, and comparing
+// the strings (the same ones, so equal at their first byte's address) is
+// cheaper than building the memo's key.
+var recentFeatures struct {
+	sync.Mutex
+	ring [8]struct {
+		lesson, category string
+		tags             []string // a copy: callers may change theirs
+		f                features
+	}
+	next int
+}
+
 func cachedFeatures(lesson string, tags []string, category string) features {
+	recentFeatures.Lock()
+	for i := range recentFeatures.ring {
+		r := &recentFeatures.ring[i]
+		if r.lesson == lesson && r.category == category && slices.Equal(r.tags, tags) && r.f.bigrams != nil {
+			f := r.f
+			recentFeatures.Unlock()
+			return f
+		}
+	}
+	recentFeatures.Unlock()
+	f := memoFeatures(lesson, tags, category)
+	if f.bigrams != nil { // texts without bigrams are rare: not kept
+		recentFeatures.Lock()
+		r := &recentFeatures.ring[recentFeatures.next]
+		recentFeatures.next = (recentFeatures.next + 1) % len(recentFeatures.ring)
+		r.lesson, r.category, r.tags, r.f = lesson, category, append(r.tags[:0:0], tags...), f
+		recentFeatures.Unlock()
+	}
+	return f
+}
+
+func memoFeatures(lesson string, tags []string, category string) features {
 	n := len(lesson) + len(category) + 8
 	for _, t := range tags {
 		n += len(t) + 4

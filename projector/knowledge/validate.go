@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/loredev/lore/safety"
 )
@@ -264,28 +265,14 @@ func Validate(candidate string, existing []Existing, m Meta) Result {
 		return reject(LayerStructural, ReasonConfidence)
 	}
 
-	// Layer 2 — content safety. Commands and security on the normalised,
-	// lower-cased text; injection and secrets on the original text.
+	// Layer 2 — content safety.
+	sv := cachedSafety(candidate)
+	if sv.reason != "" {
+		return reject(LayerSafety, sv.reason)
+	}
 	var warnings []Issue
-	st := &safetyInput{s: safetyText(candidate)}
-	if _, bad := safety.Command(candidate); bad {
-		return reject(LayerSafety, ReasonDangerous)
-	}
-	if anyMatch(dangerousWarnings, st) {
+	if sv.warn {
 		warnings = append(warnings, Issue{LayerSafety, ReasonDangerousWarn, SeverityWarning})
-	}
-	if anyMatch(securityDegrading, st) {
-		return reject(LayerSafety, ReasonSecurity)
-	}
-	ct := &safetyInput{s: candidate}
-	if anyMatch(injection, ct) {
-		return reject(LayerSafety, ReasonInjection)
-	}
-	if kind, bad := safety.Instruction(candidate); bad {
-		return reject(LayerSafety, ReasonInjection+": "+kind)
-	}
-	if kind := SecretKind(candidate); kind != "" {
-		return reject(LayerSafety, ReasonSecret+": "+kind)
 	}
 
 	// Layer 3 — semantic: warnings only.
@@ -308,6 +295,68 @@ func Validate(candidate string, existing []Existing, m Meta) Result {
 		r.Layer, r.Reason, r.Severity = warnings[0].Layer, warnings[0].Reason, SeverityWarning
 	}
 	return r
+}
+
+// safetyVerdict is layer 2's verdict on a text: the reason it is
+// rejected ("" when it passes) and whether it carries the dangerous-command
+// warning.
+type safetyVerdict struct {
+	reason string
+	warn   bool
+}
+
+// safetyOf runs layer 2 on candidate: commands and security on the
+// normalised, lower-cased text; injection and secrets on the original
+// text. A warning never skips the later checks.
+func safetyOf(candidate string) safetyVerdict {
+	var v safetyVerdict
+	st := &safetyInput{s: safetyText(candidate)}
+	if _, bad := safety.Command(candidate); bad {
+		return safetyVerdict{reason: ReasonDangerous}
+	}
+	v.warn = anyMatch(dangerousWarnings, st)
+	if anyMatch(securityDegrading, st) {
+		return safetyVerdict{reason: ReasonSecurity}
+	}
+	ct := &safetyInput{s: candidate}
+	if anyMatch(injection, ct) {
+		return safetyVerdict{reason: ReasonInjection}
+	}
+	if kind, bad := safety.Instruction(candidate); bad {
+		return safetyVerdict{reason: ReasonInjection + ": " + kind}
+	}
+	if kind := SecretKind(candidate); kind != "" {
+		return safetyVerdict{reason: ReasonSecret + ": " + kind}
+	}
+	return v
+}
+
+// The safety verdict is a pure function of the text, so a memo keyed by
+// the exact text is always right; it saves running the rules again on a
+// lesson validated once already (its hive promotion, a restore, a
+// rescan). Bounded: cleared when full.
+var safetyMemo = struct {
+	sync.Mutex
+	m map[string]safetyVerdict
+}{m: map[string]safetyVerdict{}}
+
+const safetyMemoMax = 16384
+
+func cachedSafety(candidate string) safetyVerdict {
+	safetyMemo.Lock()
+	v, ok := safetyMemo.m[candidate]
+	safetyMemo.Unlock()
+	if ok {
+		return v
+	}
+	v = safetyOf(candidate)
+	safetyMemo.Lock()
+	if len(safetyMemo.m) >= safetyMemoMax {
+		clear(safetyMemo.m)
+	}
+	safetyMemo.m[candidate] = v
+	safetyMemo.Unlock()
+	return v
 }
 
 var techWords = setOf("git", "docker", "typescript", "bun", "vitest", "node", "python", "react", "sql",

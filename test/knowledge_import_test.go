@@ -1,0 +1,191 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/projector/knowledge"
+	"github.com/loredev/lore/test/natstest"
+)
+
+// trickyJSONL is a knowledge.jsonl of n lines mixing what an import's
+// report distinguishes: new lessons, near-duplicates of earlier ones
+// (dropped), lessons the validator rejects, lines repeated in the same
+// request and in a later one, an original id reused with other content,
+// and old lessons (promoted to the hive by age, over the caps).
+func trickyJSONL(n int) []byte {
+	rng := rand.New(rand.NewPCG(11, uint64(n)))
+	var lines [][]byte
+	for i := range n {
+		id := fmt.Sprintf("t-%05d", i)
+		lesson := fmt.Sprintf("lesson %d: %s", i, benchkit.Lesson(rng))
+		switch {
+		case i%17 == 5 && i > 20: // a near-duplicate of an earlier lesson
+			lesson = fmt.Sprintf("lesson %d: %s", i-15, "use the same words as before to make a near duplicate here")
+		case i%23 == 7: // rejected: too short
+			lesson = "too short"
+		case i%29 == 3: // rejected: a dangerous command
+			lesson = fmt.Sprintf("lesson %d: clean the disk with rm -rf / before every run", i)
+		case i%31 == 11 && i > 40: // an original id used before, other content
+			id = fmt.Sprintf("t-%05d", i-37)
+		}
+		if i%17 == 4 && i+1 < n { // the template the near-duplicates follow
+			lesson = fmt.Sprintf("lesson %d: %s", i-14, "use the same words as before to make a near duplicate here")
+		}
+		created := "2026-11-01T00:00:00Z"
+		if i%3 == 0 {
+			created = "2025-01-02T03:04:05Z" // old: promoted to the hive by age
+		}
+		line, _ := json.Marshal(map[string]any{"id": id, "lesson": lesson, "category": "debugging",
+			"tags": []string{"import"}, "confidence": 0.7, "status": "candidate", "created_at": created})
+		lines = append(lines, line)
+		if i%41 == 9 { // the same line again, in the same request
+			lines = append(lines, line)
+		}
+		if i%53 == 13 && len(lines) > 300 { // a line of an earlier request again
+			lines = append(lines, lines[len(lines)-250])
+		}
+	}
+	return append(bytes.Join(lines, []byte("\n")), '\n')
+}
+
+// importFile imports file into a fresh node: with window < 0 each
+// request waits for its reply (the reference), else api.ImportKnowledge
+// with that window.
+func importFile(t *testing.T, file []byte, window int) app.KnowledgeImportResult {
+	nd := startNode(t, node.Config{})
+	runNode(t, nd)
+	svc, err := nd.Serve(api.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Stop() })
+	nc, _ := natstest.Connect(t, nd.ClientURL())
+	cl := api.NewClient(nc)
+	recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
+	if len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	subs := make([]events.KnowledgeSubmitted, len(recs))
+	for i, r := range recs {
+		subs[i] = r.Submission
+	}
+	args := app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}
+	if window >= 0 {
+		res, err := api.ImportKnowledge(context.Background(), cl, args, api.ImportOptions{Window: window})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := app.KnowledgeImportResult{Items: []app.KnowledgeImportItem{}, Promoted: []knowledge.Promotion{}, Archived: []string{}}
+	for i := 0; i < len(subs); i += app.KnowledgeImportChunk {
+		part := args
+		part.Submissions = subs[i:min(i+app.KnowledgeImportChunk, len(subs))]
+		req, err := api.NewRequest(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply struct {
+			Projected bool                      `json:"projected"`
+			Result    app.KnowledgeImportResult `json:"result"`
+		}
+		if err := cl.Call(context.Background(), "knowledge", "import", req, &reply); err != nil || !reply.Projected {
+			t.Fatalf("import: projected %v, %v", reply.Projected, err)
+		}
+		res.Add(reply.Result, i)
+	}
+	return res
+}
+
+// TestKnowledgeImportPipelinedReport: the report of an import whose
+// requests do not wait for their fold (api.ImportKnowledge with a window)
+// and of the CLI's (window 0) is the one requests that each waited give,
+// item by item, with the promotions and cap archives in the same order.
+func TestKnowledgeImportPipelinedReport(t *testing.T) {
+	t.Parallel()
+	file := trickyJSONL(1100)
+	want := importFile(t, file, -1)
+	for _, window := range []int{0, 1, 8} {
+		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
+			checkSameReport(t, want, importFile(t, file, window))
+		})
+	}
+}
+
+func checkSameReport(t *testing.T, want, got app.KnowledgeImportResult) {
+	t.Helper()
+	if want.Pending != 0 || want.Added == 0 || want.Merged == 0 || want.Rejected == 0 || want.Existing == 0 ||
+		len(want.Promoted) == 0 || len(want.Archived) == 0 {
+		t.Fatalf("the file does not exercise the report: %+v", struct {
+			Added, Merged, Rejected, Existing, Pending, Promoted, Archived int
+		}{want.Added, want.Merged, want.Rejected, want.Existing, want.Pending, len(want.Promoted), len(want.Archived)})
+	}
+	t.Logf("added %d merged %d rejected %d existing %d promoted %d archived %d", want.Added, want.Merged, want.Rejected, want.Existing, len(want.Promoted), len(want.Archived))
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if !bytes.Equal(wb, gb) {
+		for i := range min(len(want.Items), len(got.Items)) {
+			if a, b := fmt.Sprint(want.Items[i]), fmt.Sprint(got.Items[i]); a != b {
+				t.Errorf("item %d: waiting for each request %s, pipelined %s", i, a, b)
+				break
+			}
+		}
+		t.Fatalf("reports differ:\nwaiting for each request: added %d merged %d rejected %d existing %d pending %d promoted %d archived %d\npipelined: added %d merged %d rejected %d existing %d pending %d promoted %d archived %d",
+			want.Added, want.Merged, want.Rejected, want.Existing, want.Pending, len(want.Promoted), len(want.Archived),
+			got.Added, got.Merged, got.Rejected, got.Existing, got.Pending, len(got.Promoted), len(got.Archived))
+	}
+}
+
+// TestKnowledgeDecisions: knowledge.decisions answers, for each event id
+// asked, what the fold decided (pending for one it never folded), and
+// refuses a request without ids or with too many with code 400 naming
+// the field.
+func TestKnowledgeDecisions(t *testing.T) {
+	t.Parallel()
+	nd := startNode(t, node.Config{})
+	runNode(t, nd)
+	svc, err := nd.Serve(api.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Stop() })
+	nc, _ := natstest.Connect(t, nd.ClientURL())
+	cl := api.NewClient(nc)
+	ctx := context.Background()
+	req, _ := api.NewRequest(events.KnowledgeSubmitted{Lesson: "use context deadlines when a worker calls the queue", Category: "debugging"})
+	var added struct {
+		Result app.KnowledgeAddResult `json:"result"`
+	}
+	if err := cl.Call(ctx, "knowledge", "add", req, &added); err != nil || added.Result.Outcome != knowledge.OutcomeAdded {
+		t.Fatalf("add: %+v, %v", added.Result, err)
+	}
+	req, _ = api.NewRequest(app.KnowledgeDecisionsArgs{EventIDs: []string{added.Result.EventID, "never-appended"}})
+	var got app.KnowledgeDecisionsResult
+	if err := cl.Call(ctx, "knowledge", "decisions", req, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Decisions) != 2 || got.Decisions[0].Outcome != knowledge.OutcomeAdded || got.Decisions[0].ID != added.Result.ID ||
+		got.Decisions[1].Outcome != app.OutcomePending || got.Decisions[1].EventID != "never-appended" {
+		t.Fatalf("decisions = %+v", got.Decisions)
+	}
+	for _, bad := range []map[string]any{{}, {"event_ids": []string{}}, {"event_ids": make([]string, app.MaxDecisionsPerRequest+1)},
+		{"event_ids": []string{""}}, {"event_ids": []string{"x"}, "ids": 1}} {
+		req, _ := api.NewRequest(bad)
+		err := cl.Call(ctx, "knowledge", "decisions", req, nil)
+		if !errors.Is(err, app.ErrBadRequest) || !strings.Contains(err.Error(), "event_ids") && !strings.Contains(err.Error(), "\"ids\"") {
+			t.Errorf("decisions %v: err %v, want a bad request naming the field", bad, err)
+		}
+	}
+}
