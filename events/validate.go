@@ -348,16 +348,20 @@ func ValidateEnvelope(ev *Event) error {
 // the bytes, and each event is checked at several doors of one process
 // (the command's arguments, the appender, the projector reading it back),
 // so the later ones skip them. The Go decode and the payload's Check still
-// run every time (their results are the payload). Bounded: cleared when
-// full.
+// run every time (their results are the payload). Bounded by count and by
+// bytes (the keys hold whole payloads): cleared when either is full.
 var cleanData = verdicts{m: map[string]struct{}{}}
 
 type verdicts struct {
-	mu sync.Mutex
-	m  map[string]struct{} // type + NUL + data; guarded by mu
+	mu    sync.Mutex
+	m     map[string]struct{} // type + NUL + data; guarded by mu
+	bytes int                 // the keys' total length; guarded by mu
 }
 
-const verdictsMax = 8192
+const (
+	verdictsMax      = 8192
+	verdictsMaxBytes = 8 << 20
+)
 
 func (v *verdicts) has(typ string, data []byte) bool {
 	if len(data) > 64<<10 {
@@ -376,10 +380,14 @@ func (v *verdicts) add(typ string, data []byte) {
 	}
 	k := verdictKey(typ, data)
 	v.mu.Lock()
-	if len(v.m) >= verdictsMax {
+	if len(v.m) >= verdictsMax || v.bytes+len(k) > verdictsMaxBytes {
 		clear(v.m)
+		v.bytes = 0
 	}
-	v.m[k] = struct{}{}
+	if _, dup := v.m[k]; !dup {
+		v.m[k] = struct{}{}
+		v.bytes += len(k)
+	}
 	v.mu.Unlock()
 }
 
