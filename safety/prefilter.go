@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"math/bits"
 	"regexp/syntax"
 	"strings"
 )
@@ -146,6 +147,32 @@ type posSet []uint64
 
 func (p posSet) has(i int) bool { return p[i>>6]&(1<<(i&63)) != 0 }
 func (p posSet) add(i int)      { p[i>>6] |= 1 << (i & 63) }
+
+// first is the smallest position in p, -1 when p is empty.
+func (p posSet) first() int {
+	for w, x := range p {
+		if x != 0 {
+			return w<<6 + bits.TrailingZeros64(x)
+		}
+	}
+	return -1
+}
+
+// fill adds the positions from..to (both included).
+func (p posSet) fill(from, to int) {
+	fw, tw := from>>6, to>>6
+	lo, hi := ^uint64(0)<<(from&63), ^uint64(0)>>(63-to&63)
+	if fw == tw {
+		p[fw] |= lo & hi
+		return
+	}
+	p[fw] |= lo
+	for w := fw + 1; w < tw; w++ {
+		p[w] = ^uint64(0)
+	}
+	p[tw] |= hi
+}
+
 func (p posSet) empty() bool {
 	for _, w := range p {
 		if w != 0 {
@@ -192,13 +219,8 @@ func (s *scan) step(l *link, in posSet) posSet {
 	out := s.newSet()
 	switch {
 	case l.gap:
-		for i := 0; i <= n; i++ {
-			if in.has(i) {
-				for j := i; j <= n; j++ {
-					out.add(j)
-				}
-				break
-			}
+		if i := in.first(); i >= 0 {
+			out.fill(i, n)
 		}
 	case l.alts != nil:
 		for _, a := range l.alts {
@@ -250,9 +272,7 @@ func (c chain) passes(text, lower string, ascii bool, sc *scan) bool {
 	sc.text, sc.lower, sc.words, sc.used = text, lower, len(text)/64+1, 0
 	defer func() { sc.text, sc.lower = "", "" }()
 	start := sc.newSet() // a match may start anywhere
-	for i := 0; i <= len(text); i++ {
-		start.add(i)
-	}
+	start.fill(0, len(text))
 	return !sc.run(c, start).empty()
 }
 
