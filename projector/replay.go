@@ -66,6 +66,9 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	}
 	f.Parallel()
 	defer f.Close()
+	// syncing waits for the fsync of the last batch written.
+	syncing := noWait
+	defer func() { _ = syncing() }()
 	commit := func() error {
 		poison, err := f.Settle()
 		if err != nil {
@@ -78,8 +81,16 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 				o.OnPoison(p.Seq, p.Err)
 			}
 		}
-		_, err = f.Commit()
-		return err
+		// A batch's fsync runs while the next batch folds: it is waited
+		// for once the next batch is written (the last one's before
+		// Replay returns), in commit order.
+		_, durable, err := f.commitVisible()
+		if err != nil {
+			return err
+		}
+		prev := syncing
+		syncing = durable
+		return prev()
 	}
 	stats.Seq = f.Seq()
 	if f.Seq() >= target {
@@ -155,6 +166,11 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 		}
 	}
 	if err := commit(); err != nil {
+		return stats, err
+	}
+	last := syncing
+	syncing = noWait
+	if err := last(); err != nil {
 		return stats, err
 	}
 	if o.Progress != nil {
