@@ -52,6 +52,11 @@ func (f *Folder) foldedSeq(id string) (uint64, bool, error) {
 	if seq, ok := f.ids[id]; ok {
 		return seq, true, nil
 	}
+	if f.writing != nil {
+		if seq, ok := f.writing.ids[id]; ok {
+			return seq, true, nil
+		}
+	}
 	return getSeq(f.store.db, eventIDKey(id))
 }
 

@@ -66,10 +66,9 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	}
 	f.Parallel()
 	defer f.Close()
-	// syncing waits for the fsync of the last batch written.
-	syncing := noWait
-	defer func() { _ = syncing() }()
-	commit := func() error {
+	// Each batch is written while the next one folds (CommitAsync); the
+	// last one is committed and made durable before Replay returns.
+	commit := func(last bool) error {
 		poison, err := f.Settle()
 		if err != nil {
 			return err
@@ -81,16 +80,11 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 				o.OnPoison(p.Seq, p.Err)
 			}
 		}
-		// A batch's fsync runs while the next batch folds: it is waited
-		// for once the next batch is written (the last one's before
-		// Replay returns), in commit order.
-		_, durable, err := f.commitVisible()
-		if err != nil {
+		if last {
+			_, err = f.Commit()
 			return err
 		}
-		prev := syncing
-		syncing = durable
-		return prev()
+		return f.CommitAsync()
 	}
 	stats.Seq = f.Seq()
 	if f.Seq() >= target {
@@ -156,7 +150,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			if err := ctx.Err(); err != nil {
 				return stats, err
 			}
-			if err := commit(); err != nil {
+			if err := commit(false); err != nil {
 				return stats, err
 			}
 		}
@@ -165,12 +159,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			lastReport = time.Now()
 		}
 	}
-	if err := commit(); err != nil {
-		return stats, err
-	}
-	last := syncing
-	syncing = noWait
-	if err := last(); err != nil {
+	if err := commit(true); err != nil {
 		return stats, err
 	}
 	if o.Progress != nil {
