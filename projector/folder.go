@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bits-and-blooms/bloom/v3"
 	json "github.com/goccy/go-json"
 
 	"github.com/loredev/lore/events"
@@ -45,8 +46,11 @@ type Folder struct {
 	announce        bool
 	// ids are the ids of the events folded since the last commit, with
 	// their sequences; Commit writes them to the id index.
-	ids  map[string]uint64
-	dups uint64 // events passed over as duplicates (see Duplicates)
+	ids map[string]uint64
+	// idFilter holds every id this folder recorded, when the store's id
+	// index was empty as it started (nil otherwise; see newIDFilter).
+	idFilter *bloom.BloomFilter
+	dups     uint64 // events passed over as duplicates (see Duplicates)
 	// times is the folder's side of the time index (timeindex.go).
 	times timeIndex
 
@@ -123,8 +127,12 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
+	filter, err := newIDFilter(store.db)
+	if err != nil {
+		return nil, err
+	}
 	f := &Folder{store: store, committed: cp, seq: cp, liveFrom: lf, sys: newBatchOverlay(), announce: announce,
-		ids: map[string]uint64{}}
+		ids: map[string]uint64{}, idFilter: filter}
 	for i, m := range models {
 		f.lanes = append(f.lanes, &lane{i: i, model: m, prefix: []byte(modelPrefix + m.Name() + "/"),
 			store: store, batch: newBatchOverlay()})
@@ -227,7 +235,7 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 		f.queue = append(f.queue, q)
 		f.unsettled = true
 		// Recorded when handed over: Settle takes it back if a lane refuses it.
-		f.ids[ev.ID] = ev.Seq
+		f.noteID(ev.ID, ev.Seq)
 		for _, l := range f.lanes {
 			l.in <- laneWork{q: q}
 		}
@@ -263,7 +271,7 @@ func (f *Folder) foldInline(ev *events.Event, data events.Payload) error {
 			}
 		}
 	}
-	f.ids[ev.ID] = ev.Seq
+	f.noteID(ev.ID, ev.Seq)
 	return nil
 }
 
