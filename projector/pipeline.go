@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,7 +36,9 @@ type delivery struct {
 // a pure function of the message and costs more than reading it, so
 // several messages are decoded at once; the order of out is the order of
 // Next whatever order the decoders finish in.
-func pump(it jetstream.MessagesContext, out chan<- delivery, done <-chan struct{}, decoders, buffer int) {
+//
+// decoding counts the messages read and not yet handed over.
+func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders, buffer int) {
 	todo := make(chan *slot, buffer)
 	order := make(chan *slot, buffer)
 	for range decoders {
@@ -62,6 +65,7 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, done <-chan struct{
 				}
 				select {
 				case out <- s.d:
+					decoding.Add(-1)
 				case <-done:
 					return
 				}
@@ -76,6 +80,7 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, done <-chan struct{
 	for {
 		s := &slot{ready: make(chan struct{})}
 		s.d.msg, s.d.err = it.Next()
+		decoding.Add(1)
 		if s.d.err != nil {
 			close(s.ready)
 		} else {
@@ -132,13 +137,15 @@ func decodePayload(ev *events.Event) (events.Payload, error) {
 	return events.Check(ev)
 }
 
-// startPump runs pump on a new goroutine; stop stops the iterator and the
-// goroutine.
-func startPump(it jetstream.MessagesContext, buffer int) (deliveries <-chan delivery, stop func()) {
+// startPump runs pump on new goroutines; decoding is the number of
+// messages read and not yet delivered; stop stops the iterator and the
+// goroutines.
+func startPump(it jetstream.MessagesContext, buffer int) (deliveries <-chan delivery, decoding *atomic.Int64, stop func()) {
 	ch := make(chan delivery, buffer)
 	done := make(chan struct{})
-	go pump(it, ch, done, max(runtime.GOMAXPROCS(0), 1), buffer)
-	return ch, func() { it.Stop(); close(done) }
+	decoding = new(atomic.Int64)
+	go pump(it, ch, decoding, done, max(runtime.GOMAXPROCS(0), 1), buffer)
+	return ch, decoding, func() { it.Stop(); close(done) }
 }
 
 // errNoMessage reports a wait for the next delivery that timed out.

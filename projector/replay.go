@@ -102,7 +102,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	if err != nil {
 		return stats, fmt.Errorf("replay consume: %w", err)
 	}
-	deliveries, stop := startPump(it, 1000)
+	deliveries, _, stop := startPump(it, 1000)
 	defer stop()
 	lastReport := time.Now()
 	for f.Seq() < target {
