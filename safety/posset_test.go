@@ -3,7 +3,8 @@ package safety
 import "testing"
 
 // TestPosSetFillAndFirst checks the word-wide operations of a position
-// set against adding positions one by one, at every word boundary.
+// set (fill, first, next) against adding and testing positions one by
+// one, at every word boundary.
 func TestPosSetFillAndFirst(t *testing.T) {
 	const n = 200
 	words := n/64 + 1
@@ -25,6 +26,22 @@ func TestPosSetFillAndFirst(t *testing.T) {
 			if f := got.first(); f != from {
 				t.Fatalf("first after fill(%d, %d) = %d", from, to, f)
 			}
+		}
+	}
+	sparse := make(posSet, words)
+	for _, i := range []int{0, 1, 63, 64, 130, n} {
+		sparse.add(i)
+	}
+	for i := 0; i <= n+64; i++ {
+		want := -1
+		for j := i; j <= n; j++ {
+			if sparse.has(j) {
+				want = j
+				break
+			}
+		}
+		if got := sparse.next(i); got != want {
+			t.Fatalf("next(%d) = %d, want %d", i, got, want)
 		}
 	}
 	if f := make(posSet, words).first(); f != -1 {

@@ -158,6 +158,24 @@ func (p posSet) first() int {
 	return -1
 }
 
+// next is the smallest position >= i in p, -1 when there is none.
+func (p posSet) next(i int) int {
+	w := i >> 6
+	if w >= len(p) {
+		return -1
+	}
+	x := p[w] &^ (1<<(i&63) - 1)
+	for {
+		if x != 0 {
+			return w<<6 + bits.TrailingZeros64(x)
+		}
+		if w++; w == len(p) {
+			return -1
+		}
+		x = p[w]
+	}
+}
+
 // fill adds the positions from..to (both included).
 func (p posSet) fill(from, to int) {
 	fw, tw := from>>6, to>>6
@@ -231,25 +249,30 @@ func (s *scan) step(l *link, in posSet) posSet {
 		}
 	case l.class != nil:
 		// e is an end when some start in in, at least min bytes before
-		// it, begins a run of class bytes reaching e.
+		// it, begins a run of class bytes reaching e. Outside a run, the
+		// walk jumps to the next start.
 		earliest := -1
-		for e := 0; e <= n; e++ {
-			if earliest < 0 && in.has(e) {
-				earliest = e
+		for e := in.next(0); e >= 0 && e <= n; {
+			if earliest < 0 {
+				earliest = e // e is in in
 			}
-			if earliest >= 0 && e-earliest >= l.min {
+			if e-earliest >= l.min {
 				out.add(e)
 			}
 			if e < n && !l.class[s.text[e]] {
 				earliest = -1
+				e = in.next(e + 1)
+				continue
 			}
+			e++
 		}
 	default:
 		t := s.text
 		if l.fold {
 			t = s.lower
 		}
-		for i := 0; i+len(l.lit) <= n; i++ {
+		// An occurrence before the first start cannot follow one.
+		for i := max(in.first(), 0); i+len(l.lit) <= n; i++ {
 			j := strings.Index(t[i:], l.lit) // the next occurrence, found fast
 			if j < 0 {
 				break
