@@ -38,9 +38,13 @@ type delivery struct {
 // Next whatever order the decoders finish in.
 //
 // decoding counts the messages read and not yet handed over.
-func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders, buffer int) {
-	todo := make(chan *slot, buffer)
-	order := make(chan *slot, buffer)
+func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int) {
+	// A few messages per decoder between the reader and the sequencer:
+	// what is read ahead of the fold loop is out's buffer and these, so
+	// a replay that stops at a sequence decodes few messages past it.
+	ahead := 4 * decoders
+	todo := make(chan *slot, ahead)
+	order := make(chan *slot, ahead)
 	for range decoders {
 		go func() {
 			for {
@@ -144,7 +148,7 @@ func startPump(it jetstream.MessagesContext, buffer int) (deliveries <-chan deli
 	ch := make(chan delivery, buffer)
 	done := make(chan struct{})
 	decoding = new(atomic.Int64)
-	go pump(it, ch, decoding, done, max(runtime.GOMAXPROCS(0), 1), buffer)
+	go pump(it, ch, decoding, done, max(runtime.GOMAXPROCS(0), 1))
 	return ch, decoding, func() { it.Stop(); close(done) }
 }
 
