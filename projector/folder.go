@@ -1,14 +1,13 @@
 package projector
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/bits-and-blooms/bloom/v3"
 	json "github.com/goccy/go-json"
 
 	"github.com/loredev/lore/events"
@@ -47,8 +46,11 @@ type Folder struct {
 	announce        bool
 	// ids are the ids of the events folded since the last commit, with
 	// their sequences; Commit writes them to the id index.
-	ids  map[string]uint64
-	dups uint64 // events passed over as duplicates (see Duplicates)
+	ids map[string]uint64
+	// idFilter holds every id this folder recorded, when the store's id
+	// index was empty as it started (nil otherwise; see newIDFilter).
+	idFilter *bloom.BloomFilter
+	dups     uint64 // events passed over as duplicates (see Duplicates)
 	// times is the folder's side of the time index (timeindex.go).
 	times timeIndex
 
@@ -59,6 +61,9 @@ type Folder struct {
 	queue     []*queued
 	settled   int // queue[:settled] was checked by Settle
 	unsettled bool
+
+	// writing is the batch CommitAsync handed to its writer (nil: none).
+	writing *writing
 }
 
 // lane is one model's side of a Folder.
@@ -68,9 +73,12 @@ type lane struct {
 	prefix []byte
 	store  *Store
 	batch  *batchOverlay // writes of folded, uncommitted events, the current one's included
-	undo   []undoEntry   // how to take the current event's writes back out of batch
-	emits  []Derived     // the current event's announcements
-	seq    uint64        // the event folding
+	// writing is the batch CommitAsync is writing (nil when none), read
+	// under batch; spare is an empty overlay kept for the next swap.
+	writing, spare *batchOverlay
+	undo           []undoEntry // how to take the current event's writes back out of batch
+	emits          []Derived   // the current event's announcements
+	seq            uint64      // the event folding
 
 	in     chan laneWork // Parallel only
 	failed bool          // Parallel: an event failed since the last settle
@@ -119,8 +127,12 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
+	filter, err := newIDFilter(store.db)
+	if err != nil {
+		return nil, err
+	}
 	f := &Folder{store: store, committed: cp, seq: cp, liveFrom: lf, sys: newBatchOverlay(), announce: announce,
-		ids: map[string]uint64{}}
+		ids: map[string]uint64{}, idFilter: filter}
 	for i, m := range models {
 		f.lanes = append(f.lanes, &lane{i: i, model: m, prefix: []byte(modelPrefix + m.Name() + "/"),
 			store: store, batch: newBatchOverlay()})
@@ -152,6 +164,7 @@ func (f *Folder) Parallel() {
 // not folded yet are dropped (they were not committed). The folder is not
 // used after.
 func (f *Folder) Close() {
+	_ = f.waitWriting() // a failure was (or will never be) reported by a commit
 	if f.parallel {
 		f.lanes[0].closed.Store(true)
 		for _, l := range f.lanes {
@@ -222,7 +235,7 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 		f.queue = append(f.queue, q)
 		f.unsettled = true
 		// Recorded when handed over: Settle takes it back if a lane refuses it.
-		f.ids[ev.ID] = ev.Seq
+		f.noteID(ev.ID, ev.Seq)
 		for _, l := range f.lanes {
 			l.in <- laneWork{q: q}
 		}
@@ -258,7 +271,7 @@ func (f *Folder) foldInline(ev *events.Event, data events.Payload) error {
 			}
 		}
 	}
-	f.ids[ev.ID] = ev.Seq
+	f.noteID(ev.ID, ev.Seq)
 	return nil
 }
 
@@ -469,6 +482,9 @@ func (f *Folder) commitVisible() (n int, durable func() error, err error) {
 		// before their batch commits.
 		return 0, noWait, errUnsettled
 	}
+	if err := f.waitWriting(); err != nil {
+		return 0, noWait, err
+	}
 	writes := f.sys.len() + len(f.ids)
 	for _, l := range f.lanes {
 		writes += l.batch.len()
@@ -476,60 +492,11 @@ func (f *Folder) commitVisible() (n int, durable func() error, err error) {
 	if f.seq == f.committed && writes == 0 {
 		return 0, noWait, nil
 	}
-	b := f.store.db.NewBatch()
-	closeBatch := true
-	defer func() {
-		if closeBatch {
-			b.Close()
-		}
-	}()
-	for _, o := range append([]*batchOverlay{f.sys}, f.laneBatches()...) {
-		for k, v := range o.vals {
-			var err error
-			if v.del {
-				err = b.Delete([]byte(k), nil)
-			} else {
-				err = b.Set([]byte(k), v.v, nil)
-			}
-			if err != nil {
-				return 0, noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
-			}
-		}
-	}
-	for id, seq := range f.ids {
-		if err := b.Set([]byte(eventIDKey(id)), u64(seq), nil); err != nil {
-			return 0, noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
-		}
+	durable, err = f.store.writeBatch(append([]*batchOverlay{f.sys}, f.laneBatches()...), f.ids, f.outbox, f.seq)
+	if err != nil {
+		return 0, noWait, err
 	}
 	n = len(f.outbox)
-	for i, e := range f.outbox {
-		raw, err := json.Marshal(e)
-		if err != nil {
-			return 0, noWait, fmt.Errorf("outbox: %w", err)
-		}
-		if err := b.Set(outboxKey(e.Cause, i), raw, nil); err != nil {
-			return 0, noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
-		}
-	}
-	if err := b.Set([]byte(sysCheckpoint), u64(f.seq), nil); err != nil {
-		return 0, noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
-	}
-	durable = noWait
-	if f.store.sync {
-		if err := f.store.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-			return 0, noWait, fmt.Errorf("%w: commit: %v", ErrStorage, err)
-		}
-		closeBatch = false
-		durable = func() error {
-			defer b.Close()
-			if err := b.SyncWait(); err != nil {
-				return fmt.Errorf("%w: commit sync: %v", ErrStorage, err)
-			}
-			return nil
-		}
-	} else if err := b.Commit(pebble.NoSync); err != nil {
-		return 0, noWait, fmt.Errorf("%w: commit: %v", ErrStorage, err)
-	}
 	f.committed = f.seq
 	f.sys.clear()
 	clear(f.ids)
@@ -560,84 +527,6 @@ func outboxKey(seq uint64, n int) []byte {
 }
 
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
-
-// modelTx is the Tx of one model while one event folds.
-type modelTx struct{ l *lane }
-
-var _ Tx = modelTx{}
-
-func (t modelTx) full(key []byte) string { return string(t.l.prefix) + string(key) }
-
-func (t modelTx) Get(key []byte) ([]byte, bool, error) {
-	k := t.full(key)
-	if v, ok := t.l.batch.get(k); ok {
-		return v.v, !v.del, nil
-	}
-	return dbReader{r: t.l.store.db, prefix: t.l.prefix}.Get(key)
-}
-
-func (t modelTx) Set(key, value []byte) error {
-	t.l.write(t.full(key), overlayVal{v: append([]byte(nil), value...)})
-	return nil
-}
-
-func (t modelTx) Delete(key []byte) error {
-	t.l.write(t.full(key), overlayVal{del: true})
-	return nil
-}
-
-func (t modelTx) Emit(d Derived) { t.l.emits = append(t.l.emits, d) }
-
-func (t modelTx) Seq() uint64 { return t.l.seq }
-
-// Scan merges the committed keys with the batch's writes, in key order.
-func (t modelTx) Scan(prefix []byte, fn func(k, v []byte) error) error {
-	full := append(append([]byte{}, t.l.prefix...), prefix...)
-	// The batch's keys are listed before the walk: fn may write.
-	oks := t.l.batch.keysWithPrefix(full)
-	it, err := t.l.store.db.NewIter(&pebble.IterOptions{LowerBound: full, UpperBound: prefixEnd(full)})
-	if err != nil {
-		return fmt.Errorf("%w: iter: %v", ErrStorage, err)
-	}
-	defer it.Close()
-	call := func(k []byte, v []byte) error {
-		err := fn(k[len(t.l.prefix):], v)
-		return err
-	}
-	it.First()
-	i := 0
-	for it.Valid() || i < len(oks) {
-		var err error
-		switch {
-		case i < len(oks) && (!it.Valid() || bytes.Compare([]byte(oks[i]), it.Key()) <= 0):
-			k := oks[i]
-			if it.Valid() && bytes.Equal([]byte(k), it.Key()) {
-				it.Next() // shadowed by the batch
-			}
-			i++
-			if ov, _ := t.l.batch.get(k); !ov.del {
-				err = call([]byte(k), ov.v)
-			}
-		default:
-			v, verr := it.ValueAndErr()
-			if verr != nil {
-				return fmt.Errorf("%w: iter value: %v", ErrStorage, verr)
-			}
-			err = call(it.Key(), v)
-			it.Next()
-		}
-		if err != nil {
-			if errors.Is(err, ErrStopScan) {
-				return nil
-			}
-			return err
-		}
-	}
-	if err := it.Error(); err != nil {
-		return fmt.Errorf("%w: iter: %v", ErrStorage, err)
-	}
-	return nil
-}
 
 // FoldEvents folds evs (with Seq set, increasing) into store's models and
 // commits, without announcing. It is the runtime's own fold path without a

@@ -209,6 +209,21 @@ func TestFolderFoldsEachEventIDOnce(t *testing.T) {
 		if cp, _ := st.Checkpoint(); cp != 4 {
 			t.Fatalf("parallel=%v: checkpoint %d, want 4", parallel, cp)
 		}
+		// A folder started on a store whose id index holds ids (not
+		// only its own) passes the copy over too.
+		f2, err := projector.NewFolder(st, models, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		restarted := *first
+		restarted.Seq = 5
+		if skipped, err := f2.Fold(&restarted); err != nil || !skipped {
+			t.Fatalf("parallel=%v: copy at seq 5 after a restart: skipped=%v err=%v", parallel, skipped, err)
+		}
+		if _, err := f2.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		f2.Close()
 		seq, ok, err := st.EventSeq(first.ID)
 		if err != nil || !ok || seq != 1 {
 			t.Fatalf("parallel=%v: EventSeq = %d %v %v, want 1", parallel, seq, ok, err)

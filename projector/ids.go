@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -52,9 +53,54 @@ func (f *Folder) foldedSeq(id string) (uint64, bool, error) {
 	if seq, ok := f.ids[id]; ok {
 		return seq, true, nil
 	}
+	if f.writing != nil {
+		if seq, ok := f.writing.ids[id]; ok {
+			return seq, true, nil
+		}
+	}
+	if f.idFilter != nil && !f.idFilter.TestString(id) {
+		return 0, false, nil // never folded by this folder, the only one that wrote the index
+	}
 	return getSeq(f.store.db, eventIDKey(id))
 }
 
 // Duplicates is the number of events this folder passed over because an
 // event with the same id was folded before (committed or not).
 func (f *Folder) Duplicates() uint64 { return f.dups }
+
+// idFilterSize is the number of ids a folder's filter is sized for (1 %
+// false positives, 1.2 MB); beyond it false positives grow, answers do not
+// change.
+const idFilterSize = 1 << 20
+
+// newIDFilter returns a filter of the ids this folder folds when the
+// store's id index is empty (a new store, a rebuild, an audit from the
+// start of the log), else nil. With it, an id the filter never saw was
+// never folded: no read of the index (most ids are new, and a read of an
+// absent key costs more as the store grows).
+//
+// INVARIANT: every id the folder records (f.ids) is added to the filter
+// (noteID), so a filter answers "absent" only for ids the index lacks.
+func newIDFilter(db *pebble.DB) (*bloom.BloomFilter, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(sysEventID), UpperBound: prefixEnd([]byte(sysEventID))})
+	if err != nil {
+		return nil, fmt.Errorf("%w: iter: %v", ErrStorage, err)
+	}
+	defer it.Close()
+	if it.First() {
+		return nil, nil
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("%w: iter: %v", ErrStorage, err)
+	}
+	return bloom.NewWithEstimates(idFilterSize, 0.01), nil
+}
+
+// noteID records that the event with id folds at seq (committed with the
+// next batch).
+func (f *Folder) noteID(id string, seq uint64) {
+	f.ids[id] = seq
+	if f.idFilter != nil {
+		f.idFilter.AddString(id)
+	}
+}

@@ -3,6 +3,8 @@ package projector
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -12,8 +14,8 @@ import (
 
 // delivery is one message of the log, decoded off the fold loop's
 // goroutine: decoding (envelope, subject, payload, schema check of every
-// event) costs about as much as a fold, so a second core does it while
-// the first folds.
+// event) costs about as much as a fold, so other cores do it while the
+// first folds.
 type delivery struct {
 	msg  jetstream.Msg
 	meta *jetstream.MsgMetadata
@@ -26,24 +28,87 @@ type delivery struct {
 	err error
 }
 
-// pump decodes the iterator's messages and hands them to the fold loop, in
-// order, until Next fails (the iterator stopped) or done closes.
-func pump(it jetstream.MessagesContext, out chan<- delivery, done <-chan struct{}) {
+// pump reads the iterator's messages, has them decoded by decoders
+// goroutines, and hands them to the fold loop in the iterator's order,
+// until Next fails (the iterator stopped) or done closes.
+//
+// The check of a message (envelope, subject, schema, credential scan) is
+// a pure function of the message and costs more than reading it, so
+// several messages are decoded at once; the order of out is the order of
+// Next whatever order the decoders finish in.
+//
+// decoding counts the messages read and not yet handed over.
+func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int) {
+	// A few messages per decoder between the reader and the sequencer:
+	// what is read ahead of the fold loop is out's buffer and these, so
+	// a replay that stops at a sequence decodes few messages past it.
+	ahead := 4 * decoders
+	todo := make(chan *slot, ahead)
+	order := make(chan *slot, ahead)
+	for range decoders {
+		go func() {
+			for {
+				select {
+				case s := <-todo:
+					s.d.decode()
+					close(s.ready)
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		for {
+			select {
+			case s := <-order:
+				select {
+				case <-s.ready:
+				case <-done:
+					return
+				}
+				select {
+				case out <- s.d:
+					decoding.Add(-1)
+				case <-done:
+					return
+				}
+				if s.d.err != nil {
+					return
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
 	for {
-		var d delivery
-		d.msg, d.err = it.Next()
-		if d.err == nil {
-			d.decode()
+		s := &slot{ready: make(chan struct{})}
+		s.d.msg, s.d.err = it.Next()
+		decoding.Add(1)
+		if s.d.err != nil {
+			close(s.ready)
+		} else {
+			select {
+			case todo <- s:
+			case <-done:
+				return
+			}
 		}
 		select {
-		case out <- d:
+		case order <- s:
 		case <-done:
 			return
 		}
-		if d.err != nil {
+		if s.d.err != nil {
 			return
 		}
 	}
+}
+
+// slot is a delivery being decoded; ready closes once it is.
+type slot struct {
+	d     delivery
+	ready chan struct{}
 }
 
 // decode fills meta, ev, data and derr from msg; a message without
@@ -76,13 +141,15 @@ func decodePayload(ev *events.Event) (events.Payload, error) {
 	return events.Check(ev)
 }
 
-// startPump runs pump on a new goroutine; stop stops the iterator and the
-// goroutine.
-func startPump(it jetstream.MessagesContext, buffer int) (deliveries <-chan delivery, stop func()) {
+// startPump runs pump on new goroutines; decoding is the number of
+// messages read and not yet delivered; stop stops the iterator and the
+// goroutines.
+func startPump(it jetstream.MessagesContext, buffer int) (deliveries <-chan delivery, decoding *atomic.Int64, stop func()) {
 	ch := make(chan delivery, buffer)
 	done := make(chan struct{})
-	go pump(it, ch, done)
-	return ch, func() { it.Stop(); close(done) }
+	decoding = new(atomic.Int64)
+	go pump(it, ch, decoding, done, max(runtime.GOMAXPROCS(0), 1))
+	return ch, decoding, func() { it.Stop(); close(done) }
 }
 
 // errNoMessage reports a wait for the next delivery that timed out.

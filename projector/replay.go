@@ -66,7 +66,9 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	}
 	f.Parallel()
 	defer f.Close()
-	commit := func() error {
+	// Each batch is written while the next one folds (CommitAsync); the
+	// last one is committed and made durable before Replay returns.
+	commit := func(last bool) error {
 		poison, err := f.Settle()
 		if err != nil {
 			return err
@@ -78,8 +80,11 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 				o.OnPoison(p.Seq, p.Err)
 			}
 		}
-		_, err = f.Commit()
-		return err
+		if last {
+			_, err = f.Commit()
+			return err
+		}
+		return f.CommitAsync()
 	}
 	stats.Seq = f.Seq()
 	if f.Seq() >= target {
@@ -97,7 +102,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	if err != nil {
 		return stats, fmt.Errorf("replay consume: %w", err)
 	}
-	deliveries, stop := startPump(it, 1000)
+	deliveries, _, stop := startPump(it, 1000)
 	defer stop()
 	lastReport := time.Now()
 	for f.Seq() < target {
@@ -145,7 +150,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			if err := ctx.Err(); err != nil {
 				return stats, err
 			}
-			if err := commit(); err != nil {
+			if err := commit(false); err != nil {
 				return stats, err
 			}
 		}
@@ -154,7 +159,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			lastReport = time.Now()
 		}
 	}
-	if err := commit(); err != nil {
+	if err := commit(true); err != nil {
 		return stats, err
 	}
 	if o.Progress != nil {

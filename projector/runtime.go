@@ -252,7 +252,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consume: %w", err)
 	}
-	deliveries, stop := startPump(it, r.opts.BatchSize)
+	deliveries, decoding, stop := startPump(it, r.opts.BatchSize)
 	defer stop()
 
 	var last jetstream.Msg
@@ -380,7 +380,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			oldest = time.Now()
 			flush.Reset(r.opts.FlushInterval)
 		}
-		if folder.Pending() >= r.opts.BatchSize || (folder.Pending() > 0 && dry(deliveries)) {
+		if folder.Pending() >= r.opts.BatchSize || (folder.Pending() > 0 && dry(deliveries, decoding)) {
 			if err := commit(); err != nil {
 				return err
 			}
@@ -388,17 +388,17 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	}
 }
 
-// dry reports a pipeline with nothing more delivered: the pump is given
-// one chance to hand over a message it holds decoded. Committing then
-// costs an idle log nothing and lets a command read its write after one
-// fold; under a backlog deliveries queue up while a commit (an fsync)
+// dry reports a pipeline with nothing more delivered nor being decoded:
+// the pump is given one chance to hand over a message it holds. Committing
+// then costs an idle log nothing and lets a command read its write after
+// one fold; under a backlog deliveries queue up while a commit (an fsync)
 // runs, so batches grow with the load (a group commit).
-func dry(deliveries <-chan delivery) bool {
-	if len(deliveries) > 0 {
+func dry(deliveries <-chan delivery, decoding *atomic.Int64) bool {
+	if len(deliveries) > 0 || decoding.Load() > 0 {
 		return false
 	}
 	runtime.Gosched()
-	return len(deliveries) == 0
+	return len(deliveries) == 0 && decoding.Load() == 0
 }
 
 // syncJob is what follows a visible commit: its fsync, then the

@@ -83,6 +83,11 @@ func (f *Folder) noteTime(seq uint64, t time.Time) error {
 		if err != nil {
 			return err
 		}
+		if f.writing != nil {
+			if v, staged := f.writing.sys.get(auditBlkKey(b)); staged {
+				m, ok = binary.BigEndian.Uint64(v.v), true
+			}
+		}
 		if v, staged := f.sys.get(auditBlkKey(b)); staged {
 			m, ok = binary.BigEndian.Uint64(v.v), true
 		}

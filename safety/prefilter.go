@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"math/bits"
 	"regexp/syntax"
 	"strings"
 )
@@ -146,6 +147,50 @@ type posSet []uint64
 
 func (p posSet) has(i int) bool { return p[i>>6]&(1<<(i&63)) != 0 }
 func (p posSet) add(i int)      { p[i>>6] |= 1 << (i & 63) }
+
+// first is the smallest position in p, -1 when p is empty.
+func (p posSet) first() int {
+	for w, x := range p {
+		if x != 0 {
+			return w<<6 + bits.TrailingZeros64(x)
+		}
+	}
+	return -1
+}
+
+// next is the smallest position >= i in p, -1 when there is none.
+func (p posSet) next(i int) int {
+	w := i >> 6
+	if w >= len(p) {
+		return -1
+	}
+	x := p[w] &^ (1<<(i&63) - 1)
+	for {
+		if x != 0 {
+			return w<<6 + bits.TrailingZeros64(x)
+		}
+		if w++; w == len(p) {
+			return -1
+		}
+		x = p[w]
+	}
+}
+
+// fill adds the positions from..to (both included).
+func (p posSet) fill(from, to int) {
+	fw, tw := from>>6, to>>6
+	lo, hi := ^uint64(0)<<(from&63), ^uint64(0)>>(63-to&63)
+	if fw == tw {
+		p[fw] |= lo & hi
+		return
+	}
+	p[fw] |= lo
+	for w := fw + 1; w < tw; w++ {
+		p[w] = ^uint64(0)
+	}
+	p[tw] |= hi
+}
+
 func (p posSet) empty() bool {
 	for _, w := range p {
 		if w != 0 {
@@ -192,13 +237,8 @@ func (s *scan) step(l *link, in posSet) posSet {
 	out := s.newSet()
 	switch {
 	case l.gap:
-		for i := 0; i <= n; i++ {
-			if in.has(i) {
-				for j := i; j <= n; j++ {
-					out.add(j)
-				}
-				break
-			}
+		if i := in.first(); i >= 0 {
+			out.fill(i, n)
 		}
 	case l.alts != nil:
 		for _, a := range l.alts {
@@ -209,25 +249,30 @@ func (s *scan) step(l *link, in posSet) posSet {
 		}
 	case l.class != nil:
 		// e is an end when some start in in, at least min bytes before
-		// it, begins a run of class bytes reaching e.
+		// it, begins a run of class bytes reaching e. Outside a run, the
+		// walk jumps to the next start.
 		earliest := -1
-		for e := 0; e <= n; e++ {
-			if earliest < 0 && in.has(e) {
-				earliest = e
+		for e := in.next(0); e >= 0 && e <= n; {
+			if earliest < 0 {
+				earliest = e // e is in in
 			}
-			if earliest >= 0 && e-earliest >= l.min {
+			if e-earliest >= l.min {
 				out.add(e)
 			}
 			if e < n && !l.class[s.text[e]] {
 				earliest = -1
+				e = in.next(e + 1)
+				continue
 			}
+			e++
 		}
 	default:
 		t := s.text
 		if l.fold {
 			t = s.lower
 		}
-		for i := 0; i+len(l.lit) <= n; i++ {
+		// An occurrence before the first start cannot follow one.
+		for i := max(in.first(), 0); i+len(l.lit) <= n; i++ {
 			j := strings.Index(t[i:], l.lit) // the next occurrence, found fast
 			if j < 0 {
 				break
@@ -250,9 +295,7 @@ func (c chain) passes(text, lower string, ascii bool, sc *scan) bool {
 	sc.text, sc.lower, sc.words, sc.used = text, lower, len(text)/64+1, 0
 	defer func() { sc.text, sc.lower = "", "" }()
 	start := sc.newSet() // a match may start anywhere
-	for i := 0; i <= len(text); i++ {
-		start.add(i)
-	}
+	start.fill(0, len(text))
 	return !sc.run(c, start).empty()
 }
 

@@ -56,10 +56,11 @@ func (Model) Fold(tx projector.Tx, ev *events.Event, _ events.Payload) error {
 	if err != nil {
 		return err
 	}
-	h := sha256.New()
-	h.Write(prev)
-	h.Write([]byte(ev.ID))
-	if err := tx.Set([]byte(keyChain), h.Sum(nil)); err != nil {
+	// The link is sha256(prev || id), hashed from a buffer on the stack
+	// (ids are at most 128 bytes).
+	var buf [sha256.Size + 128]byte
+	sum := sha256.Sum256(append(append(buf[:0], prev...), ev.ID...))
+	if err := tx.Set([]byte(keyChain), sum[:]); err != nil {
 		return err
 	}
 	// INVARIANT: last-time is the newest event time folded so far (the
@@ -78,7 +79,8 @@ func (Model) Fold(tx projector.Tx, ev *events.Event, _ events.Payload) error {
 }
 
 func incr(tx projector.Tx, key string) error {
-	v, _, err := tx.Get([]byte(key))
+	k := []byte(key)
+	v, _, err := tx.Get(k)
 	if err != nil {
 		return err
 	}
@@ -86,7 +88,9 @@ func incr(tx projector.Tx, key string) error {
 	if len(v) == 8 {
 		n = binary.BigEndian.Uint64(v)
 	}
-	return tx.Set([]byte(key), binary.BigEndian.AppendUint64(nil, n+1))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], n+1)
+	return tx.Set(k, b[:]) // Set copies
 }
 
 // Stats is what the model answers.

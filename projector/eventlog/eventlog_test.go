@@ -1,6 +1,9 @@
 package eventlog_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +64,42 @@ func TestLastTimeIsTheNewest(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("2026-04-01T00:00:00Z", "2026-04-01T00:00:00Z")
+}
+
+// TestChainAndCounts: the chain is sha256 over the previous link and the
+// event id, link after link in log order (the first link hashes the id
+// alone), and the counts count every event, by type and by project.
+func TestChainAndCounts(t *testing.T) {
+	t.Parallel()
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var evs []*events.Event
+	var link []byte
+	for i, proj := range []string{"a", "b", "a"} {
+		ev, err := events.New("clock.ticked/v1", proj, "test", time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC), &events.ClockTicked{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.ID = fmt.Sprintf("%s-event-%d", strings.Repeat("x", 40*i), i) // ids of several lengths
+		ev.Seq = uint64(i + 1)
+		evs = append(evs, ev)
+		h := sha256.Sum256(append(append([]byte(nil), link...), ev.ID...))
+		link = h[:]
+	}
+	if _, err := projector.FoldEvents(st, []projector.Model{eventlog.Model{}}, evs); err != nil {
+		t.Fatal(err)
+	}
+	s, err := eventlog.Read(st.Model(eventlog.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Chain != hex.EncodeToString(link) {
+		t.Errorf("chain %s, want %x", s.Chain, link)
+	}
+	if s.Total != 3 || s.ByType["clock.ticked/v1"] != 3 || s.ByProject["a"] != 2 || s.ByProject["b"] != 1 {
+		t.Errorf("counts: %+v", s)
+	}
 }
