@@ -96,15 +96,20 @@ func bumpPoolVersion(tx projector.Tx, j *poolJournal, scope, setKey string, setV
 type poolCache struct {
 	mu    sync.Mutex
 	pools map[string]*cachedPool // by summary scope; guarded by mu
-	held  int                    // summaries in pools; guarded by mu
+	held  int                    // estimated bytes of pools (cachedPool.bytes); guarded by mu
 	clock uint64                 // guarded by mu
+	// budget bounds held (bytes; 0: DefaultQueryBudget); guarded by mu.
+	budget int64
 	// journal is the recent changes of every pool (pooljournal.go).
 	journal poolJournal
 	views   map[viewKey]*mergedView // guarded by mu
 }
 
-// poolCacheMax bounds the summaries a poolCache holds (≈ 1 KiB each).
-const poolCacheMax = 16384
+func (c *poolCache) setBudget(b int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.budget = b
+}
 
 // cachedPool is one pool's active summaries at one version.
 //
@@ -116,6 +121,7 @@ type cachedPool struct {
 	sums    []*summary
 	vocab   *relVocab // of every summary of sums
 	used    uint64    // last use; guarded by poolCache.mu
+	bytes   int       // estimated memory of sums (memCost), set before it is stored
 
 	mu    sync.Mutex
 	dedup map[dedupKey]*dedupIndex // derived indexes; guarded by mu
@@ -291,21 +297,30 @@ func (c *poolCache) lookup(scope, version string) (*cachedPool, bool) {
 }
 
 // store caches p, then evicts the least recently used other pools while
-// the cache holds more than poolCacheMax summaries.
+// the cache holds more than its budget.
 func (c *poolCache) store(scope string, p *cachedPool) {
+	if p.bytes == 0 {
+		for _, s := range p.sums {
+			p.bytes += s.memCost()
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pools == nil {
 		c.pools = map[string]*cachedPool{}
 	}
 	if old := c.pools[scope]; old != nil {
-		c.held -= len(old.sums)
+		c.held -= old.bytes
 	}
 	c.clock++
 	p.used = c.clock
 	c.pools[scope] = p
-	c.held += len(p.sums)
-	for c.held > poolCacheMax && len(c.pools) > 1 {
+	c.held += p.bytes
+	budget := c.budget
+	if budget <= 0 {
+		budget = DefaultQueryBudget
+	}
+	for int64(c.held) > budget && len(c.pools) > 1 {
 		victim, vs := (*cachedPool)(nil), ""
 		for s, q := range c.pools {
 			if q != p && (victim == nil || q.used < victim.used) {
@@ -313,7 +328,7 @@ func (c *poolCache) store(scope string, p *cachedPool) {
 			}
 		}
 		delete(c.pools, vs)
-		c.held -= len(victim.sums)
+		c.held -= victim.bytes
 	}
 }
 
