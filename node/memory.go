@@ -50,13 +50,19 @@ func (b MemoryBudgets) withDefaults() MemoryBudgets {
 }
 
 // DefaultLimit is the Go soft memory limit (runtime/debug.SetMemoryLimit)
-// the budgets call for: twice the caches (the collector's headroom over
-// a live heap they fill) plus a base for the rest of the process. Under
-// it the collector runs as the heap needs; near it, more often, so the
-// heap does not drift up to twice its live size.
+// the budgets call for: twice the caches held in the Go heap (the
+// collector's headroom over a live heap they fill) plus a base for the
+// rest of the process. The store cache counts only in a build without
+// cgo: with cgo Pebble's memory is outside the Go heap and the limit.
+// Under the limit the collector runs as the heap needs; near it, more
+// often, so the heap does not drift up to twice its live size.
 func (b MemoryBudgets) DefaultLimit() int64 {
 	b = b.withDefaults()
-	return 2*(b.StoreCache+b.PatternCache+b.KnowledgeCache) + limitBaseMiB<<20
+	heap := b.PatternCache + b.KnowledgeCache
+	if storeInGoHeap {
+		heap += b.StoreCache
+	}
+	return 2*heap + limitBaseMiB<<20
 }
 
 // applyBudgets sets the budgets of the models' caches (models without a

@@ -23,7 +23,7 @@ func TestServeMemoryFlags(t *testing.T) {
 	served := make(chan string, 1)
 	go func() {
 		code, _, errs := cli(t, ctx, "", "serve", "--data", data, "--port", "-1", "--tick", "0", "--metrics", "", "--ui", "",
-			"--store-cache", "32", "--pattern-cache", "8", "--knowledge-cache", "16", "--memory-limit", "100")
+			"--store-cache", "32", "--pattern-cache", "32", "--knowledge-cache", "32", "--memory-limit", "100")
 		if code != 0 {
 			t.Errorf("serve exited %d: %s", code, errs)
 		}
@@ -37,7 +37,7 @@ func TestServeMemoryFlags(t *testing.T) {
 		t.Fatalf("memory limit %d MiB, want 100", got>>20)
 	}
 	stop()
-	if errs := <-served; !strings.Contains(errs, "memory limit (100 MiB) is below twice the caches (112 MiB)") {
+	if errs := <-served; !strings.Contains(errs, "memory limit (100 MiB) is below twice the pattern and knowledge caches (128 MiB)") {
 		t.Fatalf("no warning of a limit below the caches: %q", errs)
 	}
 	for _, bad := range [][]string{{"--knowledge-cache", "0"}, {"--pattern-cache", "-1"}, {"--store-cache", "0"}, {"--memory-limit", "-2"}} {
