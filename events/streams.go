@@ -28,8 +28,13 @@ type StreamOptions struct {
 	Replicas int
 	// Duplicates is the dedup window of Nats-Msg-Id (default 2 minutes).
 	Duplicates time.Duration
-	// DerivedDuplicates is the dedup window of announcements (default 24 h):
-	// replicas announce with deterministic ids and the server keeps one.
+	// DerivedDuplicates is the dedup window of announcements (default 2
+	// minutes): replicas announce with deterministic ids and the server
+	// keeps one. The server holds every id of the window in memory (at
+	// hundreds of announcements a second, a 24 h window held millions), so
+	// it is short: a replica announcing a batch stored longer ago than half
+	// the window looks its announcements up in the stream instead
+	// (projector/announce.go).
 	DerivedDuplicates time.Duration
 	// MaxBytes caps the log (0 = unlimited). With a cap, appends are refused
 	// when it is full (discard new), never dropping old events.
@@ -44,7 +49,7 @@ func (o *StreamOptions) setDefaults() {
 		o.Duplicates = 2 * time.Minute
 	}
 	if o.DerivedDuplicates <= 0 {
-		o.DerivedDuplicates = 24 * time.Hour
+		o.DerivedDuplicates = 2 * time.Minute
 	}
 }
 

@@ -59,6 +59,8 @@ type Config struct {
 	Logger              *slog.Logger
 	// Models to fold (default: app.Models()).
 	Models []projector.Model
+	// Memory bounds the caches of the store and the models (memory.go).
+	Memory MemoryBudgets
 }
 
 // Node is one running lore process.
@@ -142,7 +144,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	n.Store, err = projector.OpenStore(filepath.Join(cfg.DataDir, "pebble"), projector.StoreOptions{Sync: !cfg.NoSyncCommits})
+	applyBudgets(cfg.Memory, n.models)
+	n.Store, err = projector.OpenStore(filepath.Join(cfg.DataDir, "pebble"), projector.StoreOptions{Sync: !cfg.NoSyncCommits, CacheBytes: cfg.Memory.withDefaults().StoreCache})
 	if err != nil {
 		n.Close()
 		return nil, err

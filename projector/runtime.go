@@ -83,6 +83,8 @@ type Runtime struct {
 	dups     atomic.Uint64 // duplicate event ids this runtime passed over
 	mu       sync.Mutex
 	waiters  []waiter
+	// ann is set by runOnce before its syncer starts (announce.go).
+	ann announcer
 }
 
 type waiter struct {
@@ -236,6 +238,9 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	folder.Parallel()
 	defer folder.Close()
 	// Announce what a crash left in the outbox.
+	if err := r.prepareAnnounce(ctx); err != nil {
+		return err
+	}
 	if err := r.publishOutbox(ctx); err != nil {
 		return err
 	}
@@ -269,6 +274,10 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	// The messages handed to the folder since the last commit, by
 	// sequence: Settle reports a poison event by its sequence.
 	var inBatch []delivery
+	// stored is the server's time of the oldest message delivered since
+	// the last commit (announce.go: it decides whether announcements are
+	// looked up before they are published).
+	var stored time.Time
 	var dupsCounted uint64 // folder.Duplicates() at the last commit
 	jobs, syncErr, stopSyncer := r.startSyncer(ctx)
 	defer stopSyncer()
@@ -305,8 +314,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		r.release(folder.Seq())
 		r.dups.Add(folder.Duplicates() - dupsCounted)
 		dupsCounted = folder.Duplicates()
-		j := syncJob{durable: durable, last: last}
-		last = nil
+		j := syncJob{durable: durable, last: last, stored: stored}
+		last, stored = nil, time.Time{}
 		if n > 0 {
 			// What this commit wrote, from memory: the store's outbox is
 			// read back only after a crash (publishOutbox).
@@ -370,6 +379,9 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			return fmt.Errorf("delivery gap: got seq %d after %d", s, folder.Seq())
 		}
 		last = d.msg
+		if stored.IsZero() || d.meta.Timestamp.Before(stored) {
+			stored = d.meta.Timestamp
+		}
 		if d.ev != nil && d.derr == nil && d.meta.Sequence.Stream > folder.Seq() {
 			inBatch = append(inBatch, d) // in sequence order: redeliveries are skipped
 		}
@@ -407,6 +419,7 @@ type syncJob struct {
 	durable func() error
 	last    jetstream.Msg
 	out     []outboxEntry
+	stored  time.Time // the server's time of the batch's oldest event
 }
 
 // startSyncer runs the jobs of commits in order on a goroutine of their
@@ -447,7 +460,7 @@ func (r *Runtime) finish(ctx context.Context, j syncJob) error {
 		}
 	}
 	if n := len(j.out); n > 0 {
-		return r.announce(ctx, j.out, outboxKey(j.out[n-1].Cause, n-1))
+		return r.announce(ctx, j.out, outboxKey(j.out[n-1].Cause, n-1), j.stored)
 	}
 	return nil
 }
@@ -538,100 +551,6 @@ func (r *Runtime) deadLetter(ctx context.Context, subject string, data []byte, s
 		r.opts.OnPoison(seq, reason.Error())
 	}
 	return nil
-}
-
-// publishOutbox publishes what a crash left in the store's outbox.
-func (r *Runtime) publishOutbox(ctx context.Context) error {
-	keys, entries, err := r.store.outbox()
-	if err != nil || len(entries) == 0 {
-		return err
-	}
-	return r.announce(ctx, entries, keys[len(keys)-1])
-}
-
-// announceWindow is how many announcements are published before their
-// acks are awaited.
-const announceWindow = 256
-
-// announce publishes entries (the outbox up to key last) in order, each
-// with its deterministic message id, then clears the outbox through last.
-// Publishes are asynchronous within a window; an entry whose ack fails is
-// re-sent, with the ones after it, one by one until acked (the same ids:
-// the server keeps one copy of each).
-//
-// INVARIANT: the outbox is cleared only after every entry was acked, so a
-// crash in between re-announces (deduplicated), never loses one.
-func (r *Runtime) announce(ctx context.Context, entries []outboxEntry, last []byte) error {
-	msgs := make([]*nats.Msg, len(entries))
-	for i, e := range entries {
-		m, err := derivedMsg(e)
-		if err != nil {
-			return err
-		}
-		msgs[i] = m
-	}
-	acked := r.announceAsync(ctx, msgs)
-	for _, m := range msgs[acked:] {
-		if err := publishRetry(ctx, r.js, m); err != nil {
-			return fmt.Errorf("announce %s: %w", m.Header.Get(jetstream.MsgIDHeader), err)
-		}
-	}
-	return r.store.clearOutboxThrough(last)
-}
-
-// announceAsync publishes msgs window by window and returns how many, from
-// the first, were acked before the first failure.
-func (r *Runtime) announceAsync(ctx context.Context, msgs []*nats.Msg) int {
-	acked := 0
-	for acked < len(msgs) {
-		window := msgs[acked:min(acked+announceWindow, len(msgs))]
-		futures := make([]jetstream.PubAckFuture, 0, len(window))
-		for _, m := range window {
-			f, err := r.js.PublishMsgAsync(m)
-			if err != nil {
-				break
-			}
-			futures = append(futures, f)
-		}
-		wait := time.NewTimer(10 * time.Second)
-		for _, f := range futures {
-			select {
-			case <-f.Ok():
-				acked++
-				continue
-			case <-f.Err():
-			case <-wait.C:
-			case <-ctx.Done():
-			}
-			wait.Stop()
-			return acked
-		}
-		wait.Stop()
-		if len(futures) < len(window) {
-			return acked
-		}
-	}
-	return acked
-}
-
-func derivedMsg(e outboxEntry) (*nats.Msg, error) {
-	t, _ := time.Parse(time.RFC3339Nano, e.Time)
-	ev := &events.Event{ID: e.MsgID, Type: e.Type, Source: "lore", Subject: e.Subject,
-		Time: t, Project: e.Project, Data: e.Data}
-	subj, err := events.SubjectFor(ev)
-	if err != nil {
-		return nil, fmt.Errorf("announce %s: %w", e.MsgID, err)
-	}
-	body, err := events.Encode(ev)
-	if err != nil {
-		return nil, err
-	}
-	m := nats.NewMsg(subj)
-	m.Data = body
-	m.Header.Set(jetstream.MsgIDHeader, e.MsgID)
-	m.Header.Set(events.TypeHeader, e.Type)
-	m.Header.Set(HeaderCauseSeq, strconv.FormatUint(e.Cause, 10))
-	return m, nil
 }
 
 // isWrongLastSeq reports the server's refusal of a publish whose expected

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ func newCmdBench(f *Factory) *cobra.Command {
 	var so benchkit.SoakOptions
 	var cpuProfile string
 	var pool int
+	var serveFlags []string
 	cmd := &cobra.Command{
 		Use:   "bench [--events N] [--knowledge N] [--patterns N] [--seed S]",
 		Short: "Measure lore against raw JetStream on an embedded server, in one run (seeded workload)",
@@ -57,7 +59,9 @@ calls/s over the NATS API, and samples the server's RSS (/proc/<pid>/status),
 Go heap and Pebble block cache and memtables (its /metrics) every
 --sample-every. It reports the RSS growth over the soak's second half (the
 goal: at most 10 %). --heap-profiles DIR saves the server's heap profiles
-five times during the soak (compare two with go tool pprof -base).`,
+five times during the soak (compare two with go tool pprof -base).
+--soak-serve passes a flag to the serving process, once per flag (for example
+--soak-serve=--knowledge-cache=32 to measure a smaller cache budget).`,
 		Example: "  lore bench\n  lore bench --events 1000000 --knowledge 100000 --patterns 100000 --json\n  lore bench --soak 10m --rate 2000 --inject-rate 50\n  lore bench --pool 10000",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,7 +70,7 @@ five times during the soak (compare two with go tool pprof -base).`,
 			}
 			if cmd.Flags().Changed("soak") {
 				so.Rate, so.Seed, so.Dir = o.PacedRate, o.Seed, o.Dir
-				return runSoak(cmd, f, so)
+				return runSoak(cmd, f, so, serveFlags)
 			}
 			if cpuProfile != "" {
 				pf, err := os.Create(cpuProfile)
@@ -121,17 +125,23 @@ five times during the soak (compare two with go tool pprof -base).`,
 	fl.DurationVar(&so.Every, "sample-every", 5*time.Second, "with --soak: sampling period")
 	fl.IntVar(&so.Knowledge, "soak-knowledge", 1000, "with --soak: knowledge entries seeded first")
 	fl.IntVar(&so.Patterns, "soak-patterns", 1000, "with --soak: patterns seeded first")
+	fl.StringArrayVar(&serveFlags, "soak-serve", nil, "with --soak: a flag for the serving lore serve (repeat for more), e.g. --soak-serve=--memory-limit=512")
 	fl.StringVar(&so.ProfileDir, "heap-profiles", "", "save heap profiles in this folder: one per phase (with --soak: the server's, five times)")
 	declare(fl, rules{"events": atLeast(1), "knowledge": atLeast(0), "patterns": atLeast(0), "writers": atLeast(1),
 		"rate": atLeast(1), "rate-for": above(0), "queries": atLeast(1),
 		"pool": between(benchkit.PoolBase, benchkit.PoolMax),
 		"soak": atLeast(0), "inject-rate": atLeast(0), "sample-every": above(0), "soak-knowledge": atLeast(0), "soak-patterns": atLeast(0)})
-	freeText(fl, "seed", "cpuprofile", "dir", "heap-profiles")
+	freeText(fl, "seed", "cpuprofile", "dir", "heap-profiles", "soak-serve")
 	return cmd
 }
 
 // runSoak runs `lore bench --soak`: this executable serves as the child.
-func runSoak(cmd *cobra.Command, f *Factory, so benchkit.SoakOptions) error {
+func runSoak(cmd *cobra.Command, f *Factory, so benchkit.SoakOptions, serveFlags []string) error {
+	for _, fl := range serveFlags {
+		if !strings.HasPrefix(fl, "--") {
+			return fmt.Errorf("%w: --soak-serve %q: give a flag of lore serve, such as --knowledge-cache=32", errBadInput, fl)
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("soak: %w", err)
@@ -140,7 +150,8 @@ func runSoak(cmd *cobra.Command, f *Factory, so benchkit.SoakOptions) error {
 		if abs, err := filepath.Abs(dataDir); err == nil {
 			dataDir = abs
 		}
-		c := exec.Command(exe, "serve", "--data", dataDir, "--port", "-1", "--metrics", metricsAddr, "--pprof", "--ui", "") // no dashboard: the soak measures the serving process as before
+		args := append([]string{"serve", "--data", dataDir, "--port", "-1", "--metrics", metricsAddr, "--pprof", "--ui", ""}, serveFlags...) // no dashboard: the soak measures the serving process as before
+		c := exec.Command(exe, args...)
 		c.Env = append(os.Environ(), soakChildEnv+"=1")
 		// Started in its own data folder, the child's serve record names
 		// that folder: commands run where the bench runs never reach it.

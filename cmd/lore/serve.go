@@ -28,6 +28,7 @@ type serveOptions struct {
 	host, fsync, replica, uiAddr      string
 	port, replicas                    int
 	auditEvery, auditKeep, auditDisk  int
+	memory                            memoryFlags
 	tick                              time.Duration
 	noSyncCommits, verbose, tlsVerify bool
 	snap                              snapshotServeOptions
@@ -71,7 +72,9 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.IntVar(&o.auditKeep, "audit-checkpoint-keep", node.DefaultAuditCheckpointKeep, "at most this many audit checkpoints (0: no bound but --audit-checkpoint-disk; older ones are thinned out evenly over the log)")
 	fl.IntVar(&o.auditDisk, "audit-checkpoint-disk", node.DefaultAuditCheckpointDiskMiB, "MiB of disk the audit checkpoints may hold beyond the live read model (0: no bound; older ones are thinned out evenly over the log)")
 	fl.StringVar(&o.uiAddr, "ui", envOr("LORE_UI", ui.DefaultAddr), "serve the web dashboard on this address (\"\" disables; beyond loopback: authentication required; `lore ui` opens it)")
-	declare(fl, rules{"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
+	o.memory.bind(fl)
+	declare(fl, rules{"store-cache": above(0), "pattern-cache": above(0), "knowledge-cache": above(0), "memory-limit": atLeast(-1),
+		"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
 		"stream-replicas": between(0, 5), "tick": atLeast(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(0), "audit-checkpoint-disk": atLeast(0)})
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
@@ -114,6 +117,7 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	if o.tick == 0 {
 		cfg.TickInterval = -1
 	}
+	cfg.Memory = o.memory.apply(f.Err)
 	cfg.AuditCheckpointEvery, cfg.AuditCheckpointKeep = o.auditEvery, o.auditKeep
 	cfg.AuditCheckpointDisk = int64(o.auditDisk) << 20
 	if o.auditDisk == 0 {

@@ -99,3 +99,21 @@ func TestBenchSoak(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchSoakServeFlags: --soak-serve reaches the serving child (a
+// budget it refuses ends the soak with the child's reason); what is not a
+// flag is refused before anything starts (exit 2).
+func TestBenchSoakServeFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a serving child process")
+	}
+	code, _, errs := cli(t, context.Background(), "", "bench", "--soak", "5s", "--soak-serve", "knowledge-cache=32")
+	if code != exitBadInput || !strings.Contains(errs, "--soak-serve") {
+		t.Fatalf("bench --soak-serve without --: exit %d, %q; want %d naming --soak-serve", code, errs, exitBadInput)
+	}
+	code, _, errs = cli(t, context.Background(), "", "bench", "--soak", "5s", "--rate", "50", "--soak-knowledge", "0",
+		"--soak-patterns", "0", "--soak-serve=--knowledge-cache=0")
+	if code == 0 || !strings.Contains(errs, "knowledge-cache") {
+		t.Fatalf("bench --soak with a budget the server refuses: exit %d, %q; want a failure naming knowledge-cache", code, errs)
+	}
+}

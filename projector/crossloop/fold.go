@@ -24,7 +24,7 @@ type Model struct {
 // New returns the model with cfg (zero values take the defaults).
 func New(cfg Config) *Model {
 	cfg.setDefaults()
-	cfg.postings = newPostingCache(defaultCacheBudget)
+	cfg.postings = newPostingCache(DefaultCacheBudget)
 	return &Model{cfg: cfg, filters: &filterPool{}}
 }
 

@@ -1,8 +1,11 @@
 package crossloop
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // postingCache keeps the decoded postings of the terms queries read, each
@@ -26,7 +29,13 @@ import (
 // the entry or the delta came from, and nothing ever has to invalidate
 // the cache.
 type postingCache struct {
-	budget int // bytes: past it, the generation is dropped and a new one begun
+	// budget bounds the estimated bytes of the generation (cacheGen.bytes):
+	// past it, the terms used least recently are dropped (trim), and when
+	// that is not enough (the numbering of pattern ids, which only grows
+	// within a generation) the generation is dropped and a new one begun.
+	budget int
+	// clock numbers the uses of entries (termPostings.used).
+	clock atomic.Uint64
 
 	// mu guards gen and its entries: queries use entries under RLock;
 	// installs and deltas change them under Lock.
@@ -40,13 +49,25 @@ type postingCache struct {
 	logBytes int
 }
 
-// defaultCacheBudget bounds a cache's estimated memory. The postings of
-// every term of 100k patterns (≈ 15 each) would take ≈ 50 MiB; queries
-// only ever cache the terms they read.
-const defaultCacheBudget = 64 << 20
+// DefaultCacheBudget bounds a cache's estimated memory (SetCacheBudget).
+// The postings of every term of 100k patterns (≈ 15 each) would take
+// ≈ 50 MiB; queries only ever cache the terms they read.
+const DefaultCacheBudget = 48 << 20
 
 func newPostingCache(budget int) *postingCache {
 	return &postingCache{budget: budget, gen: newCacheGen(), log: map[string]*termLog{}}
+}
+
+// SetCacheBudget sets the byte budget of the model's posting cache (≤ 0:
+// DefaultCacheBudget); the cache is trimmed to it at its next fill.
+func (m *Model) SetCacheBudget(bytes int) {
+	if bytes <= 0 {
+		bytes = DefaultCacheBudget
+	}
+	c := m.cfg.postings
+	c.mu.Lock()
+	c.budget = bytes
+	c.mu.Unlock()
 }
 
 // cacheGen is one generation of a cache: its entries, and the numbering
@@ -81,6 +102,8 @@ type termPostings struct {
 	fp fingerprint
 	ps []cachedPosting
 	x  *docIndex
+	// used is the cache's clock at the last query that used the entry.
+	used atomic.Uint64
 }
 
 // cachedPosting is a posting with its id and meta numbered in the
@@ -98,8 +121,10 @@ const (
 	costWord    = 20 // a word of the bitmaps, its rank
 )
 
+// cost counts the capacity of the slices, not their length: deltas grow
+// them in place (apply), by doubling.
 func (e *termPostings) cost(term string) int {
-	return costEntry + len(term) + costPosting*len(e.ps) + costWord*len(e.x.bits)
+	return costEntry + len(term) + costPosting*cap(e.ps) + costWord*cap(e.x.bits)
 }
 
 // rawPosting is a posting as read from a chunk (the slices point into a
@@ -264,6 +289,10 @@ func (c *postingCache) use(r Reader, terms []string, dfs []termDF, fn func(termL
 			}
 		}
 		if len(behind) == 0 {
+			now := c.clock.Add(1)
+			for _, e := range lists {
+				e.used.Store(now)
+			}
 			fn(termLists{lists: lists, ids: g.ids, metas: g.metas})
 			c.mu.RUnlock()
 			return true, nil
@@ -279,6 +308,7 @@ func (c *postingCache) use(r Reader, terms []string, dfs []termDF, fn func(termL
 				read = append(read, i)
 			}
 		}
+		c.trim(terms, 0)
 		c.mu.Unlock()
 		for _, i := range read {
 			raw, fp, err := readTerm(r, terms[i], true, dfs[i].df)
@@ -286,6 +316,7 @@ func (c *postingCache) use(r Reader, terms []string, dfs []termDF, fn func(termL
 				return false, err
 			}
 			c.mu.Lock()
+			c.trim(terms, rawCost(terms[i], raw))
 			c.install(terms[i], raw, fp)
 			c.mu.Unlock()
 		}
@@ -309,21 +340,12 @@ func private(r Reader, terms []string, dfs []termDF) (termLists, error) {
 }
 
 // install caches the postings read of term (fingerprint fp), with their
-// index, in place of its entry; past the budget, the generation is
-// dropped first (the queries of the old one hold its lock or nothing).
-// The cache's lock must be held.
+// index, in place of its entry. The caller makes room first (trim). The
+// cache's lock must be held.
 func (c *postingCache) install(term string, raw []rawPosting, fp fingerprint) {
 	g := c.gen
 	if old := g.terms[term]; old != nil {
 		g.drop(term, old)
-	}
-	if g.bytes > c.budget {
-		g = newCacheGen()
-		g.warmed = c.gen.warmed
-		c.gen = g
-		c.logMu.Lock()
-		c.log, c.logBytes = map[string]*termLog{}, 0
-		c.logMu.Unlock()
 	}
 	e := g.number(raw)
 	e.fp = fp
@@ -331,6 +353,53 @@ func (c *postingCache) install(term string, raw []rawPosting, fp fingerprint) {
 	e.ps = e.x.byDoc
 	g.terms[term] = e
 	g.bytes += e.cost(term)
+}
+
+// trim makes room bytes in the generation, within the budget: past it,
+// the entries used least recently, other than those of keep (the terms of
+// the query at hand), are dropped until room fits with a margin of a
+// 32nd of the budget (so that the next entries fit without another
+// sort); when dropping them all is not enough (the numbering of pattern
+// ids, which only grows within a generation, or keep's own entries), a
+// new generation is begun (the queries of the old one hold the cache's
+// lock or nothing). The cache's lock must be held.
+func (c *postingCache) trim(keep []string, room int) {
+	g := c.gen
+	if g.bytes+room <= c.budget {
+		return
+	}
+	type aged struct {
+		term string
+		used uint64
+	}
+	xs := make([]aged, 0, len(g.terms))
+	for t, e := range g.terms {
+		if !slices.Contains(keep, t) {
+			xs = append(xs, aged{t, e.used.Load()})
+		}
+	}
+	slices.SortFunc(xs, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
+	for _, x := range xs {
+		if g.bytes+room <= c.budget-c.budget/32 {
+			break
+		}
+		g.drop(x.term, g.terms[x.term])
+	}
+	if g.bytes+room <= c.budget {
+		return
+	}
+	ng := newCacheGen()
+	ng.warmed = g.warmed
+	c.gen = ng
+	c.logMu.Lock()
+	c.log, c.logBytes = map[string]*termLog{}, 0
+	c.logMu.Unlock()
+}
+
+// rawCost estimates the cost of the entry raw postings of term make
+// (termPostings.cost, without the numbering of new ids and metas).
+func rawCost(term string, raw []rawPosting) int {
+	return costEntry + len(term) + costPosting*len(raw) + costWord*(len(raw)/64+1)
 }
 
 // drop removes term's entry e. The cache's lock must be held.

@@ -2,8 +2,10 @@ package crossloop
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -75,7 +77,7 @@ func TestPostingCacheVerifies(t *testing.T) {
 		return d
 	}
 
-	c := newPostingCache(defaultCacheBudget)
+	c := newPostingCache(DefaultCacheBudget)
 	p := pats[3]
 	before := df("alpha")
 	apply(p) // between the record's read and the chunks'
@@ -135,7 +137,7 @@ func TestPostingCacheDeltas(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	s := &scanCounter{memStore: memStore{}}
 	st := NewStats()
-	c := newPostingCache(defaultCacheBudget)
+	c := newPostingCache(DefaultCacheBudget)
 	pats := map[string]*Pattern{}
 	next := 0
 	text := func() string {
@@ -290,7 +292,7 @@ func TestPostingCacheWarm(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := newPostingCache(defaultCacheBudget)
+	c := newPostingCache(DefaultCacheBudget)
 	if err := c.warm(s, st); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +333,7 @@ func TestPostingCacheWarm(t *testing.T) {
 	// In a large registry (> 1000 patterns), alpha, in more than half of
 	// it, is not read by queries, so not warmed; a generation is warmed
 	// once.
-	c2 := newPostingCache(defaultCacheBudget)
+	c2 := newPostingCache(DefaultCacheBudget)
 	large := *st
 	large.IndexDocs = 1100
 	if err := c2.warm(s, &large); err != nil {
@@ -354,7 +356,7 @@ func TestPostingCacheWarm(t *testing.T) {
 // count of bytes exact; deltas of terms the cache does not hold are not
 // logged.
 func TestDeltaLogBounded(t *testing.T) {
-	c := newPostingCache(defaultCacheBudget)
+	c := newPostingCache(DefaultCacheBudget)
 	for i := range 100 {
 		c.gen.terms[fmt.Sprintf("t%03d", i)] = &termPostings{x: buildIndex(nil)}
 	}
@@ -381,5 +383,71 @@ func TestDeltaLogBounded(t *testing.T) {
 	}
 	if sum != c.logBytes || sum > logBudget || sum == 0 {
 		t.Fatalf("logs hold %d bytes (counted %d), budget %d", sum, c.logBytes, logBudget)
+	}
+}
+
+// TestPostingCacheEvictsLeastRecentlyUsed: past its budget the cache drops
+// the entries used least recently, not the terms of the query at hand, and
+// stays within its budget; a dropped term is read again, with the same
+// postings.
+func TestPostingCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	s := memStore{}
+	st := NewStats()
+	words := []string{"alpha", "beta", "gamma", "delta", "omega"}
+	for i := range 40 {
+		p := &Pattern{ID: fmt.Sprintf("pat-error-x-%03d", i), Type: TypeError, ErrorType: "E",
+			ErrorPattern: strings.Join(words, " ") + fmt.Sprintf(" w%d", i), Successful: 1, SuccessRate: 1}
+		if err := IndexPattern(s, st, p, 0.8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	postings := func(c *postingCache, term string) []string {
+		t.Helper()
+		d, err := loadDF(s, term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		ok, err := c.use(s, []string{term}, []termDF{d}, func(tl termLists) {
+			for _, p := range tl.lists[0].ps {
+				ids = append(ids, tl.ids[p.doc])
+			}
+		})
+		if err != nil || !ok {
+			t.Fatalf("%s: served %v, %v", term, ok, err)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	// A budget of the numbering and three and a half entries: a fourth is
+	// one too many.
+	probe := newPostingCache(1 << 30)
+	want := map[string][]string{}
+	for _, w := range words[:3] {
+		want[w] = postings(probe, w)
+	}
+	entry := probe.gen.terms["alpha"].cost("alpha")
+	budget := probe.gen.bytes + entry/2
+	c := newPostingCache(budget)
+	first := c.gen
+	for _, w := range words[:3] {
+		postings(c, w)
+	}
+	postings(c, "alpha") // beta is now the least recently used
+	got := postings(c, "delta")
+	if c.gen != first {
+		t.Fatal("the cache started a new generation instead of dropping entries")
+	}
+	if c.gen.terms["beta"] != nil || c.gen.terms["alpha"] == nil || c.gen.terms["delta"] == nil {
+		t.Fatalf("after a use of alpha and a read of delta, the cache holds %v; want beta dropped, alpha and delta kept", slices.Sorted(maps.Keys(c.gen.terms)))
+	}
+	if c.gen.bytes > budget {
+		t.Fatalf("cache holds %d bytes, budget %d", c.gen.bytes, budget)
+	}
+	if len(got) != 40 {
+		t.Fatalf("delta: %d postings, want 40", len(got))
+	}
+	if b := postings(c, "beta"); !slices.Equal(b, want["beta"]) {
+		t.Fatalf("beta read again: %v, want %v", b, want["beta"])
 	}
 }

@@ -117,12 +117,40 @@ func agingWorkload(t testing.TB, seed uint64, n int) []wlStep {
 // the rejected records and a few injections. With
 // LORE_KNOWLEDGE_ANSWERS=<file> it writes them to the file.
 func TestAnswersDigest(t *testing.T) {
+	if got := answersOf(t, knowledge.New()); got != answersDigest {
+		t.Fatalf("answers digest %s, want %s", got, answersDigest)
+	}
+}
+
+// TestAnswersWithinTinyCacheBudgets: caches of one byte hold only the
+// pools the last fold or query read; every other read is a reload from
+// the store, and the answers are the same.
+func TestAnswersWithinTinyCacheBudgets(t *testing.T) {
+	m := knowledge.New()
+	m.SetBudgets(knowledge.Budgets{Fold: 1, Query: 1})
+	if got := answersOf(t, m); got != answersDigest {
+		t.Fatalf("answers digest %s with one-byte cache budgets, want %s", got, answersDigest)
+	}
+	foldPools, foldBytes, queryPools, queryBytes := knowledge.CachedPools(m)
+	// A query reads a project's swarm and the hive: both stay cached
+	// together whatever the budget (poolCache.store).
+	if foldPools > 2 || queryPools > 2 {
+		t.Fatalf("one-byte budgets hold %d fold pool states (%d bytes) and %d query pools (%d bytes); want at most the pools of the last fold (2) and query (2)",
+			foldPools, foldBytes, queryPools, queryBytes)
+	}
+	if foldBytes <= 0 || queryBytes <= 0 {
+		t.Fatalf("estimated cache bytes %d and %d: want the held pools counted", foldBytes, queryBytes)
+	}
+}
+
+// answersOf folds agingWorkload(5, 1500) into m and returns the digest of
+// the answers after every step (TestAnswersDigest).
+func answersOf(t *testing.T, m *knowledge.Model) string {
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	m := knowledge.New()
 	r := st.Model(knowledge.ModelName)
 	h := sha256.New()
 	out := os.Getenv("LORE_KNOWLEDGE_ANSWERS")
@@ -183,7 +211,5 @@ func TestAnswersDigest(t *testing.T) {
 	if archived == 0 {
 		t.Fatal("no sweep archived anything")
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != answersDigest {
-		t.Fatalf("answers digest %s, want %s", got, answersDigest)
-	}
+	return hex.EncodeToString(h.Sum(nil))
 }

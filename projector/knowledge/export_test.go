@@ -116,3 +116,15 @@ func dumpSums(sums []*summary) string {
 	}
 	return b.String()
 }
+
+// CachedPools is the number of pools and the estimated bytes each of m's
+// caches holds: the fold's pool states, then the queries' pools.
+func CachedPools(m *Model) (foldPools, foldBytes, queryPools, queryBytes int) {
+	m.folds.mu.Lock()
+	foldPools, foldBytes = len(m.folds.pools), m.folds.held
+	m.folds.mu.Unlock()
+	m.cache.mu.Lock()
+	queryPools, queryBytes = len(m.cache.pools), m.cache.held
+	m.cache.mu.Unlock()
+	return
+}

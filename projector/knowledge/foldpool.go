@@ -51,6 +51,8 @@ type poolState struct {
 	empties  map[int32]struct{}
 	capOrder []int32
 	counts   []int32 // scratch of scan: shared hashes by slot, zero between scans
+	// bytes is the estimated memory of the held summaries (slotCost).
+	bytes int
 }
 
 func newPoolState() *poolState {
@@ -58,7 +60,8 @@ func newPoolState() *poolState {
 		byTerm: map[string][]int32{}, empties: map[int32]struct{}{}}
 }
 
-func (p *poolState) size() int { return len(p.byKey) }
+// size is the state's estimated memory in bytes.
+func (p *poolState) size() int { return p.bytes }
 
 // loadPoolState reads the pool of summary scope scope from r in one scan
 // (its version, its active summaries, then its inactive ones).
@@ -180,6 +183,7 @@ func (p *poolState) place(key string, s *summary, active bool) int32 {
 		p.slots, p.counts = append(p.slots, s), append(p.counts, 0)
 		p.slotKey, p.slotActive = append(p.slotKey, key), append(p.slotActive, active)
 	}
+	p.bytes += slotCost(key, s)
 	for i, h := range s.bghash {
 		if i == 0 || h != s.bghash[i-1] { // sorted: equal hashes are adjacent
 			p.byHash[h] = append(p.byHash[h], slot)
@@ -220,6 +224,7 @@ func dropSlot[K comparable](m map[K][]int32, k K, slot int32) {
 // unplace frees a slot and unindexes its summary.
 func (p *poolState) unplace(slot int32) {
 	s := p.slots[slot]
+	p.bytes -= slotCost(p.slotKey[slot], s)
 	for i, h := range s.bghash {
 		if i == 0 || h != s.bghash[i-1] {
 			dropSlot(p.byHash, h, slot)
@@ -417,12 +422,17 @@ type foldPools struct {
 	mu    sync.Mutex
 	pools map[string]*poolState // guarded by mu
 	used  map[string]uint64     // last put, by scope; guarded by mu
-	held  int                   // summaries in pools; guarded by mu
+	held  int                   // estimated bytes of pools (poolState.size); guarded by mu
 	clock uint64                // guarded by mu
+	// budget bounds held (bytes; 0: DefaultFoldBudget); guarded by mu.
+	budget int64
 }
 
-// foldPoolsMax bounds the summaries foldPools holds (≈ 1 KiB each).
-const foldPoolsMax = 32768
+func (c *foldPools) setBudget(b int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.budget = b
+}
 
 // take removes and returns the state of the pool at version, if held.
 func (c *foldPools) take(scope, version string) *poolState {
@@ -455,7 +465,11 @@ func (c *foldPools) put(states map[string]*poolState) {
 	}
 	// The states just put stay, even one larger than the bound: their
 	// pools are the ones the next events read.
-	for c.held > foldPoolsMax {
+	budget := c.budget
+	if budget <= 0 {
+		budget = DefaultFoldBudget
+	}
+	for int64(c.held) > budget {
 		victim := ""
 		for s := range c.pools {
 			if states[s] == nil && (victim == "" || c.used[s] < c.used[victim]) {

@@ -96,15 +96,20 @@ func bumpPoolVersion(tx projector.Tx, j *poolJournal, scope, setKey string, setV
 type poolCache struct {
 	mu    sync.Mutex
 	pools map[string]*cachedPool // by summary scope; guarded by mu
-	held  int                    // summaries in pools; guarded by mu
+	held  int                    // estimated bytes of pools (cachedPool.bytes); guarded by mu
 	clock uint64                 // guarded by mu
+	// budget bounds held (bytes; 0: DefaultQueryBudget); guarded by mu.
+	budget int64
 	// journal is the recent changes of every pool (pooljournal.go).
 	journal poolJournal
 	views   map[viewKey]*mergedView // guarded by mu
 }
 
-// poolCacheMax bounds the summaries a poolCache holds (≈ 1 KiB each).
-const poolCacheMax = 16384
+func (c *poolCache) setBudget(b int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.budget = b
+}
 
 // cachedPool is one pool's active summaries at one version.
 //
@@ -116,6 +121,7 @@ type cachedPool struct {
 	sums    []*summary
 	vocab   *relVocab // of every summary of sums
 	used    uint64    // last use; guarded by poolCache.mu
+	bytes   int       // estimated memory of sums (memCost), set before it is stored
 
 	mu    sync.Mutex
 	dedup map[dedupKey]*dedupIndex // derived indexes; guarded by mu
@@ -293,29 +299,38 @@ func (c *poolCache) lookup(scope, version string) (*cachedPool, bool) {
 }
 
 // store caches p, then evicts the least recently used other pools while
-// the cache holds more than poolCacheMax summaries: never p, nor the pools
-// of scopes with.
+// the cache holds more than its budget: never p, nor the pools of scopes
+// with.
 //
 // INVARIANT: the pools one query reads (a project's swarm, then the hive)
-// stay cached together, whatever their sizes: the bound applies to the
+// stay cached together, whatever their sizes: the budget applies to the
 // other pools. Evicting one of them to store the other made every query
-// on two pools larger together than the bound read and decode both again
+// on two pools larger together than the budget read and decode both again
 // and rebuild their dedups (a swarm and a hive at their caps, 10 000 and
-// up to 100 000 entries, exceed it).
+// up to 100 000 entries, can exceed it).
 func (c *poolCache) store(scope string, p *cachedPool, with ...string) {
+	if p.bytes == 0 {
+		for _, s := range p.sums {
+			p.bytes += s.memCost()
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pools == nil {
 		c.pools = map[string]*cachedPool{}
 	}
 	if old := c.pools[scope]; old != nil {
-		c.held -= len(old.sums)
+		c.held -= old.bytes
 	}
 	c.clock++
 	p.used = c.clock
 	c.pools[scope] = p
-	c.held += len(p.sums)
-	for c.held > poolCacheMax {
+	c.held += p.bytes
+	budget := c.budget
+	if budget <= 0 {
+		budget = DefaultQueryBudget
+	}
+	for int64(c.held) > budget && len(c.pools) > 1 {
 		victim, vs := (*cachedPool)(nil), ""
 		for s, q := range c.pools {
 			if q != p && !slices.Contains(with, s) && (victim == nil || q.used < victim.used) {
@@ -326,7 +341,7 @@ func (c *poolCache) store(scope string, p *cachedPool, with ...string) {
 			break // only the pools of this query are left
 		}
 		delete(c.pools, vs)
-		c.held -= len(victim.sums)
+		c.held -= victim.bytes
 	}
 }
 

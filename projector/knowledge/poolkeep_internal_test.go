@@ -19,11 +19,12 @@ import (
 // more summaries together than the cache's bound; other pools are evicted
 // first.
 func TestPoolCacheKeepsAQuerysPools(t *testing.T) {
-	c := &poolCache{}
-	pool := func(v string, n int) *cachedPool { return &cachedPool{version: v, sums: make([]*summary, n)} }
+	const budget = 3000 // bytes
+	c := &poolCache{budget: budget}
+	pool := func(v string, n int) *cachedPool { return &cachedPool{version: v, bytes: n} }
 	swarm, hive, other := sumScope(TierSwarm, "big"), sumScope(TierHive, ""), sumScope(TierSwarm, "small")
 	c.store(other, pool("o1", 10))
-	big := poolCacheMax*2/3 + 1 // two of them exceed the bound
+	big := budget*2/3 + 1 // two of them exceed the budget
 	for i := range 4 {
 		// As InjectFrom stores them: the swarm (the hive read next), then
 		// the hive (the swarm read before).
@@ -35,11 +36,11 @@ func TestPoolCacheKeepsAQuerysPools(t *testing.T) {
 			}
 		}
 		if _, hit := c.lookup(other, "o1"); hit {
-			t.Fatalf("round %d: the other pool is still cached with %d summaries held (bound %d)", i, c.held, poolCacheMax)
+			t.Fatalf("round %d: the other pool is still cached with %d bytes held (budget %d)", i, c.held, budget)
 		}
 	}
 	if c.held != 2*big {
-		t.Fatalf("held %d summaries, want %d (the two pools)", c.held, 2*big)
+		t.Fatalf("held %d bytes, want %d (the two pools)", c.held, 2*big)
 	}
 	// Another query's pool evicts them again, the least recently used
 	// first.

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/pflag"
+
+	"github.com/loredev/lore/node"
+)
+
+// memoryFlags are lore serve's memory budgets, in MiB.
+type memoryFlags struct {
+	storeCache, patternCache, knowledgeCache, limit int
+	limitSet                                        func() bool
+}
+
+func (m *memoryFlags) bind(fl *pflag.FlagSet) {
+	fl.IntVar(&m.storeCache, "store-cache", node.DefaultStoreCacheMiB, "MiB of Pebble block cache (memtables included) for the read models")
+	fl.IntVar(&m.patternCache, "pattern-cache", node.DefaultPatternCacheMiB, "MiB the pattern registry's posting cache may hold (least recently used terms dropped past it)")
+	fl.IntVar(&m.knowledgeCache, "knowledge-cache", node.DefaultKnowledgeCacheMiB, "MiB the knowledge pools decoded in memory may hold (3/4 fold, 1/4 injections; least recently used pools dropped past it)")
+	fl.IntVar(&m.limit, "memory-limit", -1, "Go soft memory limit in MiB (-1: twice the caches in the Go heap plus 512, 864 with the defaults (1376 in a build without cgo, where the store cache is Go memory), unless GOMEMLIMIT is set; 0: none)")
+	m.limitSet = func() bool { return fl.Changed("memory-limit") }
+}
+
+// apply sets the process's soft memory limit and returns the budgets for
+// the node. The limit given wins; without it, GOMEMLIMIT when set, else
+// the budgets' default.
+func (m *memoryFlags) apply(w io.Writer) node.MemoryBudgets {
+	b := node.MemoryBudgets{StoreCache: int64(m.storeCache) << 20, PatternCache: int64(m.patternCache) << 20,
+		KnowledgeCache: int64(m.knowledgeCache) << 20}
+	switch {
+	case m.limitSet() && m.limit == 0:
+		debug.SetMemoryLimit(noMemoryLimit)
+	case m.limitSet() && m.limit > 0:
+		debug.SetMemoryLimit(int64(m.limit) << 20)
+	case os.Getenv("GOMEMLIMIT") != "":
+		// the runtime read it at start
+	default:
+		debug.SetMemoryLimit(b.DefaultLimit())
+	}
+	if l, caches := debug.SetMemoryLimit(-1), 2*(b.PatternCache+b.KnowledgeCache); l != noMemoryLimit && l < caches {
+		fmt.Fprintf(w, "lore: the memory limit (%d MiB) is below twice the pattern and knowledge caches (%d MiB): the collector will run often\n", l>>20, caches>>20)
+	}
+	return b
+}
+
+// noMemoryLimit is the runtime's value for no limit (math.MaxInt64).
+const noMemoryLimit = int64(^uint64(0) >> 1)
