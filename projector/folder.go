@@ -204,12 +204,17 @@ func (f *Folder) Fold(ev *events.Event) (skipped bool, err error) {
 		return true, nil
 	}
 	data, derr := decodePayload(ev)
-	return f.foldDecoded(ev, data, derr)
+	return f.foldDecoded(ev, data, derr, false)
 }
 
 // foldDecoded is Fold of an event whose payload was decoded already (derr:
-// why it could not be).
-func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) (skipped bool, err error) {
+// why it could not be). alone says nothing is known to follow the event
+// yet (the live pipeline ran dry): with Parallel and the lanes settled it
+// folds on this goroutine, model after model, as without Parallel, and a
+// poison event is reported here rather than by Settle. One event gains
+// nothing from the lanes and would pay a handoff to each and back, which
+// is most of a lone command's wait for its write.
+func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error, alone bool) (skipped bool, err error) {
 	if ev.Seq <= f.seq {
 		return true, nil
 	}
@@ -229,6 +234,13 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error) 
 			f.queue = append(f.queue, &queued{ev: ev, data: data, dup: true})
 		}
 		return true, nil
+	}
+	if f.parallel && alone && !f.unsettled {
+		// INVARIANT: every event since the last commit is in the queue (a
+		// failed Settle folds them all again); this one is settled now.
+		f.queue = append(f.queue, &queued{ev: ev, data: data})
+		f.settled = len(f.queue)
+		return false, f.foldInline(ev, data)
 	}
 	if f.parallel {
 		q := &queued{ev: ev, data: data, errs: make([]error, len(f.lanes)), emits: make([][]Derived, len(f.lanes))}

@@ -53,9 +53,13 @@ func (m tally) Fold(tx Tx, ev *events.Event, data events.Payload) error {
 }
 
 // TestParallelFolderEqualsSequential folds the same events, poison among
-// them (refused by one model or another, after writing), into two stores:
-// model after model, and with a lane per model. The stores, the
-// announcements and the poison reported must be the same.
+// them (refused by one model or another, after writing), into three stores:
+// model after model; with a lane per model; and with lanes, some events
+// folded alone (on the caller's goroutine while the lanes are settled, as
+// the live runtime does when its pipeline runs dry), a poison one among
+// them and a batch where a lane's poison makes Settle fold again events
+// folded alone. The stores, the announcements and the poison reported
+// must be the same.
 func TestParallelFolderEqualsSequential(t *testing.T) {
 	models := []Model{
 		tally{name: "a", refuse: map[string]bool{"b17": true, "b60": true}},
@@ -77,7 +81,10 @@ func TestParallelFolderEqualsSequential(t *testing.T) {
 		outbox []outboxEntry
 		poison []uint64
 	}
-	run := func(parallel bool) result {
+	// alone: the events the third run folds alone (when the lanes are
+	// settled; foldDecoded hands the others to the lanes).
+	alone := func(i int) bool { return i <= 20 || i == 31 || (i >= 32 && i <= 42) || i >= 100 }
+	run := func(parallel, withAlone bool) result {
 		st, err := OpenStore("", StoreOptions{InMemory: true})
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +116,14 @@ func TestParallelFolderEqualsSequential(t *testing.T) {
 			res.outbox = append(res.outbox, f.committedOutbox...)
 		}
 		for i, ev := range evs {
-			if _, err := f.Fold(ev); err != nil {
+			fold := func() (bool, error) { return f.Fold(ev) }
+			if withAlone {
+				fold = func() (bool, error) {
+					data, derr := decodePayload(ev)
+					return f.foldDecoded(ev, data, derr, alone(i))
+				}
+			}
+			if _, err := fold(); err != nil {
 				if !errors.Is(err, ErrPoison) {
 					t.Fatal(err)
 				}
@@ -125,7 +139,7 @@ func TestParallelFolderEqualsSequential(t *testing.T) {
 		}
 		return res
 	}
-	seq, par := run(false), run(true)
+	seq, par, mixed := run(false, false), run(true, false), run(true, true)
 	if want := []uint64{18, 43, 44, 61}; !reflect.DeepEqual(seq.poison, want) {
 		t.Fatalf("sequential poison %v, want %v", seq.poison, want)
 	}
@@ -137,6 +151,15 @@ func TestParallelFolderEqualsSequential(t *testing.T) {
 	}
 	if len(seq.outbox) == 0 || !reflect.DeepEqual(par.outbox, seq.outbox) {
 		t.Errorf("parallel announced %d, sequential %d (or they differ)", len(par.outbox), len(seq.outbox))
+	}
+	if !reflect.DeepEqual(mixed.poison, seq.poison) {
+		t.Errorf("with events folded alone, poison %v, sequential %v", mixed.poison, seq.poison)
+	}
+	if mixed.digest != seq.digest {
+		t.Errorf("with events folded alone, store %s, sequential %s", mixed.digest, seq.digest)
+	}
+	if !reflect.DeepEqual(mixed.outbox, seq.outbox) {
+		t.Errorf("with events folded alone, announced %d, sequential %d (or they differ)", len(mixed.outbox), len(seq.outbox))
 	}
 }
 

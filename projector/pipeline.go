@@ -37,7 +37,8 @@ type delivery struct {
 // several messages are decoded at once; the order of out is the order of
 // Next whatever order the decoders finish in.
 //
-// decoding counts the messages read and not yet handed over.
+// decoding counts the messages read and not yet handed over; a message
+// read while it is 0 is decoded by the reader itself.
 func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int) {
 	// A few messages per decoder between the reader and the sequencer:
 	// what is read ahead of the fold loop is out's buffer and these, so
@@ -84,7 +85,23 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 	for {
 		s := &slot{ready: make(chan struct{})}
 		s.d.msg, s.d.err = it.Next()
-		decoding.Add(1)
+		if decoding.Add(1) == 1 && s.d.err == nil {
+			// Nothing read before it is still held (each was handed
+			// over): decode it here and hand it over directly, sparing a
+			// lone message (a command waiting for its write) two handoffs.
+			// The next message is read only after, so the order holds.
+			s.d.decode()
+			select {
+			case out <- s.d:
+				decoding.Add(-1)
+			case <-done:
+				return
+			}
+			if s.d.err != nil {
+				return
+			}
+			continue
+		}
 		if s.d.err != nil {
 			close(s.ready)
 		} else {

@@ -131,7 +131,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 			f.Skip(seq)
 			stats.Skipped++
 		default:
-			skipped, err := f.foldDecoded(d.ev, d.data, d.derr)
+			skipped, err := f.foldDecoded(d.ev, d.data, d.derr, false)
 			switch {
 			case err != nil && !errors.Is(err, ErrPoison):
 				return stats, err

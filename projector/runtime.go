@@ -385,7 +385,10 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		if d.ev != nil && d.derr == nil && d.meta.Sequence.Stream > folder.Seq() {
 			inBatch = append(inBatch, d) // in sequence order: redeliveries are skipped
 		}
-		if err := r.fold(ctx, folder, d); err != nil {
+		// Nothing delivered behind it nor being decoded: the event folds
+		// on this goroutine (Folder.foldDecoded).
+		alone := len(deliveries) == 0 && decoding.Load() == 0
+		if err := r.fold(ctx, folder, d, alone); err != nil {
 			return err
 		}
 		if folder.Pending() == 1 {
@@ -503,12 +506,12 @@ const pullExpiry = 5 * time.Second
 // fold folds one message; a poison event is dead-lettered before the batch
 // that passes it commits (here, or by commit when the folder's lanes report
 // it at Settle), so it is never silently skipped.
-func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery) error {
+func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery, alone bool) error {
 	seq := d.meta.Sequence.Stream
 	var err error
 	if d.ev != nil {
 		dups := f.Duplicates()
-		_, err = f.foldDecoded(d.ev, d.data, d.derr)
+		_, err = f.foldDecoded(d.ev, d.data, d.derr, alone)
 		if f.Duplicates() > dups {
 			r.opts.Logger.Debug("event id folded before: passed over", "seq", seq, "id", d.ev.ID)
 		}
