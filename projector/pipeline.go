@@ -37,8 +37,10 @@ type delivery struct {
 // several messages are decoded at once; the order of out is the order of
 // Next whatever order the decoders finish in.
 //
-// decoding counts the messages read and not yet handed over; a message
-// read while it is 0 is decoded by the reader itself.
+// decoding counts the messages read and not yet handed over (a message is
+// uncounted just before it is sent on out, so once the fold loop holds a
+// message the count is of those behind it); a message read while the
+// sequencer holds none is decoded by the reader itself.
 func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int) {
 	// A few messages per decoder between the reader and the sequencer:
 	// what is read ahead of the fold loop is out's buffer and these, so
@@ -46,6 +48,10 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 	ahead := 4 * decoders
 	todo := make(chan *slot, ahead)
 	order := make(chan *slot, ahead)
+	// ordered counts the slots given to the sequencer and not yet handed
+	// over by it; the reader hands a message over itself only when it is
+	// 0, so the order holds.
+	var ordered atomic.Int64
 	for range decoders {
 		go func() {
 			for {
@@ -68,9 +74,10 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 				case <-done:
 					return
 				}
+				decoding.Add(-1)
 				select {
 				case out <- s.d:
-					decoding.Add(-1)
+					ordered.Add(-1)
 				case <-done:
 					return
 				}
@@ -85,15 +92,16 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 	for {
 		s := &slot{ready: make(chan struct{})}
 		s.d.msg, s.d.err = it.Next()
-		if decoding.Add(1) == 1 && s.d.err == nil {
+		decoding.Add(1)
+		if ordered.Load() == 0 && s.d.err == nil {
 			// Nothing read before it is still held (each was handed
 			// over): decode it here and hand it over directly, sparing a
 			// lone message (a command waiting for its write) two handoffs.
 			// The next message is read only after, so the order holds.
 			s.d.decode()
+			decoding.Add(-1)
 			select {
 			case out <- s.d:
-				decoding.Add(-1)
 			case <-done:
 				return
 			}
@@ -111,6 +119,7 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 				return
 			}
 		}
+		ordered.Add(1)
 		select {
 		case order <- s:
 		case <-done:
