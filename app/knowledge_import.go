@@ -162,6 +162,11 @@ func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, a
 	r := kreader(v)
 	var evs []*events.Event
 	res := KnowledgeImportResult{Items: []KnowledgeImportItem{}, Promoted: []knowledge.Promotion{}, Archived: []string{}}
+	// The event ids this request sends: a line repeating an earlier one
+	// of the request is that one's event (the log keeps it once), so it
+	// is reported existing, as it is when the earlier line came in an
+	// earlier request, never a second time with the earlier line's fate.
+	sending := map[string]bool{}
 	for i := range a.Submissions {
 		d := &a.Submissions[i]
 		if d.Import == nil || d.Import.Digest == "" {
@@ -175,6 +180,11 @@ func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, a
 		}
 		id := knowledge.SubmissionID("", d.Project, d)
 		evID := knowledge.ImportEventID(d.Import.Format, d.Project, d.Import.Digest)
+		if sending[evID] {
+			res.Existing++
+			res.Items = append(res.Items, KnowledgeImportItem{Index: i, ID: id, EventID: evID, Outcome: knowledge.OutcomeExisting})
+			continue
+		}
 		// Folded before (this content, or an entry with this id): nothing
 		// is sent again.
 		if prior, ok, err := knowledge.DecisionOf(r, evID); err != nil {
@@ -203,6 +213,7 @@ func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, a
 		}
 		// Named by content: importing the same entry again appends nothing.
 		ev.ID = evID
+		sending[evID] = true
 		evs = append(evs, ev)
 		res.Items = append(res.Items, KnowledgeImportItem{Index: i, ID: id, EventID: ev.ID, Outcome: OutcomePending})
 	}
@@ -269,6 +280,25 @@ func (res *KnowledgeImportResult) Resolve(decision func(eventID string) (*knowle
 		}
 		res.Promoted = append(res.Promoted, d.Promoted...)
 		res.Archived = append(res.Archived, d.Archived...)
+	}
+	// A line repeating an earlier one of its request was reported existing
+	// when it came (one event for both); it leads where the earlier line
+	// was merged, as a line repeating one folded before does.
+	first := map[string]int{}
+	for i := range res.Items {
+		it := &res.Items[i]
+		if it.EventID == "" {
+			continue
+		}
+		j, seen := first[it.EventID]
+		if !seen {
+			first[it.EventID] = i
+			continue
+		}
+		if e := res.Items[j]; it.Outcome == knowledge.OutcomeExisting && it.MergedInto == "" &&
+			(e.Outcome == OutcomeMerged || e.Outcome == knowledge.OutcomeReinforced) {
+			it.MergedInto = e.MergedInto
+		}
 	}
 	return nil
 }

@@ -189,3 +189,53 @@ func TestKnowledgeDecisions(t *testing.T) {
 		}
 	}
 }
+
+// TestKnowledgeImportRepeatedLines: a line repeating an earlier one (the
+// same content: the same event) is reported existing whether the earlier
+// line came in the same request or an earlier one, leads where the
+// earlier one was merged, and no event is counted twice: the lines
+// reported added are as many as the distinct events added.
+func TestKnowledgeImportRepeatedLines(t *testing.T) {
+	t.Parallel()
+	file := trickyJSONL(1100)
+	lines := bytes.Split(bytes.TrimSpace(file), []byte("\n"))
+	for _, window := range []int{-1, 8} {
+		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
+			res := importFile(t, file, window)
+			if len(res.Items) != len(lines) {
+				t.Fatalf("%d items for %d lines", len(res.Items), len(lines))
+			}
+			first := map[string]int{}
+			addedEvents := map[string]bool{}
+			var sameRequest, merged int
+			for i, it := range res.Items {
+				if it.Outcome == knowledge.OutcomeAdded {
+					addedEvents[it.EventID] = true
+				}
+				j, seen := first[string(lines[i])]
+				if !seen {
+					first[string(lines[i])] = i
+					continue
+				}
+				if it.Outcome != knowledge.OutcomeExisting {
+					t.Errorf("line %d repeats line %d: outcome %s, want existing", i, j, it.Outcome)
+				}
+				if e := res.Items[j]; e.Outcome == app.OutcomeMerged || e.Outcome == knowledge.OutcomeReinforced {
+					merged++
+					if it.MergedInto != e.MergedInto {
+						t.Errorf("line %d repeats line %d merged into %s: merged_into %q", i, j, e.MergedInto, it.MergedInto)
+					}
+				}
+				if i/app.KnowledgeImportChunk == j/app.KnowledgeImportChunk {
+					sameRequest++
+				}
+			}
+			if sameRequest == 0 || merged == 0 {
+				t.Fatalf("the file repeats %d lines in their request, %d of merged lines: exercise both", sameRequest, merged)
+			}
+			if res.Added != len(addedEvents) {
+				t.Fatalf("%d lines reported added for %d events added", res.Added, len(addedEvents))
+			}
+		})
+	}
+}
