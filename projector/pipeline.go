@@ -39,8 +39,8 @@ type delivery struct {
 //
 // decoding counts the messages read and not yet handed over (a message is
 // uncounted just before it is sent on out, so once the fold loop holds a
-// message the count is of those behind it); a message read while the
-// sequencer holds none is decoded by the reader itself.
+// message the count is of those behind it); a message the reader waited
+// for while the sequencer holds none is decoded by the reader itself.
 func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int) {
 	// A few messages per decoder between the reader and the sequencer:
 	// what is read ahead of the fold loop is out's buffer and these, so
@@ -91,13 +91,18 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 	}()
 	for {
 		s := &slot{ready: make(chan struct{})}
+		t0 := time.Now()
 		s.d.msg, s.d.err = it.Next()
+		waited := time.Since(t0) >= waitedFor
 		decoding.Add(1)
-		if ordered.Load() == 0 && s.d.err == nil {
-			// Nothing read before it is still held (each was handed
-			// over): decode it here and hand it over directly, sparing a
-			// lone message (a command waiting for its write) two handoffs.
-			// The next message is read only after, so the order holds.
+		if waited && ordered.Load() == 0 && s.d.err == nil {
+			// A message that was waited for (the log is read as it is
+			// written, not from a backlog), and nothing read before it
+			// still held (each was handed over): decode it here and hand
+			// it over directly, sparing a lone message (a command waiting
+			// for its write) two handoffs. A backlog's messages come
+			// without a wait and go to the decoders. The next message is
+			// read only after, so the order holds.
 			s.d.decode()
 			decoding.Add(-1)
 			select {
@@ -130,6 +135,12 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 		}
 	}
 }
+
+// waitedFor is how long a Next call takes when it finds no message
+// already buffered (it parks until one arrives): one found buffered takes
+// well under a microsecond. Misjudging it costs only speed: a message of
+// a backlog decoded by the reader, or a lone one by a decoder.
+const waitedFor = 20 * time.Microsecond
 
 // slot is a delivery being decoded; ready closes once it is.
 type slot struct {
