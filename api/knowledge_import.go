@@ -60,6 +60,15 @@ func ImportKnowledge(ctx context.Context, c *Client, a app.KnowledgeImportArgs, 
 	}
 	subs := a.Submissions
 	total := app.KnowledgeImportResult{Items: []app.KnowledgeImportItem{}, Promoted: []knowledge.Promotion{}, Archived: []string{}}
+	// Each request's report, as replied: the pending ones are resolved at
+	// the end and the report put together again in request order, so the
+	// promotions and archives stay in the order of the lines that caused
+	// them whichever requests the server replied to before their fold.
+	type answered struct {
+		r    app.KnowledgeImportResult
+		base int
+	}
+	var parts []answered
 	w := foldWaiter{c: c, o: &o, total: len(subs)}
 	// Lessons of the requests whose fold is not awaited yet.
 	unfolded := map[string]bool{}
@@ -105,6 +114,7 @@ func ImportKnowledge(ctx context.Context, c *Client, a app.KnowledgeImportArgs, 
 			return total, fmt.Errorf("decode result of knowledge.import: %w", err)
 		}
 		total.Add(r, i)
+		parts = append(parts, answered{r, i})
 		for _, ap := range reply.Appended {
 			if !ap.Duplicate {
 				w.appended = append(w.appended, ap.ID)
@@ -154,11 +164,17 @@ func ImportKnowledge(ctx context.Context, c *Client, a app.KnowledgeImportArgs, 
 			}
 		}
 	}
-	err := total.Resolve(func(id string) (*knowledge.Decision, bool, error) {
-		d, ok := decided[id]
-		return d, ok, nil
-	})
-	return total, err
+	resolved := app.KnowledgeImportResult{Items: []app.KnowledgeImportItem{}, Promoted: []knowledge.Promotion{}, Archived: []string{}}
+	for _, p := range parts {
+		if err := p.r.Resolve(func(id string) (*knowledge.Decision, bool, error) {
+			d, ok := decided[id]
+			return d, ok, nil
+		}); err != nil {
+			return total, err
+		}
+		resolved.Add(p.r, p.base)
+	}
+	return resolved, nil
 }
 
 // lessonKeys are what the server's look-up of an earlier import of d

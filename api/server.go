@@ -30,6 +30,10 @@ type Options struct {
 	// Observe, when set, receives each request's endpoint, duration and
 	// error (metrics).
 	Observe func(subject string, d time.Duration, err error)
+	// FoldWait bounds a command's wait for the fold of its events before
+	// it replies with projected false (default 10 s; the events are in
+	// the log either way and are folded later).
+	FoldWait time.Duration
 }
 
 // Serve registers every app endpoint as a micro service on nc.
@@ -55,6 +59,9 @@ func Serve(nc *nats.Conn, b Backend, o Options) (micro.Service, error) {
 		return nil, fmt.Errorf("add service: %w", err)
 	}
 	s := &server{p: app.NewPipeline(b), o: o}
+	if o.FoldWait > 0 {
+		s.p.WaitTimeout = o.FoldWait
+	}
 	for _, e := range app.Endpoints() {
 		kind := "query"
 		if e.Command != nil {

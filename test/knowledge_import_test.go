@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/app"
@@ -238,4 +240,58 @@ func TestKnowledgeImportRepeatedLines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKnowledgeImportWaitsPastTheServersWait: a request whose fold the
+// server stopped waiting for (the projector not running: the reply says
+// projected false, its lessons pending) is waited for by the client as
+// long as the fold progresses, and the report is the one requests that
+// each waited give.
+func TestKnowledgeImportWaitsPastTheServersWait(t *testing.T) {
+	t.Parallel()
+	file := trickyJSONL(700)
+	want := importFile(t, file, -1)
+
+	nd := startNode(t, node.Config{})
+	var once sync.Once
+	behind := make(chan bool, 1)
+	svc, err := nd.Serve(api.Options{FoldWait: 100 * time.Millisecond, Observe: func(subject string, _ time.Duration, _ error) {
+		if !strings.HasSuffix(subject, ".knowledge.import") {
+			return
+		}
+		once.Do(func() {
+			// The first request replied without its fold: start the
+			// projector only now.
+			_, last := lastSeq(t, nd.JS, events.LogStream)
+			behind <- nd.Runtime.Seq() < last
+			runNode(t, nd)
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Stop() })
+	nc, _ := natstest.Connect(t, nd.ClientURL())
+	recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
+	if len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	subs := make([]events.KnowledgeSubmitted, len(recs))
+	for i, r := range recs {
+		subs[i] = r.Submission
+	}
+	got, err := api.ImportKnowledge(context.Background(), api.NewClient(nc),
+		app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}, api.ImportOptions{Wait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case b := <-behind:
+		if !b {
+			t.Fatal("the first request was folded before the projector started")
+		}
+	default:
+		t.Fatal("no knowledge.import request was observed")
+	}
+	checkSameReport(t, want, got)
 }

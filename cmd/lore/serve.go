@@ -29,7 +29,7 @@ type serveOptions struct {
 	port, replicas                    int
 	auditEvery, auditKeep, auditDisk  int
 	memory                            memoryFlags
-	tick                              time.Duration
+	tick, foldWait                    time.Duration
 	noSyncCommits, verbose, tlsVerify bool
 	snap                              snapshotServeOptions
 	ifc                               serveInterfaces
@@ -65,6 +65,7 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.StringVar(&o.replica, "replica", envOr("LORE_REPLICA", ""), "replica name: the projector's durable consumer (each replica of a cluster needs its own)")
 	fl.IntVar(&o.replicas, "stream-replicas", 0, "replicas of lore's streams (default 1 embedded, 3 with --nats)")
 	fl.DurationVar(&o.tick, "tick", time.Minute, "append a clock tick this often so decay-driven transitions are announced (0 disables)")
+	fl.DurationVar(&o.foldWait, "fold-wait", 10*time.Second, "how long a command waits for its events to be folded before it replies with projected false (they are in the log and folded later)")
 	fl.BoolVar(&o.noSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits (faster; a crash re-folds the lost tail)")
 	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
 	fl.BoolVar(&o.tlsVerify, "tls-verify", false, "embedded NATS: require client certificates signed by --tls-ca (mutual TLS)")
@@ -75,7 +76,7 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	o.memory.bind(fl)
 	declare(fl, rules{"store-cache": above(0), "pattern-cache": above(0), "knowledge-cache": above(0), "memory-limit": atLeast(-1),
 		"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
-		"stream-replicas": between(0, 5), "tick": atLeast(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(0), "audit-checkpoint-disk": atLeast(0)})
+		"stream-replicas": between(0, 5), "tick": atLeast(0), "fold-wait": above(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(0), "audit-checkpoint-disk": atLeast(0)})
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
 	return cmd
@@ -152,7 +153,7 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		return err
 	}
 	defer ifc.stop()
-	svc, err := n.Serve(api.Options{Version: version, Logger: logger, Observe: ifc.observe()})
+	svc, err := n.Serve(api.Options{Version: version, Logger: logger, Observe: ifc.observe(), FoldWait: o.foldWait})
 	if err != nil {
 		return err
 	}
