@@ -124,15 +124,26 @@ func (p *PatternObservations) AggregateID() string {
 // bad one by its index, and requires every item to name the first one's
 // pattern (the event's subject).
 func (p *PatternObservations) Check() error {
+	var want, content, id string // the first item's pattern; the last content derived, its id
 	for i := range p.Observations {
+		o := &p.Observations[i]
 		at := "data.observations." + strconv.Itoa(i)
-		if err := p.Observations[i].check(at); err != nil {
+		if err := o.check(at); err != nil {
 			return err
 		}
-		if i > 0 {
-			if got, want := p.Observations[i].AggregateID(), p.Observations[0].AggregateID(); got != want {
-				return fmt.Errorf("field %q: pattern %s in an event of pattern %s: one pattern.observations/v1 carries observations of one pattern (its subject)", at+".pattern_id", got, want)
+		// o.AggregateID(), derived once per run of one content (an
+		// event's items usually repeat one).
+		got := o.PatternID
+		if got == "" {
+			if i == 0 || o.Content != content {
+				content, id = o.Content, PatternIDFor(o.Content)
 			}
+			got = id
+		}
+		if i == 0 {
+			want = got
+		} else if got != want {
+			return fmt.Errorf("field %q: pattern %s in an event of pattern %s: one pattern.observations/v1 carries observations of one pattern (its subject)", at+".pattern_id", got, want)
 		}
 	}
 	return nil
