@@ -54,8 +54,8 @@ func init() {
 	Register(Endpoint{Group: "patterns", Name: "import", Doc: "import a shared-patterns document", Args: PatternsImportArgs{},
 		Command: patternsImport, Reply: patternsImportReply})
 	data("patterns", "extract", "extract patterns from a completed loop or all completed loops", "registry.extract_requested/v1", events.ExtractRequested{}, patternsExtract)
-	Register(Endpoint{Group: "loop", Name: "start", Doc: "start a loop (generates its id when absent)", Args: events.LoopStarted{},
-		Command: loopStart, Reply: loopReply})
+	Register(Endpoint{Group: "loop", Name: "start", Doc: "start a loop (generates its id when absent); inject: also rank the registry's patterns for it and record the injection, as patterns.inject {loop_id}",
+		Args: LoopStartArgs{}, Command: loopStart, Reply: loopStartReply})
 	data("loop", "iterate", "record one loop iteration", "loop.iteration/v1", events.LoopIteration{}, loopIterate)
 	data("loop", "complete", "complete a loop; patterns are extracted", "loop.completed/v1", events.LoopCompleted{}, loopComplete)
 	data("loop", "apply", "record that a loop applied a pattern", "pattern.applied/v1", events.PatternApplied{}, loopApply)
@@ -69,8 +69,6 @@ func loopReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any)
 		return nil, err
 	}
 	switch d := p.(type) {
-	case *events.LoopStarted:
-		return map[string]any{"loop_id": d.LoopID}, nil
 	case *events.LoopIteration:
 		return map[string]any{"loop_id": d.LoopID, "iteration": d.Iteration}, nil
 	case *events.LoopCompleted:
@@ -81,6 +79,47 @@ func loopReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any)
 		return map[string]any{"requested": true, "loop_id": d.LoopID, "all": d.All}, nil
 	}
 	return nil, fmt.Errorf("%w: event %s is a %s, not an event of this command (an idempotency key used for another command?)", ErrConflict, evs[0].ID, evs[0].Type)
+}
+
+// loopStartReply is loop.start's answer: as decided now, or for a retry
+// with the same idempotency key, read from the stored events: the loop,
+// and the patterns its injection recorded as they are now (their scores
+// are those of the first answer's ranking, not kept).
+func loopStartReply(_ context.Context, v View, _ Request, evs []*events.Event, result any) (any, error) {
+	if r, ok := result.(LoopStartResult); ok {
+		return r, nil
+	}
+	var res LoopStartResult
+	for _, ev := range evs {
+		p, err := events.DecodeData(ev)
+		if err != nil {
+			return nil, err
+		}
+		switch d := p.(type) {
+		case *events.LoopStarted:
+			res.LoopID = d.LoopID
+		case *events.LoopInjected:
+			inj := InjectResult{LoopID: d.LoopID, Patterns: []crossloop.Ranked{}}
+			for _, id := range d.PatternIDs {
+				pat, ok, err := crossloop.LoadPattern(clReader(v), id)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					m, _ := crossloop.Maturity(pat)
+					inj.Patterns = append(inj.Patterns, crossloop.Ranked{Pattern: pat, Maturity: m})
+				}
+			}
+			inj.Text = crossloop.FormatInjection(inj.Patterns)
+			res.Injection = &inj
+		default:
+			return nil, fmt.Errorf("%w: event %s is a %s, not an event of loop.start (an idempotency key used for another command?)", ErrConflict, ev.ID, ev.Type)
+		}
+	}
+	if res.LoopID == "" {
+		return nil, fmt.Errorf("%w: no loop.started among the events of this idempotency key", ErrConflict)
+	}
+	return res, nil
 }
 
 // patternsImportReply: the command's own count (new and existing
@@ -232,48 +271,64 @@ func patternsInject(ctx context.Context, v View, req Request) ([]*events.Event, 
 			a.Category = category
 		}
 	}
+	res, err := injection(ctx, v, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, err := injectedEvent(req, a.LoopID, res.Patterns)
+	if err != nil || ev == nil {
+		return nil, res, err
+	}
+	return []*events.Event{ev}, res, nil
+}
+
+// injection ranks the registry's patterns for a (its loop id only names
+// the result): the one ranking of patterns.inject and loop.start's inject.
+func injection(ctx context.Context, v View, a InjectArgs) (InjectResult, error) {
 	if strings.TrimSpace(a.Task) == "" && a.Category == "" {
-		return nil, nil, badField("task", errors.New("give a task, a category or a loop id"))
+		return InjectResult{}, badField("task", errors.New("give a task, a category or a loop id"))
 	}
 	if a.TopK < 0 {
-		return nil, nil, badField("top_k", errors.New("must be >= 0"))
+		return InjectResult{}, badField("top_k", errors.New("must be >= 0"))
 	}
 	if a.MinSuccessRate != nil && (*a.MinSuccessRate < 0 || *a.MinSuccessRate > 1) {
-		return nil, nil, badField("min_success_rate", errors.New("must be in [0,1]"))
+		return InjectResult{}, badField("min_success_rate", errors.New("must be in [0,1]"))
 	}
 	for _, t := range a.Types {
 		if !crossloop.ValidType(t) {
-			return nil, nil, badField("types", fmt.Errorf("unknown type %q", t))
+			return InjectResult{}, badField("types", fmt.Errorf("unknown type %q", t))
 		}
 	}
 	cfg, err := crossloopModel.ConfigAt(clReader(v))
 	if err != nil {
-		return nil, nil, err
+		return InjectResult{}, err
 	}
 	var rs []crossloop.Ranked
 	if types := cfg.Types(a.Types); len(types) > 0 { // none: every type asked for is excluded by injection.include_*
 		rs, err = crossloop.Rank(ctx, clReader(v), cfg, crossloop.InjectRequest{Task: a.Task,
 			Category: a.Category, TopK: a.TopK, MinRate: a.MinSuccessRate, Types: types}, crossloopEmbedder())
 		if err != nil {
-			return nil, nil, err
+			return InjectResult{}, err
 		}
 	}
 	res := InjectResult{LoopID: a.LoopID, Patterns: rs, Text: crossloop.FormatInjection(rs)}
 	if res.Patterns == nil {
 		res.Patterns = []crossloop.Ranked{}
 	}
-	if a.LoopID == "" || len(rs) == 0 {
-		return nil, res, nil
+	return res, nil
+}
+
+// injectedEvent records an injection of rs on loop loopID (nil when there
+// is no loop or nothing was injected).
+func injectedEvent(req Request, loopID string, rs []crossloop.Ranked) (*events.Event, error) {
+	if loopID == "" || len(rs) == 0 {
+		return nil, nil
 	}
 	ids := make([]string, len(rs))
 	for i, r := range rs {
 		ids[i] = r.Pattern.ID
 	}
-	ev, err := req.newEvent("loop.injected/v1", req.Project, req.Now, &events.LoopInjected{LoopID: a.LoopID, PatternIDs: ids})
-	if err != nil {
-		return nil, nil, err
-	}
-	return []*events.Event{ev}, res, nil
+	return req.newEvent("loop.injected/v1", req.Project, req.Now, &events.LoopInjected{LoopID: loopID, PatternIDs: ids})
 }
 
 // PruneArgs are patterns.prune's arguments.
@@ -429,15 +484,36 @@ func patternsExtract(_ context.Context, v View, req Request) ([]*events.Event, a
 	return []*events.Event{ev}, map[string]any{"requested": true, "loop_id": a.LoopID, "all": a.All}, nil
 }
 
-func loopStart(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
-	var a events.LoopStarted
+// LoopStartArgs are loop.start's arguments: the loop.started data, and
+// Inject to rank the registry's patterns for the loop in the same request.
+type LoopStartArgs struct {
+	events.LoopStarted
+	// Inject ranks the registry's patterns for the loop's task and
+	// category (the injection settings in force) and records the
+	// injection on the loop: patterns.inject {loop_id} without a second
+	// request.
+	Inject bool `json:"inject,omitempty"`
+}
+
+// LoopStartResult is loop.start's answer: the loop's id and, with inject,
+// the patterns ranked for it.
+type LoopStartResult struct {
+	LoopID    string        `json:"loop_id"`
+	Injection *InjectResult `json:"injection,omitempty"`
+}
+
+func loopStart(ctx context.Context, v View, req Request) ([]*events.Event, any, error) {
+	var a LoopStartArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
 	if strings.TrimSpace(a.Task) == "" {
 		return nil, nil, badField("task", errors.New("is required"))
 	}
-	fill := map[string]any{}
+	data, err := req.fields("inject")
+	if err != nil {
+		return nil, nil, err
+	}
 	if a.LoopID == "" {
 		id, err := crossloop.NewLoopID(a.Task)
 		if err != nil {
@@ -448,16 +524,36 @@ func loopStart(_ context.Context, _ View, req Request) ([]*events.Event, any, er
 			sum := sha256.Sum256([]byte(req.ids.key))
 			id = crossloop.LoopIDWith(a.Task, [4]byte(sum[:4]))
 		}
-		a.LoopID, fill["loop_id"] = id, id
+		a.LoopID = id
+		if err := setDefault(data, "loop_id", id); err != nil {
+			return nil, nil, err
+		}
 	}
 	if a.Agent == "" && req.Source != "" {
-		fill["agent"] = req.Source
+		if err := setDefault(data, "agent", req.Source); err != nil {
+			return nil, nil, err
+		}
 	}
-	ev, err := clData(req, "loop.started/v1", fill)
+	ev, _, err := dataEvent(req, "loop.started/v1", req.Project, req.Now, data)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID}, nil
+	res := LoopStartResult{LoopID: a.LoopID}
+	if !a.Inject {
+		return []*events.Event{ev}, res, nil
+	}
+	// The ranking reads the registry, not the loop: the loop's task and
+	// category are in the request, so it needs no fold of loop.started.
+	inj, err := injection(ctx, v, InjectArgs{LoopID: a.LoopID, Task: a.Task, Category: a.Category})
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Injection = &inj
+	injected, err := injectedEvent(req, a.LoopID, inj.Patterns)
+	if err != nil || injected == nil {
+		return []*events.Event{ev}, res, err
+	}
+	return []*events.Event{ev, injected}, res, nil
 }
 
 func loopIterate(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {

@@ -189,6 +189,26 @@ func BenchmarkRefLoopStart(b *testing.B) {
 	}
 }
 
+// BenchmarkRefLoopStartInject: the row of BenchmarkRefLoopStart in one
+// request: loop.start {inject: true} (replied once both its events are
+// folded), which answers the patterns patterns.inject {loop_id} would.
+func BenchmarkRefLoopStartInject(b *testing.B) {
+	for _, n := range refSizes {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			_, cl := refNode(b, 0, n)
+			rng := rand.New(rand.NewPCG(5, 6))
+			b.ResetTimer()
+			for range b.N {
+				r := refCall(b, cl, "loop", "start", map[string]any{"task": benchkit.PatternTask(rng), "category": "debugging", "inject": true}, false)
+				res, _ := r["result"].(map[string]any)
+				if id, _ := res["loop_id"].(string); id == "" || res["injection"] == nil {
+					b.Fatalf("loop.start with inject: %v", r)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkRefObservations: N observations of one decomposition pattern
 // appended in requests of 1 000 (without waiting, the last one waits for
 // the fold), then the query showing N. Three doors, in the same run:

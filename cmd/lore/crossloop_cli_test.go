@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +330,77 @@ func TestCLILoopShow(t *testing.T) {
 	}
 	if code, _, errs := cli(t, bg, "", append(d, "loop", "show", "ralph-nowhere-00000000")...); code == 0 || !strings.Contains(errs, "ralph-nowhere-00000000") {
 		t.Errorf("unknown loop: exit %d %q", code, errs)
+	}
+}
+
+// TestCLILoopStartInject: lore loop start --inject prints the new loop's
+// id, then the patterns ranked for it, and records them on the loop as
+// lore inject --loop does.
+func TestCLILoopStartInject(t *testing.T) {
+	d := serveData(t)
+	bg := context.Background()
+	run := func(args ...string) string {
+		t.Helper()
+		code, out, errs := cli(t, bg, "", append(d, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return strings.TrimSpace(out)
+	}
+	a := run("loop", "start", "--task", "Fix TypeError null user in validation", "--category", "debugging")
+	run("loop", "iterate", "--loop", a, "--iteration", "1", "--error-type", "TypeError",
+		"--error-message", "Cannot read property 'email' of null", "--tests-passed", "1", "--tests-failed", "1")
+	run("loop", "iterate", "--loop", a, "--iteration", "2", "--fix", "Added null check for user object", "--tests-passed", "2", "--tests-failed", "0")
+	run("loop", "complete", "--loop", a, "--outcome", "success", "--iterations", "2")
+
+	out := run("loop", "start", "--task", "Fix TypeError null user in validation", "--category", "debugging", "--inject")
+	id, text, _ := strings.Cut(out, "\n")
+	if !strings.HasPrefix(id, "ralph-") || !strings.Contains(text, "Cross-Loop Learning Context") {
+		t.Fatalf("loop start --inject printed %q", out)
+	}
+	recorded := func(id string) []string {
+		t.Helper()
+		var st struct {
+			Injected []struct {
+				PatternID string `json:"pattern_id"`
+				Injected  bool   `json:"injected"`
+			} `json:"injected_patterns"`
+		}
+		if err := json.Unmarshal([]byte(run("--json", "loop", "show", id)), &st); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, p := range st.Injected {
+			if p.Injected {
+				ids = append(ids, p.PatternID)
+			}
+		}
+		sort.Strings(ids)
+		return ids
+	}
+	if len(recorded(id)) == 0 {
+		t.Fatalf("loop %s shows no injected pattern", id)
+	}
+	// --json: the answer's patterns are the ones recorded on the loop.
+	var res struct {
+		LoopID    string `json:"loop_id"`
+		Injection struct {
+			Patterns []struct {
+				Pattern struct {
+					ID string `json:"pattern_id"`
+				} `json:"pattern"`
+			} `json:"patterns"`
+		} `json:"injection"`
+	}
+	if err := json.Unmarshal([]byte(run("--json", "loop", "start", "--task", "Fix TypeError null user in validation", "--inject")), &res); err != nil {
+		t.Fatal(err)
+	}
+	var answered []string
+	for _, p := range res.Injection.Patterns {
+		answered = append(answered, p.Pattern.ID)
+	}
+	sort.Strings(answered)
+	if got := recorded(res.LoopID); len(answered) == 0 || !slices.Equal(got, answered) {
+		t.Fatalf("loop start --inject --json answered %v, the loop records %v", answered, got)
 	}
 }

@@ -30,11 +30,19 @@ func callLoop(cmd *cobra.Command, f *Factory, name string, args map[string]any, 
 
 func newCmdLoopStart(f *Factory) *cobra.Command {
 	var task, category, agent, id string
+	var inject bool
 	cmd := &cobra.Command{
-		Use:     "start --task TEXT [--category C] [--loop-id ID]",
-		Short:   "Start a loop; prints its id (ralph-<slug>-<8 hex>)",
-		Example: `  lore loop start --task "Fix auth bug" --category debugging`,
-		Args:    cobra.NoArgs,
+		Use:   "start --task TEXT [--category C] [--loop-id ID] [--inject]",
+		Short: "Start a loop; prints its id (ralph-<slug>-<8 hex>), and with --inject the patterns for it",
+		Long: `Start a loop; prints its id (ralph-<slug>-<8 hex>).
+
+--inject also ranks the registry's patterns for the loop's task and category
+and records the injection on the loop, in the same request (what
+lore inject --loop ID does after it): the id is printed on the first line,
+the Cross-Loop Learning Context after it.`,
+		Example: `  lore loop start --task "Fix auth bug" --category debugging
+  lore loop start --task "Fix auth bug" --category debugging --inject`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if task == "" {
 				return fmt.Errorf("%w: --task is required", errBadInput)
@@ -45,7 +53,18 @@ func newCmdLoopStart(f *Factory) *cobra.Command {
 					a[k] = v
 				}
 			}
-			return callLoop(cmd, f, "start", a, func(r map[string]any) string { return fmt.Sprint(r["loop_id"]) })
+			if inject {
+				a["inject"] = true
+			}
+			return callLoop(cmd, f, "start", a, func(r map[string]any) string {
+				out := fmt.Sprint(r["loop_id"])
+				if inj, ok := r["injection"].(map[string]any); ok {
+					if text, _ := inj["text"].(string); text != "" {
+						out += "\n" + text
+					}
+				}
+				return out
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -53,6 +72,7 @@ func newCmdLoopStart(f *Factory) *cobra.Command {
 	fl.StringVar(&category, "category", "", "task category (debugging, testing, refactoring, ...)")
 	fl.StringVar(&agent, "agent", "", "agent running the loop (default: --source)")
 	fl.StringVar(&id, "loop-id", "", "loop id (default: generated)")
+	fl.BoolVar(&inject, "inject", false, "also rank the registry's patterns for the loop and record the injection (as lore inject --loop ID)")
 	freeText(fl, "task", "category", "agent", "loop-id")
 	return cmd
 }
