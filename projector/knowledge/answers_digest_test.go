@@ -117,6 +117,7 @@ func agingWorkload(t testing.TB, seed uint64, n int) []wlStep {
 // the rejected records and a few injections. With
 // LORE_KNOWLEDGE_ANSWERS=<file> it writes them to the file.
 func TestAnswersDigest(t *testing.T) {
+	t.Parallel() // the longest tests of the package, on a core each
 	if got := answersOf(t, knowledge.New()); got != answersDigest {
 		t.Fatalf("answers digest %s, want %s", got, answersDigest)
 	}
@@ -126,6 +127,7 @@ func TestAnswersDigest(t *testing.T) {
 // pools the last fold or query read; every other read is a reload from
 // the store, and the answers are the same.
 func TestAnswersWithinTinyCacheBudgets(t *testing.T) {
+	t.Parallel()
 	m := knowledge.New()
 	m.SetBudgets(knowledge.Budgets{Fold: 1, Query: 1})
 	if got := answersOf(t, m); got != answersDigest {
