@@ -24,6 +24,15 @@ import (
 // version, with the indexes a submission's comparison reads, so that it
 // costs what the lesson shares with the pool, not the pool's size.
 //
+// An active entry is held as its decoded summary: the contradiction check
+// and the cap read its text features and counts. An inactive one (archived
+// or quarantined: most of a long-lived pool) is held in a compact form,
+// holding only what a comparison reads of it — its id, whether it is
+// removed from view and its bigram hashes — so that a pool's state grows
+// with its history by a few bytes per bigram, not by whole summaries
+// (archived.go). Its bigram strings are read from the store only when its
+// hashes make it a near-duplicate, to confirm it.
+//
 // INVARIANT: while a fold holds a poolState (poolTx.held), it equals what
 // a scan of the fold's Tx under x/<pool>/ reads: poolTx applies every
 // summary and version write of the Tx to it. Out of a fold it is only
@@ -32,26 +41,34 @@ import (
 type poolState struct {
 	version string
 
-	// Every held summary has a slot. INVARIANT: byKey[slotKey[i]] == i
-	// for every used slot i (slots[i] != nil); byHash lists slot i under
-	// each distinct bigram hash of slots[i], byTag under each of its
-	// contradiction tags, empties holds it when it has no bigram, and
-	// capOrder lists the active slots (slotActive) in the cap's order
-	// (capCmp); a free slot is in none of them.
-	slots      []*summary
-	slotKey    []string
-	slotActive []bool
-	free       []int32
-	byKey      map[string]int32
-	byHash     map[uint64][]int32
-	byTag      map[string][]int32
-	// byTerm lists slot i under each negation term (negationTerms) its
-	// cnorm holds as a substring.
+	// Every held summary has a slot; a slot is used when slotKey[i] != "".
+	// INVARIANT: byKey[slotKey[i]] == i for every used slot i; slotHash[i]
+	// are the bigram hashes of its summary; an active slot (slotActive)
+	// holds its summary in slots[i] (slotID[i] "", slotRemoved[i] false),
+	// an inactive one holds slots[i] nil, its id in slotID[i] and whether
+	// it is removed from view (summary.removed) in slotRemoved[i]. byHash
+	// lists slot i under each distinct hash of slotHash[i], empties holds
+	// it when it has none; byTag lists an active slot under each of its
+	// contradiction tags, and capOrder lists the active slots in the cap's
+	// order (capCmp); a free slot is in none of them.
+	slots       []*summary
+	slotHash    [][]uint64
+	slotKey     []string
+	slotID      []string
+	slotActive  []bool
+	slotRemoved []bool
+	free        []int32
+	byKey       map[string]int32
+	byHash      map[uint64][]int32
+	byTag       map[string][]int32
+	// byTerm lists an active slot under each negation term
+	// (negationTerms) its cnorm holds as a substring.
 	byTerm   map[string][]int32
 	empties  map[int32]struct{}
 	capOrder []int32
 	counts   []int32 // scratch of scan: shared hashes by slot, zero between scans
-	// bytes is the estimated memory of the held summaries (slotCost).
+	// bytes is the estimated memory of the held slots (slotCost,
+	// archivedCost).
 	bytes int
 }
 
@@ -64,7 +81,8 @@ func newPoolState() *poolState {
 func (p *poolState) size() int { return p.bytes }
 
 // loadPoolState reads the pool of summary scope scope from r in one scan
-// (its version, its active summaries, then its inactive ones).
+// (its version, its active summaries, then its inactive ones, of which it
+// decodes the compact form only).
 func loadPoolState(r projector.Reader, scope string) (*poolState, error) {
 	p := newPoolState()
 	vk := poolVersionKey(scope)
@@ -74,12 +92,20 @@ func loadPoolState(r projector.Reader, scope string) (*poolState, error) {
 			p.version = string(v)
 			return nil
 		}
+		key := string(k)
+		if !strings.HasPrefix(key, activePfx) {
+			a, err := decodeArchived(key, v)
+			if err != nil {
+				return fmt.Errorf("%w: %s", err, k)
+			}
+			p.byKey[key] = p.placeArchived(key, a)
+			return nil
+		}
 		s, err := decodeSummary(v)
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, k)
 		}
-		key := string(k)
-		p.byKey[key] = p.place(key, s, strings.HasPrefix(key, activePfx))
+		p.byKey[key] = p.place(key, s, true)
 		return nil
 	})
 	return p, err
@@ -98,20 +124,28 @@ func (p *poolState) apply(scope, key string, value []byte, del bool) error {
 	if del {
 		return nil
 	}
+	if !strings.HasPrefix(key, poolVersionKey(scope)+"/") {
+		a, err := decodeArchived(key, value)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, key)
+		}
+		p.byKey[key] = p.placeArchived(key, a)
+		return nil
+	}
 	s, err := decodeSummary(value)
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, key)
 	}
-	p.byKey[key] = p.place(key, s, strings.HasPrefix(key, poolVersionKey(scope)+"/"))
+	p.byKey[key] = p.place(key, s, true)
 	return nil
 }
 
 // replace puts s under key in place of the summary held under old (""
 // or key itself: none other; the caller deletes old from the Tx). When
-// the two summaries have the same text features (an entry saved again:
-// a status, an outcome, a confirmation), the slot keeps its place in the
-// bigram, tag and term indexes, which only the cap order reads besides:
-// a save costs the same whatever the pool's size.
+// the two summaries have the same bigram hashes (an entry saved again: a
+// status, an outcome, a confirmation, an archive), the slot keeps its
+// place in the bigram index, the largest: a save costs the same whatever
+// the pool's size.
 func (p *poolState) replace(old, key string, s *summary, active bool) {
 	// At most two held summaries (under old and under key) become one.
 	slot, ok := p.byKey[old]
@@ -125,7 +159,7 @@ func (p *poolState) replace(old, key string, s *summary, active bool) {
 	}
 	if ok {
 		delete(p.byKey, p.slotKey[slot])
-		if !sameFeatures(p.slots[slot], s) {
+		if !slices.Equal(p.slotHash[slot], s.bghash) {
 			p.unplace(slot)
 			ok = false
 		}
@@ -134,23 +168,37 @@ func (p *poolState) replace(old, key string, s *summary, active bool) {
 		p.byKey[key] = p.place(key, s, active)
 		return
 	}
-	if p.slotActive[slot] {
+	p.reslot(slot, key, s, active)
+	p.byKey[key] = slot
+}
+
+// reslot puts s under key in the used slot slot, whose hashes equal
+// s.bghash: the bigram index stays; the tag and term indexes and the cap
+// order follow the slot's activity and text.
+func (p *poolState) reslot(slot int32, key string, s *summary, active bool) {
+	p.bytes -= p.cost(slot)
+	old := p.slots[slot] // nil: inactive
+	if old != nil {
 		if i, found := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp); found {
 			p.capOrder = slices.Delete(p.capOrder, i, i+1)
 		}
 	}
-	p.slots[slot], p.slotKey[slot], p.slotActive[slot] = s, key, active
-	p.byKey[key] = slot
+	sameText := old != nil && active && slices.Equal(old.ctags, s.ctags) && old.cnorm == s.cnorm
+	if old != nil && !sameText {
+		p.unindexText(slot, old)
+	}
+	p.slotKey[slot], p.slotActive[slot] = key, active
 	if active {
+		p.slots[slot], p.slotID[slot], p.slotRemoved[slot] = s, "", false
+		if !sameText {
+			p.indexText(slot, s)
+		}
 		i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
 		p.capOrder = slices.Insert(p.capOrder, i, slot)
+	} else {
+		p.slots[slot], p.slotID[slot], p.slotRemoved[slot] = nil, idOfKey(key, s.ID), s.removed()
 	}
-}
-
-// sameFeatures reports whether a and b are indexed alike (place): the
-// same bigram hashes, contradiction tags and normalised text.
-func sameFeatures(a, b *summary) bool {
-	return slices.Equal(a.bghash, b.bghash) && slices.Equal(a.ctags, b.ctags) && a.cnorm == b.cnorm
+	p.bytes += p.cost(slot)
 }
 
 // capKeyOf is what the cap order reads of an active summary.
@@ -172,26 +220,54 @@ func (p *poolState) capCmp(a, b int32) int {
 	return strings.Compare(p.slotKey[a], p.slotKey[b])
 }
 
-// place gives s a slot and indexes it.
-func (p *poolState) place(key string, s *summary, active bool) int32 {
+// newSlot gives key a slot with hashes hs, indexed by them.
+func (p *poolState) newSlot(key string, hs []uint64) int32 {
 	var slot int32
 	if n := len(p.free); n > 0 {
 		slot, p.free = p.free[n-1], p.free[:n-1]
-		p.slots[slot], p.slotKey[slot], p.slotActive[slot] = s, key, active
+		p.slotKey[slot], p.slotHash[slot] = key, hs
 	} else {
-		slot = int32(len(p.slots))
-		p.slots, p.counts = append(p.slots, s), append(p.counts, 0)
-		p.slotKey, p.slotActive = append(p.slotKey, key), append(p.slotActive, active)
+		slot = int32(len(p.slotKey))
+		p.slots, p.counts, p.slotHash = append(p.slots, nil), append(p.counts, 0), append(p.slotHash, hs)
+		p.slotKey, p.slotID = append(p.slotKey, key), append(p.slotID, "")
+		p.slotActive, p.slotRemoved = append(p.slotActive, false), append(p.slotRemoved, false)
 	}
-	p.bytes += slotCost(key, s)
-	for i, h := range s.bghash {
-		if i == 0 || h != s.bghash[i-1] { // sorted: equal hashes are adjacent
+	for i, h := range hs {
+		if i == 0 || h != hs[i-1] { // sorted: equal hashes are adjacent
 			p.byHash[h] = append(p.byHash[h], slot)
 		}
 	}
-	if len(s.bghash) == 0 {
+	if len(hs) == 0 {
 		p.empties[slot] = struct{}{}
 	}
+	return slot
+}
+
+// place gives s a slot and indexes it: held whole when active, else in
+// its compact form.
+func (p *poolState) place(key string, s *summary, active bool) int32 {
+	if !active {
+		return p.placeArchived(key, archivedOf(key, s))
+	}
+	slot := p.newSlot(key, s.bghash)
+	p.slots[slot], p.slotActive[slot] = s, true
+	p.indexText(slot, s)
+	i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
+	p.capOrder = slices.Insert(p.capOrder, i, slot)
+	p.bytes += p.cost(slot)
+	return slot
+}
+
+// placeArchived gives an inactive entry a slot and indexes it.
+func (p *poolState) placeArchived(key string, a archived) int32 {
+	slot := p.newSlot(key, a.bghash)
+	p.slotID[slot], p.slotRemoved[slot] = a.id, a.removed
+	p.bytes += p.cost(slot)
+	return slot
+}
+
+// indexText lists an active slot under its contradiction tags and terms.
+func (p *poolState) indexText(slot int32, s *summary) {
 	for i, t := range s.ctags {
 		if i == 0 || t != s.ctags[i-1] {
 			p.byTag[t] = append(p.byTag[t], slot)
@@ -202,11 +278,28 @@ func (p *poolState) place(key string, s *summary, active bool) int32 {
 			p.byTerm[t] = append(p.byTerm[t], slot)
 		}
 	}
-	if active {
-		i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
-		p.capOrder = slices.Insert(p.capOrder, i, slot)
+}
+
+// unindexText undoes indexText(slot, s).
+func (p *poolState) unindexText(slot int32, s *summary) {
+	for _, t := range negationTerms {
+		if strings.Contains(s.cnorm, t) {
+			dropSlot(p.byTerm, t, slot)
+		}
 	}
-	return slot
+	for i, t := range s.ctags {
+		if i == 0 || t != s.ctags[i-1] {
+			dropSlot(p.byTag, t, slot)
+		}
+	}
+}
+
+// cost is the estimated memory of a used slot.
+func (p *poolState) cost(slot int32) int {
+	if s := p.slots[slot]; s != nil {
+		return slotCost(p.slotKey[slot], s)
+	}
+	return archivedCost(p.slotKey[slot], p.slotID[slot], len(p.slotHash[slot]))
 }
 
 func dropSlot[K comparable](m map[K][]int32, k K, slot int32) {
@@ -221,32 +314,24 @@ func dropSlot[K comparable](m map[K][]int32, k K, slot int32) {
 	}
 }
 
-// unplace frees a slot and unindexes its summary.
+// unplace frees a slot and unindexes it.
 func (p *poolState) unplace(slot int32) {
-	s := p.slots[slot]
-	p.bytes -= slotCost(p.slotKey[slot], s)
-	for i, h := range s.bghash {
-		if i == 0 || h != s.bghash[i-1] {
+	p.bytes -= p.cost(slot)
+	hs := p.slotHash[slot]
+	for i, h := range hs {
+		if i == 0 || h != hs[i-1] {
 			dropSlot(p.byHash, h, slot)
 		}
 	}
 	delete(p.empties, slot)
-	for _, t := range negationTerms {
-		if strings.Contains(s.cnorm, t) {
-			dropSlot(p.byTerm, t, slot)
-		}
-	}
-	for i, t := range s.ctags {
-		if i == 0 || t != s.ctags[i-1] {
-			dropSlot(p.byTag, t, slot)
-		}
-	}
-	if p.slotActive[slot] {
+	if s := p.slots[slot]; s != nil {
+		p.unindexText(slot, s)
 		if i, ok := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp); ok {
 			p.capOrder = slices.Delete(p.capOrder, i, i+1)
 		}
 	}
-	p.slots[slot], p.slotKey[slot] = nil, ""
+	p.slots[slot], p.slotHash[slot], p.slotKey[slot], p.slotID[slot] = nil, nil, "", ""
+	p.slotActive[slot], p.slotRemoved[slot] = false, false
 	p.free = append(p.free, slot)
 }
 
@@ -267,7 +352,10 @@ func (p *poolState) byKeyOrder(slots []int32) {
 }
 
 // scan is scanPool on the held summaries: the same poolScan, but for
-// activeIDs and capKeys (the cap reads capOrder instead, capVictims).
+// activeIDs and capKeys (the cap reads capOrder instead, capVictims). r is
+// the store the state equals (poolState's invariant): an inactive entry
+// whose hashes make it a near-duplicate is confirmed from its stored
+// summary (nearArchived).
 //
 // Only entries that can be near-duplicates are compared: with threshold
 // > 0, an entry sharing no bigram with a lesson that has some is at
@@ -275,17 +363,18 @@ func (p *poolState) byKeyOrder(slots []int32) {
 // entries under the lesson's hashes (byHash) are all the candidates (the
 // entries without bigrams when the lesson has none), and of those hashes
 // the rarest few suffice (prefix filtering, below). Each candidate gets
-// the exact check (nearFeatures).
-func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poolScan {
+// the exact check (nearFeatures, nearArchived).
+func (p *poolState) scan(r projector.Reader, lf features, threshold float64, withInactive bool) (*poolScan, error) {
 	ps := &poolScan{}
 	if len(lf.ctags) > 0 {
 		// Active entries sharing a contradiction tag and holding a term
-		// that can make them contradict the lesson (candidateContexts).
+		// that can make them contradict the lesson (candidateContexts);
+		// byTerm lists active slots only.
 		var shared []int32
 		_, needed := candidateContexts(lf.cnorm)
 		for _, t := range needed {
 			for _, slot := range p.byTerm[t] {
-				if p.slotActive[slot] && sharesSorted(lf.ctags, p.slots[slot].ctags) {
+				if sharesSorted(lf.ctags, p.slots[slot].ctags) {
 					shared = append(shared, slot)
 				}
 			}
@@ -301,8 +390,8 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 	var cand []int32
 	switch {
 	case threshold <= 0: // every similarity passes
-		for slot, s := range p.slots {
-			if s != nil {
+		for slot, k := range p.slotKey {
+			if k != "" {
 				cand = append(cand, int32(slot))
 			}
 		}
@@ -355,21 +444,31 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 	}
 	var near []int32
 	for _, slot := range cand {
-		if (withInactive || p.slotActive[slot]) && nearFeatures(lf, p.slots[slot].features, threshold) {
-			near = append(near, slot)
+		switch s := p.slots[slot]; {
+		case s != nil:
+			if nearFeatures(lf, s.features, threshold) {
+				near = append(near, slot)
+			}
+		case withInactive:
+			ok, err := p.nearArchived(r, lf, slot, threshold)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				near = append(near, slot)
+			}
 		}
 	}
 	p.byKeyOrder(near)
 	for _, slot := range near {
-		s := p.slots[slot]
 		ps.nearAny = true
-		if p.slotActive[slot] {
+		if s := p.slots[slot]; s != nil {
 			ps.nearActive = append(ps.nearActive, s.ID)
-		} else if !s.removed() && ps.nearInactive == "" {
-			ps.nearInactive = s.ID
+		} else if !p.slotRemoved[slot] && ps.nearInactive == "" {
+			ps.nearInactive = p.slotID[slot]
 		}
 	}
-	return ps
+	return ps, nil
 }
 
 // victims are the ids of the active entries to archive so that at most
@@ -626,7 +725,7 @@ func (t *poolTx) scanPool(tier, project string, lf features, threshold float64, 
 	if err != nil {
 		return nil, err
 	}
-	return p.scan(lf, threshold, withInactive), nil
+	return p.scan(t.Tx, lf, threshold, withInactive)
 }
 
 // capVictims are the ids of the entries of the pool of (tier, project) to
