@@ -29,6 +29,13 @@ var archVocab = strings.Fields(`parser handler cache index schema query router w
 	pointer slice map goroutine context deadline backoff jitter checksum digest ledger journal
 	pipeline stage shard replica leader follower quorum election lease heartbeat probe metric gauge`)
 
+// archRareLesson draws its words from a vocabulary of 20 000: most of its
+// bigrams are in no other lesson, as in free text.
+func archRareLesson(rng *rand.Rand) string {
+	w := func() string { return fmt.Sprintf("w%05d", rng.IntN(20000)) }
+	return fmt.Sprintf("use %s %s with %s %s when %s %s fails in %s %s tests", w(), w(), w(), w(), w(), w(), w(), w())
+}
+
 func archLesson(rng *rand.Rand) string {
 	w := func() string { return archVocab[rng.IntN(len(archVocab))] }
 	return fmt.Sprintf("use %s %s with %s %s when %s %s fails in %s %s tests", w(), w(), w(), w(), w(), w(), w(), w())
@@ -105,35 +112,45 @@ func heapAlloc() uint64 {
 // (cpu-ns/op, the collector's included), one submission folded (each
 // archives one more entry), so that the growth with the archive shows as the ratio
 // between the two sizes of one run.
+//
+// vocab=shared draws the lessons' words from a vocabulary of 60 (as lore
+// bench's workload does), vocab=rare from one of 20 000.
 func BenchmarkArchivedPool(b *testing.B) {
-	for _, n := range []int{2000, 20000} {
-		b.Run(fmt.Sprintf("archived=%d", n), func(b *testing.B) {
-			p := newArchPool(b, archActive, n, archLesson)
-			r := p.st.Model(ModelName)
-			scope := sumScope(TierSwarm, archProject)
-			before := heapAlloc()
-			t := time.Now()
-			state, err := loadPoolState(r, scope)
-			load := time.Since(t)
-			if err != nil {
-				b.Fatal(err)
-			}
-			after := heapAlloc()
-			entries := float64(len(state.byKey))
-			if len(state.byKey) < archActive+n {
-				b.Fatalf("%d summaries in the pool, want %d", len(state.byKey), archActive+n)
-			}
-			runtime.KeepAlive(state)
-			b.ResetTimer()
-			c0 := cpuUsed()
-			for range b.N {
-				p.fold(b, p.submission(b, archLesson(p.rng)))
-			}
-			b.StopTimer()
-			b.ReportMetric(float64((cpuUsed()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-			b.ReportMetric(float64(after-before)/entries, "heapB/entry")
-			b.ReportMetric(float64(state.size())/entries, "acctB/entry")
-			b.ReportMetric(float64(load.Nanoseconds()), "load-ns")
-		})
+	for _, v := range []struct {
+		name   string
+		lesson func(*rand.Rand) string
+	}{{"shared", archLesson}, {"rare", archRareLesson}} {
+		for _, n := range []int{2000, 20000} {
+			b.Run(fmt.Sprintf("vocab=%s/archived=%d", v.name, n), func(b *testing.B) { benchArchived(b, n, v.lesson) })
+		}
 	}
+}
+
+func benchArchived(b *testing.B, n int, lesson func(*rand.Rand) string) {
+	p := newArchPool(b, archActive, n, lesson)
+	r := p.st.Model(ModelName)
+	scope := sumScope(TierSwarm, archProject)
+	before := heapAlloc()
+	t := time.Now()
+	state, err := loadPoolState(r, scope)
+	load := time.Since(t)
+	if err != nil {
+		b.Fatal(err)
+	}
+	after := heapAlloc()
+	entries := float64(len(state.byKey))
+	if len(state.byKey) < archActive+n {
+		b.Fatalf("%d summaries in the pool, want %d", len(state.byKey), archActive+n)
+	}
+	runtime.KeepAlive(state)
+	b.ResetTimer()
+	c0 := cpuUsed()
+	for range b.N {
+		p.fold(b, p.submission(b, lesson(p.rng)))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuUsed()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(after-before)/entries, "heapB/entry")
+	b.ReportMetric(float64(state.size())/entries, "acctB/entry")
+	b.ReportMetric(float64(load.Nanoseconds()), "load-ns")
 }

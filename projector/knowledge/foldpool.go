@@ -59,7 +59,7 @@ type poolState struct {
 	slotRemoved []bool
 	free        []int32
 	byKey       map[string]int32
-	byHash      map[uint64][]int32
+	byHash      hashIndex
 	byTag       map[string][]int32
 	// byTerm lists an active slot under each negation term
 	// (negationTerms) its cnorm holds as a substring.
@@ -73,7 +73,7 @@ type poolState struct {
 }
 
 func newPoolState() *poolState {
-	return &poolState{byKey: map[string]int32{}, byHash: map[uint64][]int32{}, byTag: map[string][]int32{},
+	return &poolState{byKey: map[string]int32{}, byHash: newHashIndex(), byTag: map[string][]int32{},
 		byTerm: map[string][]int32{}, empties: map[int32]struct{}{}}
 }
 
@@ -234,7 +234,7 @@ func (p *poolState) newSlot(key string, hs []uint64) int32 {
 	}
 	for i, h := range hs {
 		if i == 0 || h != hs[i-1] { // sorted: equal hashes are adjacent
-			p.byHash[h] = append(p.byHash[h], slot)
+			p.byHash.add(h, slot)
 		}
 	}
 	if len(hs) == 0 {
@@ -320,7 +320,7 @@ func (p *poolState) unplace(slot int32) {
 	hs := p.slotHash[slot]
 	for i, h := range hs {
 		if i == 0 || h != hs[i-1] {
-			dropSlot(p.byHash, h, slot)
+			p.byHash.drop(h, slot)
 		}
 	}
 	delete(p.empties, slot)
@@ -404,9 +404,10 @@ func (p *poolState) scan(r projector.Reader, lf features, threshold float64, wit
 		// (a random memory access each) no longer grow with the pool; the
 		// lists walked cost an increment per entry.
 		hs := make([][]int32, 0, len(lf.bghash)) // the lists of the lesson's distinct hashes
+		singles := make([]int32, len(lf.bghash)) // backs the lists of one slot
 		for i, h := range lf.bghash {
 			if i == 0 || h != lf.bghash[i-1] {
-				hs = append(hs, p.byHash[h])
+				hs = append(hs, p.byHash.slots(h, singles[i:i+1:i+1]))
 			}
 		}
 		miss := len(lf.bigrams) - int(math.Ceil(threshold*float64(len(lf.bigrams)))) + 1
