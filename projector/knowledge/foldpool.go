@@ -48,8 +48,7 @@ type poolState struct {
 	// an inactive one holds slots[i] nil, its id in slotID[i] and whether
 	// it is removed from view (summary.removed) in slotRemoved[i]. byHash
 	// lists slot i under each distinct hash of slotHash[i], empties holds
-	// it when it has none; byTag lists an active slot under each of its
-	// contradiction tags, and capOrder lists the active slots in the cap's
+	// it when it has none; capOrder lists the active slots in the cap's
 	// order (capCmp); a free slot is in none of them.
 	slots       []*summary
 	slotHash    [][]uint64
@@ -60,7 +59,6 @@ type poolState struct {
 	free        []int32
 	byKey       map[string]int32
 	byHash      hashIndex
-	byTag       map[string][]int32
 	// byTerm lists an active slot under each negation term
 	// (negationTerms) its cnorm holds as a substring.
 	byTerm   map[string][]int32
@@ -73,7 +71,7 @@ type poolState struct {
 }
 
 func newPoolState() *poolState {
-	return &poolState{byKey: map[string]int32{}, byHash: newHashIndex(), byTag: map[string][]int32{},
+	return &poolState{byKey: map[string]int32{}, byHash: newHashIndex(),
 		byTerm: map[string][]int32{}, empties: map[int32]struct{}{}}
 }
 
@@ -173,8 +171,8 @@ func (p *poolState) replace(old, key string, s *summary, active bool) {
 }
 
 // reslot puts s under key in the used slot slot, whose hashes equal
-// s.bghash: the bigram index stays; the tag and term indexes and the cap
-// order follow the slot's activity and text.
+// s.bghash: the bigram index stays; the term index and the cap order
+// follow the slot's activity and text.
 func (p *poolState) reslot(slot int32, key string, s *summary, active bool) {
 	p.bytes -= p.cost(slot)
 	old := p.slots[slot] // nil: inactive
@@ -183,7 +181,7 @@ func (p *poolState) reslot(slot int32, key string, s *summary, active bool) {
 			p.capOrder = slices.Delete(p.capOrder, i, i+1)
 		}
 	}
-	sameText := old != nil && active && slices.Equal(old.ctags, s.ctags) && old.cnorm == s.cnorm
+	sameText := old != nil && active && old.cnorm == s.cnorm
 	if old != nil && !sameText {
 		p.unindexText(slot, old)
 	}
@@ -266,13 +264,8 @@ func (p *poolState) placeArchived(key string, a archived) int32 {
 	return slot
 }
 
-// indexText lists an active slot under its contradiction tags and terms.
+// indexText lists an active slot under its negation terms (byTerm).
 func (p *poolState) indexText(slot int32, s *summary) {
-	for i, t := range s.ctags {
-		if i == 0 || t != s.ctags[i-1] {
-			p.byTag[t] = append(p.byTag[t], slot)
-		}
-	}
 	for _, t := range negationTerms {
 		if strings.Contains(s.cnorm, t) {
 			p.byTerm[t] = append(p.byTerm[t], slot)
@@ -285,11 +278,6 @@ func (p *poolState) unindexText(slot int32, s *summary) {
 	for _, t := range negationTerms {
 		if strings.Contains(s.cnorm, t) {
 			dropSlot(p.byTerm, t, slot)
-		}
-	}
-	for i, t := range s.ctags {
-		if i == 0 || t != s.ctags[i-1] {
-			dropSlot(p.byTag, t, slot)
 		}
 	}
 }
