@@ -12,8 +12,9 @@ import (
 // what is cached: poolcache.go, foldpool.go).
 const (
 	// DefaultFoldBudget bounds the pool states folds keep between events
-	// (foldPools): every summary of a pool, active and inactive, with the
-	// indexes a submission's comparison reads.
+	// (foldPools): every summary of a pool, active ones decoded, inactive
+	// ones in their compact form (archived.go), with the indexes a
+	// submission's comparison reads.
 	DefaultFoldBudget = 96 << 20
 	// DefaultQueryBudget bounds the decoded active pools injections and
 	// queries read (poolCache).
