@@ -1,6 +1,9 @@
 package knowledge
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 // Memory budgets of the model's two pool caches, in bytes of estimated
 // memory (memCost). Both are least recently used caches of decoded pools:
@@ -9,8 +12,9 @@ import "unsafe"
 // what is cached: poolcache.go, foldpool.go).
 const (
 	// DefaultFoldBudget bounds the pool states folds keep between events
-	// (foldPools): every summary of a pool, active and inactive, with the
-	// indexes a submission's comparison reads.
+	// (foldPools): every summary of a pool, active ones decoded, inactive
+	// ones in their compact form (archived.go), with the indexes a
+	// submission's comparison reads.
 	DefaultFoldBudget = 96 << 20
 	// DefaultQueryBudget bounds the decoded active pools injections and
 	// queries read (poolCache).
@@ -47,10 +51,26 @@ func (s *summary) memCost() int {
 	return n
 }
 
-// slotCost estimates the memory a poolState spends on s held under key:
-// the summary, the key (in slotKey and byKey) and s's entries in the
-// indexes (a slot number and a share of the map entry per bigram hash and
-// tag).
+// slotHeaders is the fixed memory of a poolState slot: its entries in
+// slots, slotHash, slotKey, slotID, slotActive, slotRemoved and counts.
+const slotHeaders = int(unsafe.Sizeof((*summary)(nil))+unsafe.Sizeof([]uint64(nil))+2*unsafe.Sizeof("")) + 2 + 4
+
+// slotCost estimates the memory a poolState spends on the active summary
+// s held under key: the summary, the slot, the key (in slotKey and byKey)
+// and s's entries in the indexes (a slot number and a share of the map
+// entry per bigram hash and tag).
 func slotCost(key string, s *summary) int {
-	return s.memCost() + 2*len(key) + 64 + 16*len(s.bghash) + 16*len(s.ctags)
+	return s.memCost() + slotHeaders + 2*len(key) + 64 + 16*len(s.bghash) + 16*len(s.ctags)
+}
+
+// archivedCost estimates the memory a poolState spends on an inactive
+// entry held under key in its compact form (archived) with id and n bigram
+// hashes: the slot, the key, the id when it is not the key's end, the
+// hashes and their entries in the bigram index.
+func archivedCost(key, id string, n int) int {
+	c := slotHeaders + 2*len(key) + 64 + 8*n + 16*n
+	if !strings.HasSuffix(key, id) {
+		c += len(id)
+	}
+	return c
 }

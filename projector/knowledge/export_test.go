@@ -54,7 +54,11 @@ func CheckPools(m *Model, r projector.Reader, projects, lessons []string, thresh
 					return err
 				}
 				for _, st := range states {
-					if a, b := dumpScan(st.scan(lf, threshold, withInactive)), dumpScan(want); a != b {
+					got, err := st.scan(r, lf, threshold, withInactive)
+					if err != nil {
+						return err
+					}
+					if a, b := dumpScan(got), dumpScan(want); a != b {
 						return fmt.Errorf("pool %s, lesson %q: state scan\n%s\nstore scan\n%s", scope, l, a, b)
 					}
 				}
@@ -95,7 +99,12 @@ func dumpState(p *poolState) string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%q=%x\n", k, p.slots[p.byKey[k]].encode())
+		slot := p.byKey[k]
+		if s := p.slots[slot]; s != nil {
+			fmt.Fprintf(&b, "%q=%x\n", k, s.encode())
+		} else {
+			fmt.Fprintf(&b, "%q=inactive %q %x removed=%v\n", k, p.slotID[slot], p.slotHash[slot], p.slotRemoved[slot])
+		}
 	}
 	return b.String()
 }

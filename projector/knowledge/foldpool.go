@@ -24,6 +24,15 @@ import (
 // version, with the indexes a submission's comparison reads, so that it
 // costs what the lesson shares with the pool, not the pool's size.
 //
+// An active entry is held as its decoded summary: the contradiction check
+// and the cap read its text features and counts. An inactive one (archived
+// or quarantined: most of a long-lived pool) is held in a compact form,
+// holding only what a comparison reads of it — its id, whether it is
+// removed from view and its bigram hashes — so that a pool's state grows
+// with its history by a few bytes per bigram, not by whole summaries
+// (archived.go). Its bigram strings are read from the store only when its
+// hashes make it a near-duplicate, to confirm it.
+//
 // INVARIANT: while a fold holds a poolState (poolTx.held), it equals what
 // a scan of the fold's Tx under x/<pool>/ reads: poolTx applies every
 // summary and version write of the Tx to it. Out of a fold it is only
@@ -32,31 +41,37 @@ import (
 type poolState struct {
 	version string
 
-	// Every held summary has a slot. INVARIANT: byKey[slotKey[i]] == i
-	// for every used slot i (slots[i] != nil); byHash lists slot i under
-	// each distinct bigram hash of slots[i], byTag under each of its
-	// contradiction tags, empties holds it when it has no bigram, and
-	// capOrder lists the active slots (slotActive) in the cap's order
-	// (capCmp); a free slot is in none of them.
-	slots      []*summary
-	slotKey    []string
-	slotActive []bool
-	free       []int32
-	byKey      map[string]int32
-	byHash     map[uint64][]int32
-	byTag      map[string][]int32
-	// byTerm lists slot i under each negation term (negationTerms) its
-	// cnorm holds as a substring.
+	// Every held summary has a slot; a slot is used when slotKey[i] != "".
+	// INVARIANT: byKey[slotKey[i]] == i for every used slot i; slotHash[i]
+	// are the bigram hashes of its summary; an active slot (slotActive)
+	// holds its summary in slots[i] (slotID[i] "", slotRemoved[i] false),
+	// an inactive one holds slots[i] nil, its id in slotID[i] and whether
+	// it is removed from view (summary.removed) in slotRemoved[i]. byHash
+	// lists slot i under each distinct hash of slotHash[i], empties holds
+	// it when it has none; capOrder lists the active slots in the cap's
+	// order (capCmp); a free slot is in none of them.
+	slots       []*summary
+	slotHash    [][]uint64
+	slotKey     []string
+	slotID      []string
+	slotActive  []bool
+	slotRemoved []bool
+	free        []int32
+	byKey       map[string]int32
+	byHash      hashIndex
+	// byTerm lists an active slot under each negation term
+	// (negationTerms) its cnorm holds as a substring.
 	byTerm   map[string][]int32
 	empties  map[int32]struct{}
 	capOrder []int32
 	counts   []int32 // scratch of scan: shared hashes by slot, zero between scans
-	// bytes is the estimated memory of the held summaries (slotCost).
+	// bytes is the estimated memory of the held slots (slotCost,
+	// archivedCost).
 	bytes int
 }
 
 func newPoolState() *poolState {
-	return &poolState{byKey: map[string]int32{}, byHash: map[uint64][]int32{}, byTag: map[string][]int32{},
+	return &poolState{byKey: map[string]int32{}, byHash: newHashIndex(),
 		byTerm: map[string][]int32{}, empties: map[int32]struct{}{}}
 }
 
@@ -64,7 +79,8 @@ func newPoolState() *poolState {
 func (p *poolState) size() int { return p.bytes }
 
 // loadPoolState reads the pool of summary scope scope from r in one scan
-// (its version, its active summaries, then its inactive ones).
+// (its version, its active summaries, then its inactive ones, of which it
+// decodes the compact form only).
 func loadPoolState(r projector.Reader, scope string) (*poolState, error) {
 	p := newPoolState()
 	vk := poolVersionKey(scope)
@@ -74,12 +90,20 @@ func loadPoolState(r projector.Reader, scope string) (*poolState, error) {
 			p.version = string(v)
 			return nil
 		}
+		key := string(k)
+		if !strings.HasPrefix(key, activePfx) {
+			a, err := decodeArchived(key, v)
+			if err != nil {
+				return fmt.Errorf("%w: %s", err, k)
+			}
+			p.byKey[key] = p.placeArchived(key, a)
+			return nil
+		}
 		s, err := decodeSummary(v)
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, k)
 		}
-		key := string(k)
-		p.byKey[key] = p.place(key, s, strings.HasPrefix(key, activePfx))
+		p.byKey[key] = p.place(key, s, true)
 		return nil
 	})
 	return p, err
@@ -98,20 +122,28 @@ func (p *poolState) apply(scope, key string, value []byte, del bool) error {
 	if del {
 		return nil
 	}
+	if !strings.HasPrefix(key, poolVersionKey(scope)+"/") {
+		a, err := decodeArchived(key, value)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, key)
+		}
+		p.byKey[key] = p.placeArchived(key, a)
+		return nil
+	}
 	s, err := decodeSummary(value)
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, key)
 	}
-	p.byKey[key] = p.place(key, s, strings.HasPrefix(key, poolVersionKey(scope)+"/"))
+	p.byKey[key] = p.place(key, s, true)
 	return nil
 }
 
 // replace puts s under key in place of the summary held under old (""
 // or key itself: none other; the caller deletes old from the Tx). When
-// the two summaries have the same text features (an entry saved again:
-// a status, an outcome, a confirmation), the slot keeps its place in the
-// bigram, tag and term indexes, which only the cap order reads besides:
-// a save costs the same whatever the pool's size.
+// the two summaries have the same bigram hashes (an entry saved again: a
+// status, an outcome, a confirmation, an archive), the slot keeps its
+// place in the bigram index, the largest: a save costs the same whatever
+// the pool's size.
 func (p *poolState) replace(old, key string, s *summary, active bool) {
 	// At most two held summaries (under old and under key) become one.
 	slot, ok := p.byKey[old]
@@ -125,7 +157,7 @@ func (p *poolState) replace(old, key string, s *summary, active bool) {
 	}
 	if ok {
 		delete(p.byKey, p.slotKey[slot])
-		if !sameFeatures(p.slots[slot], s) {
+		if !slices.Equal(p.slotHash[slot], s.bghash) {
 			p.unplace(slot)
 			ok = false
 		}
@@ -134,23 +166,37 @@ func (p *poolState) replace(old, key string, s *summary, active bool) {
 		p.byKey[key] = p.place(key, s, active)
 		return
 	}
-	if p.slotActive[slot] {
+	p.reslot(slot, key, s, active)
+	p.byKey[key] = slot
+}
+
+// reslot puts s under key in the used slot slot, whose hashes equal
+// s.bghash: the bigram index stays; the term index and the cap order
+// follow the slot's activity and text.
+func (p *poolState) reslot(slot int32, key string, s *summary, active bool) {
+	p.bytes -= p.cost(slot)
+	old := p.slots[slot] // nil: inactive
+	if old != nil {
 		if i, found := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp); found {
 			p.capOrder = slices.Delete(p.capOrder, i, i+1)
 		}
 	}
-	p.slots[slot], p.slotKey[slot], p.slotActive[slot] = s, key, active
-	p.byKey[key] = slot
+	sameText := old != nil && active && old.cnorm == s.cnorm
+	if old != nil && !sameText {
+		p.unindexText(slot, old)
+	}
+	p.slotKey[slot], p.slotActive[slot] = key, active
 	if active {
+		p.slots[slot], p.slotID[slot], p.slotRemoved[slot] = s, "", false
+		if !sameText {
+			p.indexText(slot, s)
+		}
 		i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
 		p.capOrder = slices.Insert(p.capOrder, i, slot)
+	} else {
+		p.slots[slot], p.slotID[slot], p.slotRemoved[slot] = nil, idOfKey(key, s.ID), s.removed()
 	}
-}
-
-// sameFeatures reports whether a and b are indexed alike (place): the
-// same bigram hashes, contradiction tags and normalised text.
-func sameFeatures(a, b *summary) bool {
-	return slices.Equal(a.bghash, b.bghash) && slices.Equal(a.ctags, b.ctags) && a.cnorm == b.cnorm
+	p.bytes += p.cost(slot)
 }
 
 // capKeyOf is what the cap order reads of an active summary.
@@ -172,41 +218,76 @@ func (p *poolState) capCmp(a, b int32) int {
 	return strings.Compare(p.slotKey[a], p.slotKey[b])
 }
 
-// place gives s a slot and indexes it.
-func (p *poolState) place(key string, s *summary, active bool) int32 {
+// newSlot gives key a slot with hashes hs, indexed by them.
+func (p *poolState) newSlot(key string, hs []uint64) int32 {
 	var slot int32
 	if n := len(p.free); n > 0 {
 		slot, p.free = p.free[n-1], p.free[:n-1]
-		p.slots[slot], p.slotKey[slot], p.slotActive[slot] = s, key, active
+		p.slotKey[slot], p.slotHash[slot] = key, hs
 	} else {
-		slot = int32(len(p.slots))
-		p.slots, p.counts = append(p.slots, s), append(p.counts, 0)
-		p.slotKey, p.slotActive = append(p.slotKey, key), append(p.slotActive, active)
+		slot = int32(len(p.slotKey))
+		p.slots, p.counts, p.slotHash = append(p.slots, nil), append(p.counts, 0), append(p.slotHash, hs)
+		p.slotKey, p.slotID = append(p.slotKey, key), append(p.slotID, "")
+		p.slotActive, p.slotRemoved = append(p.slotActive, false), append(p.slotRemoved, false)
 	}
-	p.bytes += slotCost(key, s)
-	for i, h := range s.bghash {
-		if i == 0 || h != s.bghash[i-1] { // sorted: equal hashes are adjacent
-			p.byHash[h] = append(p.byHash[h], slot)
+	for i, h := range hs {
+		if i == 0 || h != hs[i-1] { // sorted: equal hashes are adjacent
+			p.byHash.add(h, slot)
 		}
 	}
-	if len(s.bghash) == 0 {
+	if len(hs) == 0 {
 		p.empties[slot] = struct{}{}
 	}
-	for i, t := range s.ctags {
-		if i == 0 || t != s.ctags[i-1] {
-			p.byTag[t] = append(p.byTag[t], slot)
-		}
+	return slot
+}
+
+// place gives s a slot and indexes it: held whole when active, else in
+// its compact form.
+func (p *poolState) place(key string, s *summary, active bool) int32 {
+	if !active {
+		return p.placeArchived(key, archivedOf(key, s))
 	}
+	slot := p.newSlot(key, s.bghash)
+	p.slots[slot], p.slotActive[slot] = s, true
+	p.indexText(slot, s)
+	i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
+	p.capOrder = slices.Insert(p.capOrder, i, slot)
+	p.bytes += p.cost(slot)
+	return slot
+}
+
+// placeArchived gives an inactive entry a slot and indexes it.
+func (p *poolState) placeArchived(key string, a archived) int32 {
+	slot := p.newSlot(key, a.bghash)
+	p.slotID[slot], p.slotRemoved[slot] = a.id, a.removed
+	p.bytes += p.cost(slot)
+	return slot
+}
+
+// indexText lists an active slot under its negation terms (byTerm).
+func (p *poolState) indexText(slot int32, s *summary) {
 	for _, t := range negationTerms {
 		if strings.Contains(s.cnorm, t) {
 			p.byTerm[t] = append(p.byTerm[t], slot)
 		}
 	}
-	if active {
-		i, _ := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp)
-		p.capOrder = slices.Insert(p.capOrder, i, slot)
+}
+
+// unindexText undoes indexText(slot, s).
+func (p *poolState) unindexText(slot int32, s *summary) {
+	for _, t := range negationTerms {
+		if strings.Contains(s.cnorm, t) {
+			dropSlot(p.byTerm, t, slot)
+		}
 	}
-	return slot
+}
+
+// cost is the estimated memory of a used slot.
+func (p *poolState) cost(slot int32) int {
+	if s := p.slots[slot]; s != nil {
+		return slotCost(p.slotKey[slot], s)
+	}
+	return archivedCost(p.slotKey[slot], p.slotID[slot], len(p.slotHash[slot]))
 }
 
 func dropSlot[K comparable](m map[K][]int32, k K, slot int32) {
@@ -221,44 +302,25 @@ func dropSlot[K comparable](m map[K][]int32, k K, slot int32) {
 	}
 }
 
-// unplace frees a slot and unindexes its summary.
+// unplace frees a slot and unindexes it.
 func (p *poolState) unplace(slot int32) {
-	s := p.slots[slot]
-	p.bytes -= slotCost(p.slotKey[slot], s)
-	for i, h := range s.bghash {
-		if i == 0 || h != s.bghash[i-1] {
-			dropSlot(p.byHash, h, slot)
+	p.bytes -= p.cost(slot)
+	hs := p.slotHash[slot]
+	for i, h := range hs {
+		if i == 0 || h != hs[i-1] {
+			p.byHash.drop(h, slot)
 		}
 	}
 	delete(p.empties, slot)
-	for _, t := range negationTerms {
-		if strings.Contains(s.cnorm, t) {
-			dropSlot(p.byTerm, t, slot)
-		}
-	}
-	for i, t := range s.ctags {
-		if i == 0 || t != s.ctags[i-1] {
-			dropSlot(p.byTag, t, slot)
-		}
-	}
-	if p.slotActive[slot] {
+	if s := p.slots[slot]; s != nil {
+		p.unindexText(slot, s)
 		if i, ok := slices.BinarySearchFunc(p.capOrder, slot, p.capCmp); ok {
 			p.capOrder = slices.Delete(p.capOrder, i, i+1)
 		}
 	}
-	p.slots[slot], p.slotKey[slot] = nil, ""
+	p.slots[slot], p.slotHash[slot], p.slotKey[slot], p.slotID[slot] = nil, nil, "", ""
+	p.slotActive[slot], p.slotRemoved[slot] = false, false
 	p.free = append(p.free, slot)
-}
-
-// distinctHashes reports whether a bigram set's hashes are all distinct
-// (no two of its bigrams collide).
-func distinctHashes(f features) bool {
-	for i := 1; i < len(f.bghash); i++ {
-		if f.bghash[i] == f.bghash[i-1] {
-			return false
-		}
-	}
-	return true
 }
 
 // byKeyOrder sorts slots by their keys: creation order.
@@ -267,7 +329,10 @@ func (p *poolState) byKeyOrder(slots []int32) {
 }
 
 // scan is scanPool on the held summaries: the same poolScan, but for
-// activeIDs and capKeys (the cap reads capOrder instead, capVictims).
+// activeIDs and capKeys (the cap reads capOrder instead, capVictims). r is
+// the store the state equals (poolState's invariant): an inactive entry
+// whose hashes make it a near-duplicate is confirmed from its stored
+// summary (nearArchived).
 //
 // Only entries that can be near-duplicates are compared: with threshold
 // > 0, an entry sharing no bigram with a lesson that has some is at
@@ -275,17 +340,18 @@ func (p *poolState) byKeyOrder(slots []int32) {
 // entries under the lesson's hashes (byHash) are all the candidates (the
 // entries without bigrams when the lesson has none), and of those hashes
 // the rarest few suffice (prefix filtering, below). Each candidate gets
-// the exact check (nearFeatures).
-func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poolScan {
+// the exact check (nearFeatures, nearArchived).
+func (p *poolState) scan(r projector.Reader, lf features, threshold float64, withInactive bool) (*poolScan, error) {
 	ps := &poolScan{}
 	if len(lf.ctags) > 0 {
 		// Active entries sharing a contradiction tag and holding a term
-		// that can make them contradict the lesson (candidateContexts).
+		// that can make them contradict the lesson (candidateContexts);
+		// byTerm lists active slots only.
 		var shared []int32
 		_, needed := candidateContexts(lf.cnorm)
 		for _, t := range needed {
 			for _, slot := range p.byTerm[t] {
-				if p.slotActive[slot] && sharesSorted(lf.ctags, p.slots[slot].ctags) {
+				if sharesSorted(lf.ctags, p.slots[slot].ctags) {
 					shared = append(shared, slot)
 				}
 			}
@@ -301,8 +367,8 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 	var cand []int32
 	switch {
 	case threshold <= 0: // every similarity passes
-		for slot, s := range p.slots {
-			if s != nil {
+		for slot, k := range p.slotKey {
+			if k != "" {
 				cand = append(cand, int32(slot))
 			}
 		}
@@ -326,9 +392,10 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 		// (a random memory access each) no longer grow with the pool; the
 		// lists walked cost an increment per entry.
 		hs := make([][]int32, 0, len(lf.bghash)) // the lists of the lesson's distinct hashes
+		singles := make([]int32, len(lf.bghash)) // backs the lists of one slot
 		for i, h := range lf.bghash {
 			if i == 0 || h != lf.bghash[i-1] {
-				hs = append(hs, p.byHash[h])
+				hs = append(hs, p.byHash.slots(h, singles[i:i+1:i+1]))
 			}
 		}
 		miss := len(lf.bigrams) - int(math.Ceil(threshold*float64(len(lf.bigrams)))) + 1
@@ -355,21 +422,31 @@ func (p *poolState) scan(lf features, threshold float64, withInactive bool) *poo
 	}
 	var near []int32
 	for _, slot := range cand {
-		if (withInactive || p.slotActive[slot]) && nearFeatures(lf, p.slots[slot].features, threshold) {
-			near = append(near, slot)
+		switch s := p.slots[slot]; {
+		case s != nil:
+			if nearFeatures(lf, s.features, threshold) {
+				near = append(near, slot)
+			}
+		case withInactive:
+			ok, err := p.nearArchived(r, lf, slot, threshold)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				near = append(near, slot)
+			}
 		}
 	}
 	p.byKeyOrder(near)
 	for _, slot := range near {
-		s := p.slots[slot]
 		ps.nearAny = true
-		if p.slotActive[slot] {
+		if s := p.slots[slot]; s != nil {
 			ps.nearActive = append(ps.nearActive, s.ID)
-		} else if !s.removed() && ps.nearInactive == "" {
-			ps.nearInactive = s.ID
+		} else if !p.slotRemoved[slot] && ps.nearInactive == "" {
+			ps.nearInactive = p.slotID[slot]
 		}
 	}
-	return ps
+	return ps, nil
 }
 
 // victims are the ids of the active entries to archive so that at most
@@ -483,164 +560,4 @@ func (c *foldPools) put(states map[string]*poolState) {
 		delete(c.pools, victim)
 		delete(c.used, victim)
 	}
-}
-
-// poolTx is the Tx a fold works on: it passes every call to the
-// projector's Tx and applies each write under x/ to the pool states it
-// holds, so they keep equal to the Tx (poolState's invariant).
-type poolTx struct {
-	projector.Tx
-	cfg   Config // the configuration the event folds under
-	pools *foldPools
-	held  map[string]*poolState // by summary scope
-	// journal records every pool version change (bumpPoolVersion).
-	journal *poolJournal
-	// reads holds what this event read or wrote, by key: a fold reads
-	// some keys many times (a pool's clock and version, an entry's index
-	// and aging record, once per save). INVARIANT: reads[k] is what the
-	// Tx holds under k: every write of the event goes through the poolTx.
-	reads map[string]txValue
-}
-
-// txValue is a key's value in the Tx (ok false: absent).
-type txValue struct {
-	v  []byte
-	ok bool
-}
-
-func (t *poolTx) Get(key []byte) ([]byte, bool, error) {
-	if r, hit := t.reads[string(key)]; hit {
-		return r.v, r.ok, nil
-	}
-	v, ok, err := t.Tx.Get(key)
-	if err != nil {
-		return nil, false, err
-	}
-	t.remember(key, v, ok)
-	return v, ok, nil
-}
-
-func (t *poolTx) remember(key, v []byte, ok bool) {
-	if t.reads == nil {
-		t.reads = map[string]txValue{}
-	}
-	t.reads[string(key)] = txValue{v: v, ok: ok}
-}
-
-func (t *poolTx) Set(key, value []byte) error {
-	if err := t.Tx.Set(key, value); err != nil {
-		return err
-	}
-	t.remember(key, append([]byte(nil), value...), true)
-	return t.observe(key, value, false)
-}
-
-func (t *poolTx) Delete(key []byte) error {
-	if err := t.Tx.Delete(key); err != nil {
-		return err
-	}
-	t.remember(key, nil, false)
-	return t.observe(key, nil, true)
-}
-
-func (t *poolTx) observe(key, value []byte, del bool) error {
-	if len(t.held) == 0 || !strings.HasPrefix(string(key), pfxSum) {
-		return nil
-	}
-	k := string(key)
-	scope := poolOfSummaryKey(k)
-	p := t.held[scope]
-	if p == nil {
-		return nil
-	}
-	return p.apply(scope, k, value, del)
-}
-
-// setSummary writes the summary s of an entry (enc: s encoded) under key
-// and deletes old, the entry's previous summary key ("": none, or key),
-// in the same pool; the held pool state takes s as it is instead of
-// decoding enc again.
-//
-// REQUIRES: s equals decodeSummary(enc) in every field the pool state
-// reads (summaryOf then heldSummary).
-func (t *poolTx) setSummary(key, old string, enc []byte, s *summary) error {
-	if err := t.Tx.Set([]byte(key), enc); err != nil {
-		return err
-	}
-	t.remember([]byte(key), enc, true)
-	if old != "" && old != key {
-		if err := t.Tx.Delete([]byte(old)); err != nil {
-			return err
-		}
-		t.remember([]byte(old), nil, false)
-	}
-	p := t.held[poolOfSummaryKey(key)]
-	if p == nil {
-		return nil
-	}
-	if old == key {
-		old = ""
-	}
-	p.replace(old, key, s, strings.HasPrefix(key, poolVersionKey(poolOfSummaryKey(key))+"/"))
-	return nil
-}
-
-// pool returns the state of the pool of summary scope scope, as the Tx
-// sees it: held already, else taken from foldPools at the Tx's version,
-// else read from the Tx.
-func (t *poolTx) pool(scope string) (*poolState, error) {
-	if p := t.held[scope]; p != nil {
-		return p, nil
-	}
-	v, _, err := t.Get([]byte(poolVersionKey(scope)))
-	if err != nil {
-		return nil, err
-	}
-	p := t.pools.take(scope, string(v))
-	if p == nil || len(v) == 0 {
-		if p, err = loadPoolState(t.Tx, scope); err != nil {
-			return nil, err
-		}
-	}
-	if t.held == nil {
-		t.held = map[string]*poolState{}
-	}
-	t.held[scope] = p
-	return p, nil
-}
-
-// release ends the event: the held states go back to foldPools when the
-// event's writes stand (ok), else they are dropped.
-func (t *poolTx) release(ok bool) {
-	if ok && len(t.held) > 0 {
-		t.pools.put(t.held)
-	}
-	t.held = nil
-}
-
-// scanPool reads the pool of (tier, project) for a lesson with the given
-// features: what the package's scanPool reads from the Tx, from the held
-// pool state.
-func (t *poolTx) scanPool(tier, project string, lf features, threshold float64, withInactive bool) (*poolScan, error) {
-	p, err := t.pool(sumScope(tier, project))
-	if err != nil {
-		return nil, err
-	}
-	return p.scan(lf, threshold, withInactive), nil
-}
-
-// capVictims are the ids of the entries of the pool of (tier, project) to
-// archive so that at most max active ones remain once fresh (saved
-// already) joins it: capVictims of the pool as it was before fresh, with
-// fresh last (the order enforceCap has always used).
-func (t *poolTx) capVictims(tier, project string, fresh *Entry, max int) ([]string, error) {
-	p, err := t.pool(sumScope(tier, project))
-	if err != nil {
-		return nil, err
-	}
-	var fk *capKey
-	if fresh.Active() {
-		fk = &capKey{active: true, promoted: fresh.Status == StatusPromoted, signal: ValueSignal(fresh.Outcomes), seq: fresh.CreatedSeq}
-	}
-	return p.victims(summaryKey(fresh), fk, fresh.ID, max), nil
 }

@@ -213,9 +213,6 @@ func saveEntry(tx *poolTx, e *Entry) error {
 			}
 		}
 	}
-	if err := tx.Set([]byte(sk), enc); err != nil {
-		return err
-	}
 	deleted := ""
 	if ok && csk != sk && csk != "" {
 		deleted = csk
