@@ -17,6 +17,11 @@ type keptSet struct {
 	// the summaries the two do not share. Read and dropped on the first
 	// use (so a chain of sets never holds more than one other).
 	prev atomic.Pointer[keptSet]
+	// delta lists the positions whose summary differs from deltaFrom's
+	// (nil: not known), a list of the same length: the same entries, some
+	// saved again (mergedView.patchedKept).
+	deltaFrom *keptSet
+	delta     []int32
 
 	uses atomic.Int32 // injections asked for the index so far
 	once sync.Once
@@ -53,7 +58,13 @@ func (ks *keptSet) index(minRet int) *rankIndex {
 		if from != nil {
 			if fx := from.idx.Load(); fx != nil {
 				fx.mu.Lock()
-				if fx.moveTo(from, ks) {
+				moved := false
+				if ks.deltaFrom == from {
+					moved = fx.moveBy(from, ks, ks.delta)
+				} else {
+					moved = fx.moveTo(from, ks)
+				}
+				if moved {
 					ix = fx
 				}
 				fx.mu.Unlock()

@@ -60,6 +60,12 @@ type mergedView struct {
 	work      vheap
 	prefix    []hashRank
 	last      *keptSet // the set the view gave last
+	// What the current move changed: structural when a candidate was
+	// added, removed or re-decided (or the view reset); else replaced
+	// lists the kept nodes whose summary was replaced in place (saved
+	// again with the same bigrams, candidacy and decision).
+	structural bool
+	replaced   []*vnode
 }
 
 // vnode is one swarm candidate of a view.
@@ -125,6 +131,8 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 	if hive != nil {
 		hv = hive.version
 	}
+	oldBase := v.base
+	v.structural, v.replaced = false, v.replaced[:0]
 	if v.byID == nil || v.hive != hv {
 		base := &dedupIndex{}
 		if hive != nil {
@@ -139,7 +147,10 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 		}
 	}
 	v.moveTo(swarm.sums)
-	ks := &keptSet{sums: v.keptList()}
+	ks := v.patchedKept(oldBase)
+	if ks == nil {
+		ks = &keptSet{sums: v.keptList()}
+	}
 	if v.last != nil {
 		// One link at most: a set never scored (an empty budget, a small
 		// pool) does not hold the ones before it.
@@ -153,6 +164,7 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 // reset empties the view for the hive at version hv, with dedup base.
 func (v *mergedView) reset(base *dedupIndex, hv string, scopes map[string]bool, k dedupKey) {
 	v.threshold, v.scopes, v.hive, v.base = k.threshold, scopes, hv, base
+	v.structural = true
 	v.sums, v.nodes, v.empties, v.work = nil, nil, nil, nil
 	v.byID, v.post, v.baseSeen = map[string]*vnode{}, map[uint64][]*vnode{}, make([]uint32, len(base.kept))
 }
@@ -163,6 +175,7 @@ func (v *mergedView) candidate(s *summary) bool { return s.active() && v.scopes[
 func (v *mergedView) moveTo(sums []*summary) {
 	if v.nodes == nil && len(v.sums) == 0 {
 		// From scratch: every candidate in order, each decided once.
+		v.structural = true
 		for _, s := range sums {
 			if v.candidate(s) {
 				n := &vnode{s: s}
@@ -245,8 +258,12 @@ func (v *mergedView) change(o, s *summary) {
 	}
 	if n != nil && s != nil && v.candidate(s) && sameBigrams(n.s, s) {
 		n.s = s // the same decision: it depends on the bigrams only
+		if n.kept {
+			v.replaced = append(v.replaced, n)
+		}
 		return
 	}
+	v.structural = true
 	if n != nil {
 		v.remove(n)
 	}
@@ -389,6 +406,45 @@ func (v *mergedView) duplicateOf(n *vnode) (bool, *vnode) {
 		}
 	}
 	return false, nil
+}
+
+// patchedKept is the kept list after a move that changed no decision: the
+// list the view gave last with the summaries replaced since (the hive's,
+// at the same positions when its dedup was carried over, and the swarm's
+// kept nodes saved again), as a set recording those positions
+// (keptSet.delta). Nil when the move changed more, or the hive's dedup is
+// another's (oldBase: the one before the move).
+func (v *mergedView) patchedKept(oldBase *dedupIndex) *keptSet {
+	if v.structural || v.last == nil || oldBase == nil || len(oldBase.kept) != len(v.base.kept) {
+		return nil
+	}
+	last := v.last.sums
+	nb := len(v.base.kept)
+	if len(last) < nb {
+		return nil
+	}
+	ks := &keptSet{sums: slices.Clone(last), deltaFrom: v.last}
+	if v.base != oldBase {
+		for p, s := range v.base.kept {
+			if s != oldBase.kept[p] {
+				if last[p] != oldBase.kept[p] {
+					return nil
+				}
+				ks.sums[p] = s
+				ks.delta = append(ks.delta, int32(p))
+			}
+		}
+	}
+	swarm := ks.sums[nb:]
+	for _, n := range v.replaced {
+		i, ok := slices.BinarySearchFunc(swarm, n.s, cmpSummary)
+		if !ok {
+			return nil
+		}
+		swarm[i] = n.s
+		ks.delta = append(ks.delta, int32(nb+i))
+	}
+	return ks
 }
 
 // keptList is the hive's kept entries, then the swarm's, in pool order.

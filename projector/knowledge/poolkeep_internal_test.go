@@ -194,6 +194,7 @@ func TestDerivedIndexMatchesSummaries(t *testing.T) {
 		return &cachedPool{version: fmt.Sprint(version), sums: sums, vocab: vocab}
 	}
 	hp := pool(hive)
+	patched := 0 // sets given as the one before with summaries replaced
 	for step := range 300 {
 		next := slices.Clone(swarm)
 		switch r := rng.IntN(10); {
@@ -249,6 +250,9 @@ func TestDerivedIndexMatchesSummaries(t *testing.T) {
 				}
 			}
 		}
+		if ks.deltaFrom != nil {
+			patched++
+		}
 		ix := ks.index(cfg.MinRetrievalsForUtility)
 		if step > 0 && ix == nil {
 			t.Fatalf("step %d: a set following another has no ranking index on first use", step)
@@ -261,5 +265,8 @@ func TestDerivedIndexMatchesSummaries(t *testing.T) {
 		if got := injectSet(ks, o, cfg); !reflect.DeepEqual(got, want) {
 			t.Fatalf("step %d: the injection through the index differs from the one from summaries:\n%+v\n%+v", step, got, want)
 		}
+	}
+	if patched == 0 {
+		t.Fatal("no kept set was the one before with summaries replaced")
 	}
 }

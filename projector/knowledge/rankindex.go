@@ -275,6 +275,34 @@ func (ix *rankIndex) moveTo(from, ks *keptSet) bool {
 	return true
 }
 
+// moveBy is moveTo when ks's list is from's with the summaries at the
+// positions delta replaced by the same entries' (keptSet.delta): only
+// those are read.
+//
+// REQUIRES: ix.mu held exclusively.
+func (ix *rankIndex) moveBy(from, ks *keptSet, delta []int32) bool {
+	if ix.owner != from || len(from.sums) != len(ks.sums) {
+		return false
+	}
+	ix.owner = nil
+	for _, p := range delta {
+		o, s := from.sums[p], ks.sums[p]
+		switch {
+		case o == s:
+		case mergedOrder(o, s) != 0:
+			return false // not the same entry
+		case o.rel == s.rel:
+			ix.replace(o, s)
+		default:
+			ix.remove(o)
+			ix.add(s)
+		}
+	}
+	ix.snaps = map[*relVocab][]string{}
+	ix.owner = ks
+	return true
+}
+
 // setMinRet recomputes the qualities for another minimum of retrievals.
 //
 // REQUIRES: ix.mu held exclusively.
