@@ -126,11 +126,10 @@ func injectKept(kept []*summary, o InjectOptions, cfg Config) Injection {
 // injectSet is injectKept on a kept set, ranked through its index when it
 // has one (keptSet.index).
 func injectSet(ks *keptSet, o InjectOptions, cfg Config) Injection {
-	kept := ks.sums
 	b := BudgetFor(o.Headroom, cfg)
 	inj := Injection{Budget: b, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}
-	inj.Candidates = len(kept)
-	if b.MaxEntries == 0 || len(kept) == 0 {
+	inj.Candidates = ks.size()
+	if b.MaxEntries == 0 || inj.Candidates == 0 {
 		return inj
 	}
 	task := taskTerms(o.Task)
@@ -142,7 +141,7 @@ func injectSet(ks *keptSet, o InjectOptions, cfg Config) Injection {
 		}
 	}
 	if !ranked {
-		top = rankSummaries(kept, task, b.MaxEntries, cfg)
+		top = rankSummaries(ks.list(), task, b.MaxEntries, cfg)
 	}
 	text := InjectHeader
 	for _, s := range top {

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"iter"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -147,7 +148,7 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 		}
 	}
 	v.moveTo(swarm.sums)
-	ks := v.patchedKept(oldBase)
+	ks := v.patchedKept(oldBase) // its delta is relative to v.last, its prev
 	if ks == nil {
 		ks = &keptSet{sums: v.keptList()}
 	}
@@ -411,39 +412,72 @@ func (v *mergedView) duplicateOf(n *vnode) (bool, *vnode) {
 // patchedKept is the kept list after a move that changed no decision: the
 // list the view gave last with the summaries replaced since (the hive's,
 // at the same positions when its dedup was carried over, and the swarm's
-// kept nodes saved again), as a set recording those positions
-// (keptSet.delta). Nil when the move changed more, or the hive's dedup is
-// another's (oldBase: the one before the move).
+// kept nodes saved again), as a patched set (keptSet.root) recording
+// those positions (keptSet.delta). Nil when the move changed more, or the
+// hive's dedup is another's (oldBase: the one before the move).
 func (v *mergedView) patchedKept(oldBase *dedupIndex) *keptSet {
 	if v.structural || v.last == nil || oldBase == nil || len(oldBase.kept) != len(v.base.kept) {
 		return nil
 	}
-	last := v.last.sums
-	nb := len(v.base.kept)
-	if len(last) < nb {
+	last := v.last
+	nb, n := len(v.base.kept), last.size()
+	if n < nb {
 		return nil
 	}
-	ks := &keptSet{sums: slices.Clone(last), deltaFrom: v.last}
+	var ch []keptPatch
 	if v.base != oldBase {
 		for p, s := range v.base.kept {
 			if s != oldBase.kept[p] {
-				if last[p] != oldBase.kept[p] {
+				if last.at(p) != oldBase.kept[p] {
 					return nil
 				}
-				ks.sums[p] = s
-				ks.delta = append(ks.delta, int32(p))
+				ch = append(ch, keptPatch{int32(p), s})
 			}
 		}
 	}
-	swarm := ks.sums[nb:]
-	for _, n := range v.replaced {
-		i, ok := slices.BinarySearchFunc(swarm, n.s, cmpSummary)
+	for _, x := range v.replaced {
+		i, ok := sort.Find(n-nb, func(i int) int { return cmpSummary(x.s, last.at(nb+i)) })
 		if !ok {
 			return nil
 		}
-		swarm[i] = n.s
-		ks.delta = append(ks.delta, int32(nb+i))
+		ch = append(ch, keptPatch{int32(nb + i), x.s})
 	}
+	slices.SortFunc(ch, func(a, b keptPatch) int { return cmp.Compare(a.pos, b.pos) })
+	ks := &keptSet{patched: true, delta: make([]int32, len(ch))}
+	for i, p := range ch {
+		ks.delta[i] = p.pos
+	}
+	root, over := last.root, last.over
+	if root == nil {
+		root = last.sums
+	}
+	// The patches of last, then these (a later one wins at a position).
+	merged := make([]keptPatch, 0, len(over)+len(ch))
+	i, j := 0, 0
+	for i < len(over) || j < len(ch) {
+		switch {
+		case j == len(ch) || i < len(over) && over[i].pos < ch[j].pos:
+			merged = append(merged, over[i])
+			i++
+		case i == len(over) || ch[j].pos < over[i].pos:
+			merged = append(merged, ch[j])
+			j++
+		default:
+			merged = append(merged, ch[j])
+			i, j = i+1, j+1
+		}
+	}
+	if len(merged) > len(root)/16 {
+		// Patches are read by binary search: past a share of the list,
+		// a flat copy.
+		out := slices.Clone(root)
+		for _, p := range merged {
+			out[p.pos] = p.s
+		}
+		ks.sums = out
+		return ks
+	}
+	ks.root, ks.over = root, merged
 	return ks
 }
 

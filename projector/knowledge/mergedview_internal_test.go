@@ -91,7 +91,7 @@ func TestMergedViewMatchesFullDedup(t *testing.T) {
 			}
 			swarm = next
 			sp := pool(swarm)
-			got := c.mergedKept("s/p/", hp, sp, scopes, dedupKeyOf(scopes, threshold)).sums
+			got := c.mergedKept("s/p/", hp, sp, scopes, dedupKeyOf(scopes, threshold)).list()
 			want := buildMerged(hp, sp, scopes, threshold)
 			if !slices.Equal(got, want) {
 				for i := range min(len(got), len(want)) {

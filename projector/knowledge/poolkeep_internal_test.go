@@ -235,7 +235,7 @@ func TestDerivedIndexMatchesSummaries(t *testing.T) {
 		swarm = next
 		ks := c.keptMerged("s/p/", hp, pool(swarm), scopes, cfg.DedupThreshold)
 		o := InjectOptions{Task: fmt.Sprintf("fix the %s %s when the %s fails", w(), w(), w()), Headroom: 0.9}
-		want := injectSet(&keptSet{sums: ks.sums}, o, cfg)
+		want := injectSet(&keptSet{sums: ks.list()}, o, cfg)
 		if step%20 == 0 {
 			// Injections sharing a set use it at once.
 			var wg sync.WaitGroup
@@ -250,8 +250,16 @@ func TestDerivedIndexMatchesSummaries(t *testing.T) {
 				}
 			}
 		}
-		if ks.deltaFrom != nil {
+		if ks.patched {
 			patched++
+			// Read before its flat list is built, then after.
+			var at []*summary
+			for i := range ks.size() {
+				at = append(at, ks.at(i))
+			}
+			if !slices.Equal(at, ks.list()) || !slices.Equal(ks.list(), buildMerged(hp, pool(swarm), scopes, cfg.DedupThreshold)) {
+				t.Fatalf("step %d: a patched kept set reads otherwise than its list, or than a full dedup", step)
+			}
 		}
 		ix := ks.index(cfg.MinRetrievalsForUtility)
 		if step > 0 && ix == nil {

@@ -70,17 +70,18 @@ func quality(s *summary, minRet int) float64 {
 // buildRankIndex indexes the candidates of ks, or returns nil when its
 // list is not strictly in merged pool order (the rank order's last key).
 func buildRankIndex(ks *keptSet, minRet int) *rankIndex {
-	for i := 1; i < len(ks.sums); i++ {
-		if mergedOrder(ks.sums[i-1], ks.sums[i]) >= 0 {
+	sums := ks.list()
+	for i := 1; i < len(sums); i++ {
+		if mergedOrder(sums[i-1], sums[i]) >= 0 {
 			return nil
 		}
 	}
-	ix := &rankIndex{owner: ks, minRet: minRet, slotOf: make(map[*summary]int32, len(ks.sums)),
+	ix := &rankIndex{owner: ks, minRet: minRet, slotOf: make(map[*summary]int32, len(sums)),
 		ids: map[string]int32{}, trans: map[*relVocab][]int32{}, snaps: map[*relVocab][]string{}}
-	ix.sums = make([]*summary, 0, len(ks.sums))
-	ix.q = make([]float64, 0, len(ks.sums))
-	ix.live = make([]uint64, 0, (len(ks.sums)+63)/64)
-	for _, s := range ks.sums {
+	ix.sums = make([]*summary, 0, len(sums))
+	ix.q = make([]float64, 0, len(sums))
+	ix.live = make([]uint64, 0, (len(sums)+63)/64)
+	for _, s := range sums {
 		ix.add(s)
 	}
 	ix.snaps = map[*relVocab][]string{} // drop the snapshots: a later one may be longer
@@ -231,7 +232,7 @@ func (ix *rankIndex) moveTo(from, ks *keptSet) bool {
 		return false
 	}
 	ix.owner = nil
-	old, sums := from.sums, ks.sums
+	old, sums := from.list(), ks.list()
 	ordered := func(i int) bool {
 		return (i == 0 || mergedOrder(sums[i-1], sums[i]) < 0) && (i+1 == len(sums) || mergedOrder(sums[i], sums[i+1]) < 0)
 	}
@@ -281,12 +282,12 @@ func (ix *rankIndex) moveTo(from, ks *keptSet) bool {
 //
 // REQUIRES: ix.mu held exclusively.
 func (ix *rankIndex) moveBy(from, ks *keptSet, delta []int32) bool {
-	if ix.owner != from || len(from.sums) != len(ks.sums) {
+	if ix.owner != from || from.size() != ks.size() {
 		return false
 	}
 	ix.owner = nil
 	for _, p := range delta {
-		o, s := from.sums[p], ks.sums[p]
+		o, s := from.at(int(p)), ks.at(int(p))
 		switch {
 		case o == s:
 		case mergedOrder(o, s) != 0:

@@ -43,10 +43,10 @@ func (ix *rankIndex) check(ks *keptSet) error {
 			}
 		}
 	}
-	if live != len(ks.sums) || len(ix.slotOf) != live {
-		return fmt.Errorf("%d live slots, %d in slotOf, %d candidates", live, len(ix.slotOf), len(ks.sums))
+	if live != ks.size() || len(ix.slotOf) != live {
+		return fmt.Errorf("%d live slots, %d in slotOf, %d candidates", live, len(ix.slotOf), ks.size())
 	}
-	for _, s := range ks.sums {
+	for _, s := range ks.list() {
 		if _, ok := ix.slotOf[s]; !ok {
 			return fmt.Errorf("candidate %s has no slot", s.ID)
 		}
@@ -151,7 +151,7 @@ func TestRankIndexIsExhaustive(t *testing.T) {
 				if q%7 == 0 {
 					k = len(sums) + 1 + rng.IntN(3)
 				}
-				want := rankSummaries(ks.sums, task, k, cfg)
+				want := rankSummaries(ks.list(), task, k, cfg)
 				got, ok := ix.top(ks, task, k, cfg)
 				if !ok {
 					t.Fatalf("seed %d round %d: the index declined its own set", seed, round)
