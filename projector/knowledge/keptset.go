@@ -33,6 +33,10 @@ type keptSet struct {
 	patched bool
 	delta   []int32
 
+	// viewed is set for the sets a merged view gives (mergedKept): they
+	// get their index on first use, as the view's next sets take it over.
+	viewed bool
+
 	uses atomic.Int32 // injections asked for the index so far
 	once sync.Once
 	idx  atomic.Pointer[rankIndex] // nil until built, or when it cannot be
@@ -100,7 +104,7 @@ func (ks *keptSet) index(minRet int) *rankIndex {
 	if n == 1 {
 		from = ks.prev.Swap(nil)
 	}
-	if from == nil && n < 2 {
+	if from == nil && n < 2 && !ks.viewed {
 		return nil
 	}
 	ks.once.Do(func() {

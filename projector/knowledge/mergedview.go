@@ -152,6 +152,7 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 	if ks == nil {
 		ks = &keptSet{sums: v.keptList()}
 	}
+	ks.viewed = true
 	if v.last != nil {
 		// One link at most: a set never scored (an empty budget, a small
 		// pool) does not hold the ones before it.

@@ -58,8 +58,11 @@ type rankIndex struct {
 	seen  []uint32         // word id → gen when last met in a row (distinct words)
 	gen   uint32
 	trans map[*relVocab][]int32 // a vocab's word id → word id + 1 (0: not known yet)
-	snaps map[*relVocab][]string
-	wbuf  []int32
+	// lastV and lastTr are the vocab wordsOf read last and its trans.
+	lastV  *relVocab
+	lastTr []int32
+	snaps  map[*relVocab][]string
+	wbuf   []int32
 }
 
 // quality is the part of the score that does not depend on the task.
@@ -100,7 +103,12 @@ func (ix *rankIndex) wordsOf(s *summary) []int32 {
 		}
 	}
 	if v := s.vocab; v != nil {
-		tr := ix.trans[v]
+		var tr []int32
+		if v == ix.lastV {
+			tr = ix.lastTr
+		} else {
+			tr = ix.trans[v]
+		}
 		for _, id := range s.relw {
 			if int(id) < len(tr) && tr[id] != 0 {
 				note(tr[id] - 1)
@@ -118,7 +126,10 @@ func (ix *rankIndex) wordsOf(s *summary) []int32 {
 			tr[id] = w + 1
 			note(w)
 		}
-		ix.trans[v] = tr
+		if v != ix.lastV || len(tr) != len(ix.lastTr) {
+			ix.trans[v] = tr
+		}
+		ix.lastV, ix.lastTr = v, tr
 	} else {
 		rel := s.rel
 		for {
