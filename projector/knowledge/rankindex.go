@@ -337,7 +337,7 @@ var rankScratchPool = sync.Pool{New: func() any { return new(rankScratch) }}
 // when fewer), as rankSummaries gives them, and true; false when the index
 // does not describe ks.
 //
-// REQUIRES: 0 < len(task) <= 64 or task empty; k > 0.
+// REQUIRES: k > 0.
 func (ix *rankIndex) top(ks *keptSet, task []string, k int, cfg Config) ([]scored, bool) {
 	ix.mu.RLock()
 	if ix.owner == ks && ix.minRet != cfg.MinRetrievalsForUtility {
