@@ -2,7 +2,6 @@ package knowledge
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -124,60 +123,25 @@ func injectKept(kept []*summary, o InjectOptions, cfg Config) Injection {
 	return injectSet(&keptSet{sums: kept}, o, cfg)
 }
 
-// injectSet is injectKept on a kept set, whose compact rows (keptSet.rows)
-// make the scoring of every candidate one pass over flat arrays.
+// injectSet is injectKept on a kept set, ranked through its index when it
+// has one (keptSet.index).
 func injectSet(ks *keptSet, o InjectOptions, cfg Config) Injection {
-	kept := ks.sums
 	b := BudgetFor(o.Headroom, cfg)
 	inj := Injection{Budget: b, Headroom: o.Headroom, Task: o.Task, Entries: []Shown{}}
-	inj.Candidates = len(kept)
-	if b.MaxEntries == 0 || len(kept) == 0 {
+	inj.Candidates = ks.size()
+	if b.MaxEntries == 0 || inj.Candidates == 0 {
 		return inj
 	}
 	task := taskTerms(o.Task)
-	rs := relScorer{task: task}
 	var top []scored
-	if k := b.MaxEntries; k < len(kept)/4 {
-		// The k best so far, in rank order: a candidate below the k-th
-		// is dropped without being kept anywhere (topRanked's order).
-		top = make([]scored, 0, k)
-		if rows, words, vocabs := ks.compact(); rows != nil && len(task) > 0 && len(task) <= 64 {
-			masks := make([][]uint64, len(vocabs))
-			for i, v := range vocabs {
-				masks[i] = rs.masksOf(v)
-			}
-			nt := float64(len(task))
-			for i := range rows {
-				row := &rows[i]
-				m := masks[row.vocab]
-				var hit uint64
-				for _, id := range words[row.off:row.end] {
-					hit |= m[id]
-				}
-				rel := float64(bits.OnesCount64(hit)) / nt
-				val := scoreOf(rel, true, row.conf, row.shown, row.helpful, row.maturity, cfg)
-				if len(top) == k && val < top[k-1].val {
-					continue
-				}
-				top = insertRanked(top, scored{kept[i], rel, val, i}, k)
-			}
-		} else {
-			for i, e := range kept {
-				rel := rs.of(e)
-				val := score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg)
-				if len(top) == k && val < top[k-1].val {
-					continue
-				}
-				top = insertRanked(top, scored{e, rel, val, i}, k)
-			}
+	ranked := false
+	if len(task) <= 64 {
+		if ix := ks.index(cfg.MinRetrievalsForUtility); ix != nil {
+			top, ranked = ix.top(ks, task, b.MaxEntries, cfg)
 		}
-	} else {
-		ranked := make([]scored, 0, len(kept))
-		for i, e := range kept {
-			rel := rs.of(e)
-			ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg), i})
-		}
-		top = topRanked(ranked, b.MaxEntries)
+	}
+	if !ranked {
+		top = rankSummaries(ks.list(), task, b.MaxEntries, cfg)
 	}
 	text := InjectHeader
 	for _, s := range top {
@@ -199,6 +163,33 @@ func injectSet(ks *keptSet, o InjectOptions, cfg Config) Injection {
 		inj.Chars = UTF16Len(text)
 	}
 	return inj
+}
+
+// rankSummaries is the k first of kept for task in rank order (all of
+// them when fewer), every candidate scored from its summary: the
+// reference the ranking index is checked against.
+func rankSummaries(kept []*summary, task []string, k int, cfg Config) []scored {
+	rs := relScorer{task: task}
+	if k < len(kept)/4 {
+		// The k best so far, in rank order: a candidate below the k-th
+		// is dropped without being kept anywhere (topRanked's order).
+		top := make([]scored, 0, k)
+		for i, e := range kept {
+			rel := rs.of(e)
+			val := score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg)
+			if len(top) == k && val < top[k-1].val {
+				continue
+			}
+			top = insertRanked(top, scored{e, rel, val, i}, k)
+		}
+		return top
+	}
+	ranked := make([]scored, 0, len(kept))
+	for i, e := range kept {
+		rel := rs.of(e)
+		ranked = append(ranked, scored{e, rel, score(rel, len(task) > 0, e.Confidence, e.Outcomes, e.Status, cfg), i})
+	}
+	return topRanked(ranked, k)
 }
 
 // scored is a candidate with its relevance, score and pool position.
@@ -581,13 +572,27 @@ func score(rel float64, hasTask bool, confidence float64, o Outcomes, status str
 // scoreOf is score on what it reads of an entry (the maturity of its
 // status).
 func scoreOf(rel float64, hasTask bool, confidence float64, shown, helpful int, mat float64, cfg Config) float64 {
-	u, ok := Utility(Outcomes{Shown: shown, Helpful: helpful}, cfg)
-	if !ok {
-		u = 0.5
-	}
-	q := 0.5*confidence + 0.3*u + 0.2*mat
+	q := qualityOf(confidence, shown, helpful, mat, cfg.MinRetrievalsForUtility)
 	if !hasTask {
 		return q
 	}
-	return (0.25 + 0.75*rel) * q
+	return taskScore(rel, q)
+}
+
+// qualityOf is an entry's quality: 0.5·confidence + 0.3·utility (0.5
+// until measured: fewer than minRet retrievals) + 0.2·maturity.
+func qualityOf(confidence float64, shown, helpful int, mat float64, minRet int) float64 {
+	u := 0.5 // Utility, inlined: not measured
+	if shown >= minRet && shown != 0 {
+		u = float64(helpful) / float64(shown)
+	}
+	return float64(0.5*confidence + 0.3*u + 0.2*mat)
+}
+
+// taskScore is the score with a task of an entry of relevance rel and
+// quality q. It does not decrease with q, nor with rel when q >= 0 (the
+// ranking index relies on both); the conversions keep every caller's
+// rounding the same.
+func taskScore(rel, q float64) float64 {
+	return float64(0.25+0.75*rel) * q
 }

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"iter"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -60,6 +61,12 @@ type mergedView struct {
 	work      vheap
 	prefix    []hashRank
 	last      *keptSet // the set the view gave last
+	// What the current move changed: structural when a candidate was
+	// added, removed or re-decided (or the view reset); else replaced
+	// lists the kept nodes whose summary was replaced in place (saved
+	// again with the same bigrams, candidacy and decision).
+	structural bool
+	replaced   []*vnode
 }
 
 // vnode is one swarm candidate of a view.
@@ -125,6 +132,8 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 	if hive != nil {
 		hv = hive.version
 	}
+	oldBase := v.base
+	v.structural, v.replaced = false, v.replaced[:0]
 	if v.byID == nil || v.hive != hv {
 		base := &dedupIndex{}
 		if hive != nil {
@@ -139,7 +148,11 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 		}
 	}
 	v.moveTo(swarm.sums)
-	ks := &keptSet{sums: v.keptList()}
+	ks := v.patchedKept(oldBase) // its delta is relative to v.last, its prev
+	if ks == nil {
+		ks = &keptSet{sums: v.keptList()}
+	}
+	ks.viewed = true
 	if v.last != nil {
 		// One link at most: a set never scored (an empty budget, a small
 		// pool) does not hold the ones before it.
@@ -153,6 +166,7 @@ func (c *poolCache) mergedKept(scope string, hive, swarm *cachedPool, scopes map
 // reset empties the view for the hive at version hv, with dedup base.
 func (v *mergedView) reset(base *dedupIndex, hv string, scopes map[string]bool, k dedupKey) {
 	v.threshold, v.scopes, v.hive, v.base = k.threshold, scopes, hv, base
+	v.structural = true
 	v.sums, v.nodes, v.empties, v.work = nil, nil, nil, nil
 	v.byID, v.post, v.baseSeen = map[string]*vnode{}, map[uint64][]*vnode{}, make([]uint32, len(base.kept))
 }
@@ -163,6 +177,7 @@ func (v *mergedView) candidate(s *summary) bool { return s.active() && v.scopes[
 func (v *mergedView) moveTo(sums []*summary) {
 	if v.nodes == nil && len(v.sums) == 0 {
 		// From scratch: every candidate in order, each decided once.
+		v.structural = true
 		for _, s := range sums {
 			if v.candidate(s) {
 				n := &vnode{s: s}
@@ -245,8 +260,12 @@ func (v *mergedView) change(o, s *summary) {
 	}
 	if n != nil && s != nil && v.candidate(s) && sameBigrams(n.s, s) {
 		n.s = s // the same decision: it depends on the bigrams only
+		if n.kept {
+			v.replaced = append(v.replaced, n)
+		}
 		return
 	}
+	v.structural = true
 	if n != nil {
 		v.remove(n)
 	}
@@ -389,6 +408,78 @@ func (v *mergedView) duplicateOf(n *vnode) (bool, *vnode) {
 		}
 	}
 	return false, nil
+}
+
+// patchedKept is the kept list after a move that changed no decision: the
+// list the view gave last with the summaries replaced since (the hive's,
+// at the same positions when its dedup was carried over, and the swarm's
+// kept nodes saved again), as a patched set (keptSet.root) recording
+// those positions (keptSet.delta). Nil when the move changed more, or the
+// hive's dedup is another's (oldBase: the one before the move).
+func (v *mergedView) patchedKept(oldBase *dedupIndex) *keptSet {
+	if v.structural || v.last == nil || oldBase == nil || len(oldBase.kept) != len(v.base.kept) {
+		return nil
+	}
+	last := v.last
+	nb, n := len(v.base.kept), last.size()
+	if n < nb {
+		return nil
+	}
+	var ch []keptPatch
+	if v.base != oldBase {
+		for p, s := range v.base.kept {
+			if s != oldBase.kept[p] {
+				if last.at(p) != oldBase.kept[p] {
+					return nil
+				}
+				ch = append(ch, keptPatch{int32(p), s})
+			}
+		}
+	}
+	for _, x := range v.replaced {
+		i, ok := sort.Find(n-nb, func(i int) int { return cmpSummary(x.s, last.at(nb+i)) })
+		if !ok {
+			return nil
+		}
+		ch = append(ch, keptPatch{int32(nb + i), x.s})
+	}
+	slices.SortFunc(ch, func(a, b keptPatch) int { return cmp.Compare(a.pos, b.pos) })
+	ks := &keptSet{patched: true, delta: make([]int32, len(ch))}
+	for i, p := range ch {
+		ks.delta[i] = p.pos
+	}
+	root, over := last.root, last.over
+	if root == nil {
+		root = last.sums
+	}
+	// The patches of last, then these (a later one wins at a position).
+	merged := make([]keptPatch, 0, len(over)+len(ch))
+	i, j := 0, 0
+	for i < len(over) || j < len(ch) {
+		switch {
+		case j == len(ch) || i < len(over) && over[i].pos < ch[j].pos:
+			merged = append(merged, over[i])
+			i++
+		case i == len(over) || ch[j].pos < over[i].pos:
+			merged = append(merged, ch[j])
+			j++
+		default:
+			merged = append(merged, ch[j])
+			i, j = i+1, j+1
+		}
+	}
+	if len(merged) > len(root)/16 {
+		// Patches are read by binary search: past a share of the list,
+		// a flat copy.
+		out := slices.Clone(root)
+		for _, p := range merged {
+			out[p.pos] = p.s
+		}
+		ks.sums = out
+		return ks
+	}
+	ks.root, ks.over = root, merged
+	return ks
 }
 
 // keptList is the hive's kept entries, then the swarm's, in pool order.

@@ -30,7 +30,7 @@ func TestMergedViewMatchesFullDedup(t *testing.T) {
 			if rng.IntN(6) == 0 {
 				scope = "stack:go"
 			}
-			s := &summary{ID: fmt.Sprintf("id%05d", rng.IntN(100000)), Tier: tier, Status: StatusCandidate, Scope: scope,
+			s := &summary{ID: fmt.Sprintf("id%05d-%d", rng.IntN(100000), seq), Tier: tier, Status: StatusCandidate, Scope: scope,
 				CreatedSeq: seq, features: cachedFeatures(lesson(), nil, "debugging")}
 			return s
 		}
@@ -62,13 +62,16 @@ func TestMergedViewMatchesFullDedup(t *testing.T) {
 			case r < 9:
 				i := rng.IntN(len(next))
 				e := *next[i]
-				switch rng.IntN(3) {
+				switch rng.IntN(5) {
 				case 0:
 					e.features = cachedFeatures(lesson(), nil, "debugging")
 				case 1:
 					e.Scope = "stack:go"
-				default:
+				case 2:
 					e.Status = StatusQuarantined
+				default: // saved again, its bigrams unchanged (an outcome)
+					e.Confidence += 0.1
+					e.Outcomes.Shown++
 				}
 				next[i] = &e
 			default:
@@ -88,9 +91,14 @@ func TestMergedViewMatchesFullDedup(t *testing.T) {
 			}
 			swarm = next
 			sp := pool(swarm)
-			got := c.mergedKept("s/p/", hp, sp, scopes, dedupKeyOf(scopes, threshold)).sums
+			got := c.mergedKept("s/p/", hp, sp, scopes, dedupKeyOf(scopes, threshold)).list()
 			want := buildMerged(hp, sp, scopes, threshold)
 			if !slices.Equal(got, want) {
+				for i := range min(len(got), len(want)) {
+					if got[i] != want[i] {
+						t.Logf("at %d: got %s/%d %p want %s/%d %p", i, got[i].ID, got[i].CreatedSeq, got[i], want[i].ID, want[i].CreatedSeq, want[i])
+					}
+				}
 				t.Fatalf("threshold %v, step %d: the view keeps %d entries, a full dedup %d", threshold, step, len(got), len(want))
 			}
 		}

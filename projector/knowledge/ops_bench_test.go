@@ -72,15 +72,16 @@ func (p *opsPool) submit(b *testing.B, tier string) {
 		Confidence: &conf, Tags: []string{benchWord(p.rng)}, Tier: tier, Source: "agent"})
 }
 
-// newOpsPool seeds the pool in batches of 1000 events.
-func newOpsPool(b *testing.B, n int) *opsPool {
+// newOpsPool seeds a pool of n swarm and h hive entries, in batches of
+// 1000 events.
+func newOpsPool(b *testing.B, n, h int) *opsPool {
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
 	p := &opsPool{st: st, m: knowledge.New(), rng: rand.New(rand.NewPCG(uint64(n), 7))}
-	cfg, _ := json.Marshal(map[string]any{"swarm_max_entries": n, "hive_max_entries": n,
+	cfg, _ := json.Marshal(map[string]any{"swarm_max_entries": n, "hive_max_entries": max(n, h),
 		"default_max_phases": 1 << 30})
 	p.fold(b, "knowledge.configured/v1", &events.KnowledgeConfigured{Config: cfg})
 	var batch []*events.Event
@@ -90,7 +91,7 @@ func newOpsPool(b *testing.B, n int) *opsPool {
 		}
 		batch = batch[:0]
 	}
-	for i := range n + n/2 {
+	for i := range n + h {
 		tier := ""
 		if i >= n {
 			tier = knowledge.TierHive
@@ -138,8 +139,10 @@ func (p *opsPool) record(b *testing.B, inj knowledge.Injection) {
 		Regime: inj.Regime, EntryIDs: ids, Chars: inj.Chars, BudgetChars: inj.MaxChars})
 }
 
-func benchOp(b *testing.B, op string, n int) {
-	p := newOpsPool(b, n)
+func benchOp(b *testing.B, op string, n int) { benchOpOn(b, op, newOpsPool(b, n, n/2)) }
+
+// benchOpOn times op on the pool p.
+func benchOpOn(b *testing.B, op string, p *opsPool) {
 	p.inject(b) // warm the caches, as a serving node's are
 	var lat []time.Duration
 	var last knowledge.Injection

@@ -93,9 +93,20 @@ func replay(p *cachedPool, scope, to string, steps []poolStep) (*cachedPool, err
 	active := pfxSum + scope + "a/"
 	sums := slices.Clone(p.sums)
 	var fresh []*summary
+	// bytes follows p.bytes (memCost of every summary) through the steps,
+	// so storing the pool does not add up every summary again.
+	bytes := p.bytes
+	drop := func(o *summary) {
+		if i := slices.Index(fresh, o); i >= 0 {
+			fresh = slices.Delete(fresh, i, i+1) // added by an earlier step: not counted yet
+		} else {
+			bytes -= o.memCost()
+		}
+	}
 	for _, st := range steps {
 		if strings.HasPrefix(st.deleted, active) {
 			if i, ok := findSummary(sums, st.deleted[len(active):]); ok {
+				drop(sums[i])
 				sums = slices.Delete(sums, i, i+1)
 			}
 		}
@@ -106,6 +117,7 @@ func replay(p *cachedPool, scope, to string, steps []poolStep) (*cachedPool, err
 			}
 			i, ok := findSummary(sums, st.setKey[len(active):])
 			if ok {
+				drop(sums[i])
 				sums[i] = s
 			} else {
 				sums = slices.Insert(sums, i, s)
@@ -114,10 +126,13 @@ func replay(p *cachedPool, scope, to string, steps []poolStep) (*cachedPool, err
 		}
 	}
 	p.vocab.index(fresh)
+	for _, s := range fresh {
+		bytes += s.memCost() // with its word ids
+	}
 	p.mu.Lock()
 	p.from = nil // one step of history is enough to derive an index
 	p.mu.Unlock()
-	return &cachedPool{version: to, sums: sums, vocab: p.vocab, from: p}, nil
+	return &cachedPool{version: to, sums: sums, vocab: p.vocab, from: p, bytes: bytes}, nil
 }
 
 // findSummary is the position of the summary with key suffix rest

@@ -120,8 +120,8 @@ func TestFoldKeepsPoolStateThroughWritesWithoutReads(t *testing.T) {
 
 // BenchmarkInjectChangedSet scores a kept set for the first time, as every
 // injection does after a change of its pool (an injection record, an
-// outcome, an addition): no compact rows yet (keptSet.compact), each
-// candidate read through its summary.
+// outcome, an addition) when its view has no ranking index to move yet
+// (keptSet.index): each candidate read through its summary.
 func BenchmarkInjectChangedSet(b *testing.B) {
 	words := strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket schema query batch shard")
 	for _, n := range []int{150, 15000} {
@@ -147,13 +147,13 @@ func BenchmarkInjectChangedSet(b *testing.B) {
 	}
 }
 
-// TestDerivedRowsMatchSummaries moves a merged view through random changes
-// of a swarm pool (additions, removals, entries saved again with other
-// outcomes, confidence or status) and of the hive, and checks that every
-// kept set after the first has its scoring rows on first use, each equal
-// to its summary, and that its injections equal those scored through the
-// summaries.
-func TestDerivedRowsMatchSummaries(t *testing.T) {
+// TestDerivedIndexMatchesSummaries moves a merged view through random
+// changes of a swarm pool (additions, removals, entries saved again with
+// other outcomes, confidence or status) and of the hive, and checks that
+// every kept set after the first has its ranking index on first use (the
+// one before, moved), equal to one built from its summaries, and that its
+// injections equal those ranked from the summaries.
+func TestDerivedIndexMatchesSummaries(t *testing.T) {
 	words := strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket")
 	rng := rand.New(rand.NewPCG(5, 11))
 	w := func() string { return words[rng.IntN(len(words))] }
@@ -194,6 +194,7 @@ func TestDerivedRowsMatchSummaries(t *testing.T) {
 		return &cachedPool{version: fmt.Sprint(version), sums: sums, vocab: vocab}
 	}
 	hp := pool(hive)
+	patched := 0 // sets given as the one before with summaries replaced
 	for step := range 300 {
 		next := slices.Clone(swarm)
 		switch r := rng.IntN(10); {
@@ -234,7 +235,7 @@ func TestDerivedRowsMatchSummaries(t *testing.T) {
 		swarm = next
 		ks := c.keptMerged("s/p/", hp, pool(swarm), scopes, cfg.DedupThreshold)
 		o := InjectOptions{Task: fmt.Sprintf("fix the %s %s when the %s fails", w(), w(), w()), Headroom: 0.9}
-		want := injectSet(&keptSet{sums: ks.sums}, o, cfg)
+		want := injectSet(&keptSet{sums: ks.list()}, o, cfg)
 		if step%20 == 0 {
 			// Injections sharing a set use it at once.
 			var wg sync.WaitGroup
@@ -245,23 +246,35 @@ func TestDerivedRowsMatchSummaries(t *testing.T) {
 			wg.Wait()
 			for _, g := range got {
 				if !reflect.DeepEqual(g, want) {
-					t.Fatalf("step %d: a concurrent injection from rows differs from the one from summaries:\n%+v\n%+v", step, g, want)
+					t.Fatalf("step %d: a concurrent injection through the index differs from the one from summaries:\n%+v\n%+v", step, g, want)
 				}
 			}
 		}
-		rows, words, vocabs := ks.compact()
-		if step > 0 && rows == nil {
-			t.Fatalf("step %d: a set following another has no rows on first use", step)
+		if ks.patched {
+			patched++
+			// Read before its flat list is built, then after.
+			var at []*summary
+			for i := range ks.size() {
+				at = append(at, ks.at(i))
+			}
+			if !slices.Equal(at, ks.list()) || !slices.Equal(ks.list(), buildMerged(hp, pool(swarm), scopes, cfg.DedupThreshold)) {
+				t.Fatalf("step %d: a patched kept set reads otherwise than its list, or than a full dedup", step)
+			}
 		}
-		for i, row := range rows {
-			s := ks.sums[i]
-			if row.conf != s.Confidence || row.maturity != maturity(s.Status) || row.shown != s.Outcomes.Shown ||
-				row.helpful != s.Outcomes.Helpful || !slices.Equal(words[row.off:row.end], s.relw) || vocabs[row.vocab] != s.vocab {
-				t.Fatalf("step %d: row %d is %+v, its summary %s: confidence %v, status %s, outcomes %+v", step, i, row, s.ID, s.Confidence, s.Status, s.Outcomes)
+		ix := ks.index(cfg.MinRetrievalsForUtility)
+		if step > 0 && ix == nil {
+			t.Fatalf("step %d: a set following another has no ranking index on first use", step)
+		}
+		if ix != nil {
+			if err := ix.check(ks); err != nil {
+				t.Fatalf("step %d: %v", step, err)
 			}
 		}
 		if got := injectSet(ks, o, cfg); !reflect.DeepEqual(got, want) {
-			t.Fatalf("step %d: the injection from rows differs from the one from summaries:\n%+v\n%+v", step, got, want)
+			t.Fatalf("step %d: the injection through the index differs from the one from summaries:\n%+v\n%+v", step, got, want)
 		}
+	}
+	if patched == 0 {
+		t.Fatal("no kept set was the one before with summaries replaced")
 	}
 }
