@@ -66,7 +66,7 @@ func buildIndex(ps []cachedPosting) *docIndex {
 		}
 		x.dup = x.dup || x.bits[p.doc/64]&(1<<(p.doc%64)) != 0
 		x.bits[p.doc/64] |= 1 << (p.doc % 64)
-		x.maxTF, x.minDL = max(x.maxTF, p.tf), min(x.minDL, p.dl)
+		x.maxTF, x.minDL = max(x.maxTF, float64(p.tf)), min(x.minDL, float64(p.dl))
 	}
 	for w := range x.bits {
 		x.rank[w+1] = x.rank[w] + uint32(bits.OnesCount64(x.bits[w]))
@@ -190,7 +190,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 					sc.seen[d], sc.meta[d] = true, p.meta
 					sc.touched = append(sc.touched, d)
 				}
-				sc.s[d] += bm25Term(idfs[j], p.tf, p.dl, avgdl)
+				sc.s[d] += bm25Term(idfs[j], float64(p.tf), float64(p.dl), avgdl)
 			}
 		}
 	}
