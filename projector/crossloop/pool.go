@@ -107,12 +107,19 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	if m == 0 || m > 62 || n <= 0 {
 		return false
 	}
-	xs := make([]*docIndex, m)
-	ub := make([]float64, m)  // an upper bound of each term's weight
-	ub1 := make([]float64, m) // the same where the term occurs once (tf 1)
+	xs := sc.xs[:0]
+	ub := slices.Grow(sc.ub[:0], m)[:m]   // an upper bound of each term's weight
+	ub1 := slices.Grow(sc.ub1[:0], m)[:m] // the same where the term occurs once (tf 1)
+	defer func() {
+		clear(xs) // the entries are the cache's: not kept past the query
+		sc.xs, sc.ub, sc.ub1 = xs[:0], ub, ub1
+		sc.wt.idfs = nil
+	}()
+	clear(ub)
+	clear(ub1)
 	words, total := 0, 0
 	for j, l := range lists {
-		xs[j] = l.index()
+		xs = append(xs, l.index())
 		if xs[j].dup {
 			return false
 		}
@@ -129,10 +136,14 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	// Bit-sliced counters: plane k holds bit k of the number of query
 	// terms each doc holds.
 	k := bits.Len(uint(m))
-	planes := make([][]uint64, k)
-	for i := range planes {
-		planes[i] = make([]uint64, words)
+	sc.words = slices.Grow(sc.words[:0], (k+1)*words)[:(k+1)*words]
+	clear(sc.words)
+	planes := sc.planes[:0]
+	for i := range k {
+		planes = append(planes, sc.words[i*words:(i+1)*words])
 	}
+	sc.planes = planes
+	wt := sc.weights(idfs, avgdl)
 	for _, x := range xs {
 		for w, b := range x.bits {
 			carry := b
@@ -173,25 +184,40 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	}
 	// scoreWord scores exactly the docs of mask b in word w: each doc's
 	// weights summed from 0 in the query's term order (the terms are
-	// visited in order, each adding to the docs of b it holds), with the
-	// meta of its first term's posting. A doc is scored once (the levels
-	// are disjoint).
+	// visited in order, each adding to the docs of b it holds; the sums
+	// are kept for the 64 docs of the word, then stored), with the meta of
+	// its first term's posting. A doc is scored once (the levels are
+	// disjoint): its score in sc is 0 before.
+	var (
+		acc   [64]float64
+		first [64]uint32
+	)
 	scoreWord := func(w int, b uint64) {
+		if b == 0 {
+			return
+		}
+		met := uint64(0)
 		for j, x := range xs {
-			if b == 0 || w >= len(x.bits) {
+			if w >= len(x.bits) {
 				continue
 			}
 			xb := x.bits[w]
+			base := x.rank[w]
 			for hb := xb & b; hb != 0; hb &= hb - 1 {
 				i := bits.TrailingZeros64(hb)
-				d := uint32(w*64 + i)
-				p := &x.byDoc[x.rank[w]+uint32(bits.OnesCount64(xb&(uint64(1)<<i-1)))]
-				if !sc.seen[d] {
-					sc.seen[d], sc.meta[d] = true, p.meta
-					sc.touched = append(sc.touched, d)
+				p := &x.byDoc[base+uint32(bits.OnesCount64(xb&(uint64(1)<<i-1)))]
+				if met&(uint64(1)<<i) == 0 {
+					met |= uint64(1) << i
+					acc[i], first[i] = 0, p.meta
 				}
-				sc.s[d] += bm25Term(idfs[j], float64(p.tf), float64(p.dl), avgdl)
+				acc[i] += wt.get(j, p.tf, p.dl)
 			}
+		}
+		for hb := met; hb != 0; hb &= hb - 1 {
+			i := bits.TrailingZeros64(hb)
+			d := uint32(w*64 + i)
+			sc.seen[d], sc.meta[d], sc.s[d] = true, first[i], acc[i]
+			sc.touched = append(sc.touched, d)
 		}
 	}
 	for w := range words {
@@ -210,7 +236,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	// rule out are bounded one by one by the sum of the bounds of their
 	// terms (at their tf: once, or more).
 	top, top1 := sumLargest(ub), sumLargest(ub1)
-	multi := make([]uint64, words) // docs holding some term more than once
+	multi := sc.words[k*words : (k+1)*words] // docs holding some term more than once
 	for _, x := range xs {
 		for w, b := range x.multi {
 			multi[w] |= b
@@ -270,4 +296,46 @@ func sumLargest(us []float64) []float64 {
 		out[i+1] = out[i] + u
 	}
 	return out
+}
+
+// weights memoises a query's BM25 weights by term, tf and document
+// length: bm25Term of the same arguments, computed once per query (the
+// same float operations, so the same value).
+type weights struct {
+	tab   []float64 // term j, tf, dl at j·wTF·wDL + tf·wDL + dl; 0: not computed yet
+	idfs  []float64
+	avgdl float64
+}
+
+// The tf and document lengths weights memoises (the others are computed
+// each time).
+const (
+	wTF = 4
+	wDL = 128
+)
+
+// weights returns the scratch's memo of the weights of terms idfs, empty.
+func (sc *scratch) weights(idfs []float64, avgdl float64) *weights {
+	n := len(idfs) * wTF * wDL
+	sc.wt.tab = slices.Grow(sc.wt.tab[:0], n)[:n]
+	clear(sc.wt.tab)
+	sc.wt.idfs, sc.wt.avgdl = idfs, avgdl
+	return &sc.wt
+}
+
+// get is bm25Term(idfs[j], tf, dl, avgdl).
+//
+// INVARIANT: a weight is > 0 (idf > 0 as df ≤ N, tf ≥ 1), so 0 marks an
+// entry not computed; a weight that were 0 would only be computed again.
+func (w *weights) get(j int, tf, dl uint32) float64 {
+	if tf >= wTF || dl >= wDL {
+		return bm25Term(w.idfs[j], float64(tf), float64(dl), w.avgdl)
+	}
+	i := (j*wTF+int(tf))*wDL + int(dl)
+	if v := w.tab[i]; v != 0 {
+		return v
+	}
+	v := bm25Term(w.idfs[j], float64(tf), float64(dl), w.avgdl)
+	w.tab[i] = v
+	return v
 }

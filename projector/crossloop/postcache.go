@@ -498,6 +498,12 @@ type scratch struct {
 	meta    []uint32 // meta number of the doc's first posting met
 	touched []uint32 // docs met, in first-met order
 	vals    []float64
+	// prunedPool's buffers, kept between queries (no garbage per query)
+	words   []uint64 // the counters' planes and the multi bitmap
+	planes  [][]uint64
+	xs      []*docIndex
+	ub, ub1 []float64
+	wt      weights
 }
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
