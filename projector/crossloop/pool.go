@@ -25,11 +25,13 @@ func bm25Term(idf, tf, dl, avgdl float64) float64 {
 // number of docs before each word of it, its postings sorted by doc, a
 // bitmap of the docs where the term occurs more than once, and bounds of
 // tf and document length among them: maxTF ≥ every tf, minDL ≤ every
-// length (exact when built; a delta's removal leaves them, still bounds).
+// length ≤ maxDL (exact when built; a delta's removal leaves them, still
+// bounds).
 //
 // INVARIANT: byDoc[rank[w] + popcount(bits[w] below d)] is the posting of
 // doc d (d = 64w + bit) when the bit is set; a term has one posting per
-// doc.
+// doc; multi holds exactly the docs of bits whose tf is above 1 (lower
+// bounds rest on it: insert and remove keep it).
 type docIndex struct {
 	bits  []uint64
 	multi []uint64 // docs with tf > 1
@@ -37,6 +39,7 @@ type docIndex struct {
 	byDoc []cachedPosting
 	maxTF float64
 	minDL float64
+	maxDL float64
 	// dup: a doc has two postings (never, by the index's invariant): the
 	// index is not used
 	dup bool
@@ -66,7 +69,7 @@ func buildIndex(ps []cachedPosting) *docIndex {
 		}
 		x.dup = x.dup || x.bits[p.doc/64]&(1<<(p.doc%64)) != 0
 		x.bits[p.doc/64] |= 1 << (p.doc % 64)
-		x.maxTF, x.minDL = max(x.maxTF, float64(p.tf)), min(x.minDL, float64(p.dl))
+		x.maxTF, x.minDL, x.maxDL = max(x.maxTF, float64(p.tf)), min(x.minDL, float64(p.dl)), max(x.maxDL, float64(p.dl))
 	}
 	for w := range x.bits {
 		x.rank[w+1] = x.rank[w] + uint32(bits.OnesCount64(x.bits[w]))
@@ -110,13 +113,19 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	xs := sc.xs[:0]
 	ub := slices.Grow(sc.ub[:0], m)[:m]   // an upper bound of each term's weight
 	ub1 := slices.Grow(sc.ub1[:0], m)[:m] // the same where the term occurs once (tf 1)
+	// lower bounds of each term's weight, where it occurs once (lb1) and
+	// more than once (lbM)
+	lb1 := slices.Grow(sc.lb1[:0], m)[:m]
+	lbM := slices.Grow(sc.lbM[:0], m)[:m]
 	defer func() {
 		clear(xs) // the entries are the cache's: not kept past the query
-		sc.xs, sc.ub, sc.ub1 = xs[:0], ub, ub1
+		sc.xs, sc.ub, sc.ub1, sc.lb1, sc.lbM = xs[:0], ub, ub1, lb1, lbM
 		sc.wt.idfs = nil
 	}()
 	clear(ub)
 	clear(ub1)
+	clear(lb1)
+	clear(lbM)
 	words, total := 0, 0
 	for j, l := range lists {
 		xs = append(xs, l.index())
@@ -128,6 +137,9 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 		if len(xs[j].byDoc) > 0 {
 			ub[j] = bm25Term(idfs[j], xs[j].maxTF, xs[j].minDL, avgdl) * boundSlack
 			ub1[j] = bm25Term(idfs[j], 1, xs[j].minDL, avgdl) * boundSlack
+			// the weight grows with tf and falls with the length
+			lb1[j] = bm25Term(idfs[j], 1, xs[j].maxDL, avgdl) / boundSlack
+			lbM[j] = bm25Term(idfs[j], 2, xs[j].maxDL, avgdl) / boundSlack
 		}
 	}
 	if total <= 4*n {
@@ -169,9 +181,9 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 		return gt | eq
 	}
 	// c: the largest count that n docs reach.
-	c := m
+	c, cnt := m, 0
 	for ; c >= 1; c-- {
-		cnt := 0
+		cnt = 0
 		for w := range words {
 			cnt += bits.OnesCount64(atLeast(c, w))
 		}
@@ -220,10 +232,62 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 			sc.touched = append(sc.touched, d)
 		}
 	}
-	for w := range words {
-		scoreWord(w, atLeast(c, w))
+	// The docs holding c terms or more: each bounded above (hi, as the
+	// levels below) and below (lo: its terms' weights at the largest
+	// length, at tf 1 or 2); θlo, the n-th best lower bound, is at most
+	// the n-th best score, so a doc whose upper bound is below it is out;
+	// the others (the n of the best lower bounds among them) are scored.
+	var lo, hi [64]float64
+	his := sc.his[:0]
+	if cnt > n {
+		sc.vals = sc.vals[:0]
+		for w := range words {
+			b := atLeast(c, w)
+			if b == 0 {
+				continue
+			}
+			for j, x := range xs {
+				if w >= len(x.bits) {
+					continue
+				}
+				for hb := x.bits[w] & b; hb != 0; hb &= hb - 1 {
+					i := bits.TrailingZeros64(hb)
+					if x.multi[w]&(uint64(1)<<i) != 0 {
+						hi[i] += ub[j]
+						lo[i] += lbM[j]
+					} else {
+						hi[i] += ub1[j]
+						lo[i] += lb1[j]
+					}
+				}
+			}
+			for hb := b; hb != 0; hb &= hb - 1 {
+				i := bits.TrailingZeros64(hb)
+				sc.vals = append(sc.vals, lo[i])
+				his = append(his, hi[i])
+				lo[i], hi[i] = 0, 0
+			}
+		}
+		sc.his = his
+		thetaLo := nthLargest(sc.vals, n-1)
+		at := 0
+		for w := range words {
+			b := atLeast(c, w)
+			keep := uint64(0)
+			for hb := b; hb != 0; hb &= hb - 1 {
+				if his[at]*boundSlack >= thetaLo {
+					keep |= hb & -hb
+				}
+				at++
+			}
+			scoreWord(w, keep)
+		}
+	} else {
+		for w := range words {
+			scoreWord(w, atLeast(c, w))
+		}
 	}
-	// θ: the n-th best score of the docs holding c terms or more.
+	// θ: the n-th best score of the docs scored (n at least).
 	sc.vals = sc.vals[:0]
 	for _, d := range sc.touched {
 		sc.vals = append(sc.vals, sc.s[d])

@@ -503,6 +503,9 @@ type scratch struct {
 	planes  [][]uint64
 	xs      []*docIndex
 	ub, ub1 []float64
+	lb1     []float64
+	lbM     []float64
+	his     []float64
 	wt      weights
 }
 

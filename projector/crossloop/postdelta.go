@@ -216,7 +216,7 @@ func (x *docIndex) insert(p cachedPosting) {
 	for i := w + 1; i < len(x.rank); i++ {
 		x.rank[i]++
 	}
-	x.maxTF, x.minDL = max(x.maxTF, float64(p.tf)), min(x.minDL, float64(p.dl))
+	x.maxTF, x.minDL, x.maxDL = max(x.maxTF, float64(p.tf)), min(x.minDL, float64(p.dl)), max(x.maxDL, float64(p.dl))
 }
 
 // remove removes doc d's posting (d present). The bounds stay: bounds of
