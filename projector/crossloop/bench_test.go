@@ -207,6 +207,7 @@ func BenchmarkInjectBench100k(b *testing.B) {
 			}
 			cpu := cpuTime() - cpu0
 			b.StopTimer()
+			first := ds[0]
 			agree := 0
 			for i, rs := range got {
 				q := i % len(reqs)
@@ -224,6 +225,8 @@ func BenchmarkInjectBench100k(b *testing.B) {
 			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(len(ds)), "cpu-µs/op")
 			b.ReportMetric(float64(agree), "agree")
+			b.ReportMetric(float64(first.Microseconds())/1e3, "first-ms")
+			b.ReportMetric(float64(crossloop.CacheBytes(cfg))/1e6, "cache-MB")
 		})
 	}
 }

@@ -21,3 +21,11 @@ func FreshCache(c Config) Config {
 	c.postings = newPostingCache(DefaultCacheBudget)
 	return c
 }
+
+// CacheBytes is the estimated size of c's posting cache (its budget's
+// measure).
+func CacheBytes(c Config) int {
+	c.postings.mu.RLock()
+	defer c.postings.mu.RUnlock()
+	return c.postings.gen.bytes
+}
