@@ -148,7 +148,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	// Bit-sliced counters: plane k holds bit k of the number of query
 	// terms each doc holds.
 	k := bits.Len(uint(m))
-	sc.words = slices.Grow(sc.words[:0], (k+1)*words)[:(k+1)*words]
+	sc.words = slices.Grow(sc.words[:0], (k+2)*words)[:(k+2)*words]
 	clear(sc.words)
 	planes := sc.planes[:0]
 	for i := range k {
@@ -180,12 +180,15 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 		}
 		return gt | eq
 	}
-	// c: the largest count that n docs reach.
+	// c: the largest count that n docs reach; top[w]: the docs of word w
+	// holding c terms or more.
+	top := sc.words[(k+1)*words : (k+2)*words]
 	c, cnt := m, 0
 	for ; c >= 1; c-- {
 		cnt = 0
 		for w := range words {
-			cnt += bits.OnesCount64(atLeast(c, w))
+			top[w] = atLeast(c, w)
+			cnt += bits.OnesCount64(top[w])
 		}
 		if cnt >= n {
 			break
@@ -242,7 +245,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	if cnt > n {
 		sc.vals = sc.vals[:0]
 		for w := range words {
-			b := atLeast(c, w)
+			b := top[w]
 			if b == 0 {
 				continue
 			}
@@ -272,7 +275,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 		thetaLo := nthLargest(sc.vals, n-1)
 		at := 0
 		for w := range words {
-			b := atLeast(c, w)
+			b := top[w]
 			keep := uint64(0)
 			for hb := b; hb != 0; hb &= hb - 1 {
 				if his[at]*boundSlack >= thetaLo {
@@ -284,7 +287,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 		}
 	} else {
 		for w := range words {
-			scoreWord(w, atLeast(c, w))
+			scoreWord(w, top[w])
 		}
 	}
 	// θ: the n-th best score of the docs scored (n at least).
@@ -299,7 +302,7 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	// bounds its docs that hold every term once; the docs these do not
 	// rule out are bounded one by one by the sum of the bounds of their
 	// terms (at their tf: once, or more).
-	top, top1 := sumLargest(ub), sumLargest(ub1)
+	tops, tops1 := sumLargest(ub), sumLargest(ub1)
 	multi := sc.words[k*words : (k+1)*words] // docs holding some term more than once
 	for _, x := range xs {
 		for w, b := range x.multi {
@@ -308,10 +311,10 @@ func prunedPool(sc *scratch, lists []*termPostings, idfs []float64, avgdl float6
 	}
 	var bound [64]float64 // per doc of a word
 	for l := c - 1; l >= 1; l-- {
-		if top[l]*boundSlack < theta {
+		if tops[l]*boundSlack < theta {
 			break // and every level below
 		}
-		once := top1[l]*boundSlack < theta // the docs holding every term once are out
+		once := tops1[l]*boundSlack < theta // the docs holding every term once are out
 		for w := range words {
 			b := atLeast(l, w) &^ atLeast(l+1, w)
 			if once {
