@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,6 +151,93 @@ func BenchmarkInjectShared100k(b *testing.B) {
 			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
 		})
 	}
+}
+
+// BenchmarkInjectBench100k: `lore bench`'s in-process figure of
+// patterns.inject at 100k patterns: the queries of the bench
+// (benchkit.PatternTask, category debugging, top 5) asked one after
+// another from an empty posting cache, so the first query of each term is
+// among them, as after a start. It reports the p50 and p99 of the calls,
+// the CPU per call (user and system time of the process, the collector
+// included) and how many answers equal those of the exhaustive ranking
+// (no cache, every posting scored): the benchmark fails on a difference.
+// Run with -benchtime 2000x (the bench's query count).
+func BenchmarkInjectBench100k(b *testing.B) {
+	st, model, _ := sharedRegistry(b, 100_000)
+	defer st.Close()
+	r := st.Model(crossloop.ModelName)
+	reqs := sharedQueries(2000)
+	exact := func(req crossloop.InjectRequest) []byte {
+		defer crossloop.SetPrunePool(crossloop.SetPrunePool(false))
+		rs, err := crossloop.Rank(context.Background(), r, crossloop.Uncached(model.Config()), req, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := json.Marshal(rs)
+		return raw
+	}
+	want := map[int][]byte{}
+	for _, mode := range []string{"cold", "warm"} {
+		b.Run(mode, func(b *testing.B) {
+			cfg := crossloop.FreshCache(model.Config())
+			if mode == "warm" { // every term read once before
+				for _, req := range reqs {
+					if _, err := crossloop.Rank(context.Background(), r, cfg, req, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			runtime.GC()
+			b.ReportAllocs()
+			var (
+				ds   []time.Duration
+				got  [][]crossloop.Ranked
+				i    int
+				cpu0 = cpuTime()
+			)
+			for b.Loop() {
+				t := time.Now()
+				rs, err := crossloop.Rank(context.Background(), r, cfg, reqs[i%len(reqs)], nil)
+				ds = append(ds, time.Since(t))
+				if err != nil {
+					b.Fatal(err)
+				}
+				got = append(got, rs)
+				i++
+			}
+			cpu := cpuTime() - cpu0
+			b.StopTimer()
+			first := ds[0]
+			agree := 0
+			for i, rs := range got {
+				q := i % len(reqs)
+				if want[q] == nil {
+					want[q] = exact(reqs[q])
+				}
+				raw, _ := json.Marshal(rs)
+				if string(raw) != string(want[q]) {
+					b.Fatalf("query %d (%q): the answer differs from the exhaustive ranking's", i, reqs[q].Task)
+				}
+				agree++
+			}
+			slices.Sort(ds)
+			b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(len(ds)), "cpu-µs/op")
+			b.ReportMetric(float64(agree), "agree")
+			b.ReportMetric(float64(first.Microseconds())/1e3, "first-ms")
+			b.ReportMetric(float64(crossloop.CacheBytes(cfg))/1e6, "cache-MB")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkInjectSharedChurn100k: BenchmarkInjectShared100k's queries

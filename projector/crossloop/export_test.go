@@ -14,3 +14,18 @@ func Uncached(c Config) Config {
 	c.postings = nil
 	return c
 }
+
+// FreshCache returns c with an empty posting cache of its own (the fold
+// does not log deltas to it: for a store that no longer changes).
+func FreshCache(c Config) Config {
+	c.postings = newPostingCache(DefaultCacheBudget)
+	return c
+}
+
+// CacheBytes is the estimated size of c's posting cache (its budget's
+// measure).
+func CacheBytes(c Config) int {
+	c.postings.mu.RLock()
+	defer c.postings.mu.RUnlock()
+	return c.postings.gen.bytes
+}

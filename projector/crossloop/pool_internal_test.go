@@ -29,7 +29,7 @@ func TestPrunedPoolEqualsScan(t *testing.T) {
 			for d := range docs {
 				if rng.Float64() < p {
 					e.ps = append(e.ps, cachedPosting{doc: uint32(d), meta: uint32(rng.IntN(5)),
-						tf: float64(1 + rng.IntN(1+round%3)), dl: float64(8 + rng.IntN(1+round%4*3))})
+						tf: uint32(1 + rng.IntN(1+round%3)), dl: uint32(8 + rng.IntN(1+round%4*3))})
 				}
 			}
 			rng.Shuffle(len(e.ps), func(a, b int) { e.ps[a], e.ps[b] = e.ps[b], e.ps[a] })
@@ -45,7 +45,7 @@ func TestPrunedPoolEqualsScan(t *testing.T) {
 					full.seen[p.doc], full.meta[p.doc] = true, p.meta
 					full.touched = append(full.touched, p.doc)
 				}
-				full.s[p.doc] += bm25Term(idfs[j], p.tf, p.dl, avgdl)
+				full.s[p.doc] += bm25Term(idfs[j], float64(p.tf), float64(p.dl), avgdl)
 			}
 		}
 		want := topCandidates(full.touched, n, full.s, ids, nil)
@@ -64,7 +64,7 @@ func TestPrunedPoolEqualsScan(t *testing.T) {
 						sc.seen[p.doc], sc.meta[p.doc] = true, p.meta
 						sc.touched = append(sc.touched, p.doc)
 					}
-					sc.s[p.doc] += bm25Term(idfs[j], p.tf, p.dl, avgdl)
+					sc.s[p.doc] += bm25Term(idfs[j], float64(p.tf), float64(p.dl), avgdl)
 				}
 			}
 		}

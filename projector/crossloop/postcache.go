@@ -2,7 +2,9 @@ package crossloop
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -50,8 +52,9 @@ type postingCache struct {
 }
 
 // DefaultCacheBudget bounds a cache's estimated memory (SetCacheBudget).
-// The postings of every term of 100k patterns (≈ 15 each) would take
-// ≈ 50 MiB; queries only ever cache the terms they read.
+// The postings of every term queries may read of lore bench's 100k
+// patterns (≈ 12 each) take ≈ 33 MB, ids and metas included: the first
+// query loads them all (warm).
 const DefaultCacheBudget = 48 << 20
 
 func newPostingCache(budget int) *postingCache {
@@ -107,16 +110,25 @@ type termPostings struct {
 }
 
 // cachedPosting is a posting with its id and meta numbered in the
-// generation, and tf and document length as BM25 reads them.
+// generation, its tf and document length (16 bytes: a registry's postings
+// are cached whole, warm). BM25 reads float64(tf) and float64(dl): the
+// values the store's uvarints give, exactly.
+//
+// INVARIANT: tf and dl fit 32 bits (a posting that does not is refused
+// as corrupt: decodeChunk; a pattern's text is a part of one event).
 type cachedPosting struct {
 	doc, meta uint32
-	tf, dl    float64
+	tf, dl    uint32
 }
+
+// fits32 reports whether a posting's tf and document length fit a
+// cachedPosting.
+func fits32(tf, dl uint64) bool { return tf <= math.MaxUint32 && dl <= math.MaxUint32 }
 
 // costPosting, costEntry and costWord estimate the memory of cached data
 // (bytes).
 const (
-	costPosting = 24
+	costPosting = 16
 	costEntry   = 96
 	costWord    = 20 // a word of the bitmaps, its rank
 )
@@ -159,6 +171,9 @@ func decodeChunk(k, v []byte, out []rawPosting, fp *fingerprint, withFP bool) ([
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", k, err)
 		}
+		if !fits32(tf, dl) {
+			return out, fmt.Errorf("%s: posting of %s: tf %d or length %d beyond 32 bits: %w", k, id, tf, dl, errPostings)
+		}
 		if withFP {
 			fp.add(v[:len(v)-len(rest)])
 		}
@@ -168,23 +183,19 @@ func decodeChunk(k, v []byte, out []rawPosting, fp *fingerprint, withFP bool) ([
 	return out, nil
 }
 
-// warmMax bounds the index a cache preloads whole (Stats.IndexLen, the
-// number of term occurrences, bounds the number of postings): ≈ 25k
-// patterns of 20 words; the preload costs ≈ 0.3 µs a posting (lore
-// bench's 8.7k patterns, 214k occurrences: ≈ 50 ms, once).
-const warmMax = 500_000
-
-// warm preloads, once per generation and when the index is small
-// (warmMax), the postings of every term a query may read (as Rank: not
-// those found in more than half of a large registry), in one scan of the
-// term records and one of the chunks, instead of one query-time read per
-// term met: the first query pays for the index once, the next ones find
-// their terms cached. Only the terms whose postings have the fingerprint
-// of the record the scan read are kept (the others changed in between).
+// warm preloads, once per generation, the postings of every term a query
+// may read (as Rank: not those found in more than half of a large
+// registry), in one scan of the term records and one of the chunks,
+// instead of one query-time read per term met: the first query pays for
+// the index once (≈ 0.3 µs a posting: ≈ 0.4 s for the 1.2 million
+// postings of lore bench's 100k patterns), the next ones find their
+// terms cached, so no later query reads a term cold. Terms are loaded in
+// key order while the generation is within the cache's budget; the scan
+// stops when it is full (a registry larger than the budget is loaded in
+// part, and the terms queries read then replace those used least
+// recently). Only the terms whose postings have the fingerprint of the
+// record the scan read are kept (the others changed in between).
 func (c *postingCache) warm(r Reader, st *Stats) error {
-	if st.IndexLen > warmMax {
-		return nil
-	}
 	c.mu.RLock()
 	warmed := c.gen.warmed
 	c.mu.RUnlock()
@@ -220,17 +231,25 @@ func (c *postingCache) warm(r Reader, st *Stats) error {
 		raw  []rawPosting
 		fp   fingerprint
 	)
-	flush := func() {
+	// flush installs the term read; errWarmFull when the generation is
+	// full or no longer the cache's.
+	flush := func() error {
 		d, ok := dfs[term]
-		if !ok || d.fp != fp || d.df != len(raw) {
-			return
-		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.gen != g || g.terms[term] != nil || g.bytes > c.budget {
-			return
+		if c.gen != g || g.bytes > c.budget {
+			return errWarmFull
+		}
+		if !ok || d.fp != fp || d.df != len(raw) || g.terms[term] != nil {
+			return nil
 		}
 		c.install(term, raw, fp)
+		if g.bytes > c.budget { // it does not fit: out again, and done
+			g.drop(term, g.terms[term])
+			c.trim(nil, 0) // the ids it numbered may be more than the budget
+			return errWarmFull
+		}
+		return nil
 	}
 	err = r.Scan([]byte(prefPosting), func(k, v []byte) error {
 		if len(k) < len(prefPosting)+5 {
@@ -239,7 +258,9 @@ func (c *postingCache) warm(r Reader, st *Stats) error {
 		t := k[len(prefPosting) : len(k)-5]
 		if string(t) != term {
 			if term != "" {
-				flush()
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 			term, raw, fp = string(t), raw[:0], fingerprint{}
 		}
@@ -250,14 +271,17 @@ func (c *postingCache) warm(r Reader, st *Stats) error {
 		raw, err = decodeChunk(k, v, raw, &fp, true)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("warm: %w", err)
+	if err == nil && term != "" {
+		err = flush()
 	}
-	if term != "" {
-		flush()
+	if err != nil && !errors.Is(err, errWarmFull) {
+		return fmt.Errorf("warm: %w", err)
 	}
 	return nil
 }
+
+// errWarmFull ends a warm's scan: the generation is full.
+var errWarmFull = errors.New("posting cache full")
 
 // termLists are the postings of a query's terms and the numbering they
 // refer to.
@@ -415,7 +439,7 @@ func (g *cacheGen) drop(term string, e *termPostings) {
 func (g *cacheGen) number(raw []rawPosting) *termPostings {
 	e := &termPostings{ps: make([]cachedPosting, len(raw))}
 	for i, p := range raw {
-		e.ps[i] = cachedPosting{doc: g.docNum(p.id), meta: g.metaNum(p.meta), tf: float64(p.tf), dl: float64(p.dl)}
+		e.ps[i] = cachedPosting{doc: g.docNum(p.id), meta: g.metaNum(p.meta), tf: uint32(p.tf), dl: uint32(p.dl)}
 	}
 	return e
 }
@@ -475,6 +499,15 @@ type scratch struct {
 	meta    []uint32 // meta number of the doc's first posting met
 	touched []uint32 // docs met, in first-met order
 	vals    []float64
+	// prunedPool's buffers, kept between queries (no garbage per query)
+	words   []uint64 // the counters' planes and the multi bitmap
+	planes  [][]uint64
+	xs      []*docIndex
+	ub, ub1 []float64
+	lb1     []float64
+	lbM     []float64
+	his     []float64
+	wt      weights
 }
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}

@@ -214,7 +214,7 @@ func TestPostingCacheDeltas(t *testing.T) {
 						t.Fatalf("%s: %s missing", term, p.id)
 					}
 					q := e.x.posting(d)
-					if tl.ids[q.doc] != string(p.id) || q.tf != float64(p.tf) || q.dl != float64(p.dl) || string(tl.metas[q.meta]) != string(p.meta) {
+					if tl.ids[q.doc] != string(p.id) || uint64(q.tf) != p.tf || uint64(q.dl) != p.dl || string(tl.metas[q.meta]) != string(p.meta) {
 						t.Fatalf("%s: posting of %s differs", term, p.id)
 					}
 				}
@@ -318,7 +318,7 @@ func TestPostingCacheWarm(t *testing.T) {
 				t.Fatalf("%s: posting %d (%s) not indexed", term, i, p.id)
 			}
 			q := e.x.posting(d)
-			if g.ids[q.doc] != string(p.id) || string(g.metas[q.meta]) != string(p.meta) || q.tf != float64(p.tf) || q.dl != float64(p.dl) {
+			if g.ids[q.doc] != string(p.id) || string(g.metas[q.meta]) != string(p.meta) || uint64(q.tf) != p.tf || uint64(q.dl) != p.dl {
 				t.Fatalf("%s: posting %d differs", term, i)
 			}
 		}
@@ -348,6 +348,25 @@ func TestPostingCacheWarm(t *testing.T) {
 	}
 	if c2.gen.terms["w1"] != nil {
 		t.Fatal("a generation warmed twice")
+	}
+	// Within a budget smaller than the index: terms are loaded while they
+	// fit, each whole (its fingerprint the record's), and the generation
+	// stays within the budget.
+	c3 := newPostingCache(g.bytes - g.bytes/10)
+	if err := c3.warm(s, st); err != nil {
+		t.Fatal(err)
+	}
+	if g3 := c3.gen; len(g3.terms) == 0 || len(g3.terms) >= n || g3.bytes > c3.budget {
+		t.Fatalf("budget %d: %d of %d terms warmed, %d bytes", c3.budget, len(g3.terms), n, g3.bytes)
+	}
+	for term, e := range c3.gen.terms {
+		d, err := loadDF(s, term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.fp != d.fp || len(e.ps) != d.df {
+			t.Fatalf("budget: %s warmed with %d postings, its record says %d", term, len(e.ps), d.df)
+		}
 	}
 }
 

@@ -159,7 +159,7 @@ func (g *cacheGen) apply(e *termPostings, d *termDelta) bool {
 		var nmeta []byte
 		if op.now != nil {
 			var err error
-			if nid, ntf, ndl, nmeta, _, err = nextPosting(op.now); err != nil {
+			if nid, ntf, ndl, nmeta, _, err = nextPosting(op.now); err != nil || !fits32(ntf, ndl) {
 				return false
 			}
 		}
@@ -173,7 +173,7 @@ func (g *cacheGen) apply(e *termPostings, d *termDelta) bool {
 				return false
 			}
 			p := x.posting(doc)
-			if p.tf != float64(tf) || p.dl != float64(dl) || string(g.metas[p.meta]) != string(meta) {
+			if uint64(p.tf) != tf || uint64(p.dl) != dl || string(g.metas[p.meta]) != string(meta) {
 				return false
 			}
 			if op.now != nil && string(nid) == string(id) && ntf == tf && ndl == dl {
@@ -190,7 +190,7 @@ func (g *cacheGen) apply(e *termPostings, d *termDelta) bool {
 			if x.has(doc) {
 				return false
 			}
-			x.insert(cachedPosting{doc: doc, meta: g.metaNum(nmeta), tf: float64(ntf), dl: float64(ndl)})
+			x.insert(cachedPosting{doc: doc, meta: g.metaNum(nmeta), tf: uint32(ntf), dl: uint32(ndl)})
 		}
 	}
 	e.ps = x.byDoc
@@ -216,7 +216,7 @@ func (x *docIndex) insert(p cachedPosting) {
 	for i := w + 1; i < len(x.rank); i++ {
 		x.rank[i]++
 	}
-	x.maxTF, x.minDL = max(x.maxTF, p.tf), min(x.minDL, p.dl)
+	x.maxTF, x.minDL, x.maxDL = max(x.maxTF, float64(p.tf)), min(x.minDL, float64(p.dl)), max(x.maxDL, float64(p.dl))
 }
 
 // remove removes doc d's posting (d present). The bounds stay: bounds of

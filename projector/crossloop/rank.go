@@ -223,7 +223,7 @@ func (q *query) pool(tl termLists, n int, prune bool) []*candidate {
 					sc.meta[p.doc] = p.meta
 					sc.touched = append(sc.touched, p.doc)
 				}
-				sc.s[p.doc] += bm25Term(idf, p.tf, p.dl, q.avgdl)
+				sc.s[p.doc] += bm25Term(idf, float64(p.tf), float64(p.dl), q.avgdl)
 			}
 		}
 	}
