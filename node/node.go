@@ -17,6 +17,7 @@ import (
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/crossloop"
 )
 
 // Config configures a lore process.
@@ -211,6 +212,8 @@ func (n *Node) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); n.runAuditCheckpoints(ctx) }()
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); n.warmPatterns() }()
 	tick := n.cfg.TickInterval
 	if tick == 0 {
 		tick = time.Minute
@@ -222,6 +225,20 @@ func (n *Node) Run(ctx context.Context) error {
 	wg.Wait()
 	close(errc)
 	return <-errc
+}
+
+// warmPatterns preloads the pattern registry's posting cache from the
+// read model as it is at the start (crossloop.Model.Warm), so the first
+// patterns.inject does not pay for it; the fold keeps it current after.
+// A failure only leaves the first query to load it.
+func (n *Node) warmPatterns() {
+	for _, m := range n.models {
+		if cm, ok := m.(*crossloop.Model); ok {
+			if err := cm.Warm(n.Store.Model(crossloop.ModelName)); err != nil {
+				n.log.Warn("preload the pattern registry's postings", "err", err)
+			}
+		}
+	}
 }
 
 // tickLoop appends clock ticks; a tick id is deterministic per interval so

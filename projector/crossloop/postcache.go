@@ -280,6 +280,18 @@ func (c *postingCache) warm(r Reader, st *Stats) error {
 	return nil
 }
 
+// Warm preloads the model's posting cache from r (the live read model) as
+// the first query would (warm), so that query does not pay for it: a
+// serving node calls it in the background once it starts. It does
+// nothing when the cache is warm already or the registry is empty.
+func (m *Model) Warm(r Reader) error {
+	st, err := loadIndexTotals(r)
+	if err != nil || st.IndexDocs == 0 {
+		return err
+	}
+	return m.cfg.postings.warm(r, st)
+}
+
 // errWarmFull ends a warm's scan: the generation is full.
 var errWarmFull = errors.New("posting cache full")
 
