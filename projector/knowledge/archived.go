@@ -80,20 +80,7 @@ func (p *poolState) nearArchived(r projector.Reader, lf features, slot int32, t 
 		}
 		return j >= t, nil
 	}
-	inter := 0
-	for i, j := 0, 0; i < len(lf.bghash) && j < len(hs); {
-		switch ha, hb := lf.bghash[i], hs[j]; {
-		case ha < hb:
-			i++
-		case ha > hb:
-			j++
-		default:
-			inter++
-			i++
-			j++
-		}
-	}
-	if float64(inter)/float64(len(lf.bghash)+len(hs)-inter) < t {
+	if hashJaccard(lf.bghash, hs) < t {
 		return false, nil
 	}
 	key := p.slotKey[slot]

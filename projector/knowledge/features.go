@@ -153,9 +153,19 @@ func jaccardFeatures(a, b features) float64 {
 // monotonic, so when the hashes' Jaccard is below t the exact one is too.
 // REQUIRES: both sets non-empty.
 func nearDuplicate(a, b features, t float64) bool {
+	if hashJaccard(a.bghash, b.bghash) < t {
+		return false
+	}
+	return jaccardFeatures(a, b) >= t
+}
+
+// hashJaccard is the Jaccard of two sorted lists of bigram hashes (as
+// multisets), the bound nearDuplicate and nearArchived check first.
+// REQUIRES: both lists non-empty.
+func hashJaccard(a, b []uint64) float64 {
 	inter := 0
-	for i, j := 0, 0; i < len(a.bghash) && j < len(b.bghash); {
-		switch ha, hb := a.bghash[i], b.bghash[j]; {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch ha, hb := a[i], b[j]; {
 		case ha < hb:
 			i++
 		case ha > hb:
@@ -166,10 +176,7 @@ func nearDuplicate(a, b features, t float64) bool {
 			j++
 		}
 	}
-	if float64(inter)/float64(len(a.bghash)+len(b.bghash)-inter) < t {
-		return false
-	}
-	return jaccardFeatures(a, b) >= t
+	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 // jaccardSorted is Jaccard of two sets given as sorted lists without

@@ -219,22 +219,7 @@ func ranksBefore(a, c scored) bool {
 // insertRanked adds s to top (at most k, in rank order, k > 0), dropping
 // the last when it no longer is among the k first.
 func insertRanked(top []scored, s scored, k int) []scored {
-	n := len(top)
-	if n == k {
-		if !ranksBefore(s, top[n-1]) {
-			return top
-		}
-		n--
-	} else {
-		top = append(top, s)
-	}
-	j := n
-	for j > 0 && ranksBefore(s, top[j-1]) {
-		top[j] = top[j-1]
-		j--
-	}
-	top[j] = s
-	return top
+	return insertBy(top, s, k, ranksBefore)
 }
 
 // topRanked returns the k first of ranked in rank order (all of them when

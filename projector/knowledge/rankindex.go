@@ -482,7 +482,8 @@ func rankBefore(a, c scored) bool {
 	return mergedOrder(a.e, c.e) < 0
 }
 
-// insertBy is insertRanked in the order before.
+// insertBy adds s to top (at most k, k > 0) in the order before, dropping
+// the last when it no longer is among the k first.
 func insertBy(top []scored, s scored, k int, before func(a, c scored) bool) []scored {
 	n := len(top)
 	if n == k {
