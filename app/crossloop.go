@@ -81,15 +81,14 @@ func loopReply(_ context.Context, _ View, _ Request, evs []*events.Event, _ any)
 	return nil, fmt.Errorf("%w: event %s is a %s, not an event of this command (an idempotency key used for another command?)", ErrConflict, evs[0].ID, evs[0].Type)
 }
 
-// loopStartReply is loop.start's answer: as decided now, or for a retry
-// with the same idempotency key, read from the stored events: the loop,
-// and the patterns its injection recorded as they are now (their scores
-// are those of the first answer's ranking, not kept).
+// loopStartReply is loop.start's answer, read against the stored events:
+// the ranking decided now when it is what they record, else (a retry
+// whose events were stored by an earlier attempt) the loop and the
+// patterns recorded then, as they are now (the first answer's scores are
+// not kept).
 func loopStartReply(_ context.Context, v View, _ Request, evs []*events.Event, result any) (any, error) {
-	if r, ok := result.(LoopStartResult); ok {
-		return r, nil
-	}
-	var res LoopStartResult
+	var loopID string
+	var injected *events.LoopInjected
 	for _, ev := range evs {
 		p, err := events.DecodeData(ev)
 		if err != nil {
@@ -97,29 +96,54 @@ func loopStartReply(_ context.Context, v View, _ Request, evs []*events.Event, r
 		}
 		switch d := p.(type) {
 		case *events.LoopStarted:
-			res.LoopID = d.LoopID
+			loopID = d.LoopID
 		case *events.LoopInjected:
-			inj := InjectResult{LoopID: d.LoopID, Patterns: []crossloop.Ranked{}}
-			for _, id := range d.PatternIDs {
-				pat, ok, err := crossloop.LoadPattern(clReader(v), id)
-				if err != nil {
-					return nil, err
-				}
-				if ok {
-					m, _ := crossloop.Maturity(pat)
-					inj.Patterns = append(inj.Patterns, crossloop.Ranked{Pattern: pat, Maturity: m})
-				}
-			}
-			inj.Text = crossloop.FormatInjection(inj.Patterns)
-			res.Injection = &inj
+			injected = d
 		default:
 			return nil, fmt.Errorf("%w: event %s is a %s, not an event of loop.start (an idempotency key used for another command?)", ErrConflict, ev.ID, ev.Type)
 		}
 	}
-	if res.LoopID == "" {
+	if loopID == "" {
 		return nil, fmt.Errorf("%w: no loop.started among the events of this idempotency key", ErrConflict)
 	}
+	if r, ok := result.(LoopStartResult); ok && r.LoopID == loopID && recorded(r.Injection, injected) {
+		return r, nil
+	}
+	res := LoopStartResult{LoopID: loopID}
+	if injected == nil {
+		return res, nil
+	}
+	inj := InjectResult{LoopID: loopID, Patterns: []crossloop.Ranked{}}
+	for _, id := range injected.PatternIDs {
+		pat, ok, err := crossloop.LoadPattern(clReader(v), id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			m, _ := crossloop.Maturity(pat)
+			inj.Patterns = append(inj.Patterns, crossloop.Ranked{Pattern: pat, Maturity: m})
+		}
+	}
+	inj.Text = crossloop.FormatInjection(inj.Patterns)
+	res.Injection = &inj
 	return res, nil
+}
+
+// recorded reports whether the injection inj answers is the one d records
+// (none without patterns when d is nil).
+func recorded(inj *InjectResult, d *events.LoopInjected) bool {
+	if d == nil {
+		return inj == nil || len(inj.Patterns) == 0
+	}
+	if inj == nil || len(inj.Patterns) != len(d.PatternIDs) {
+		return false
+	}
+	for i, r := range inj.Patterns {
+		if r.Pattern.ID != d.PatternIDs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // patternsImportReply: the command's own count (new and existing
