@@ -101,7 +101,9 @@ func (r *SoakReport) Print(w io.Writer) {
 	a, b := r.AtWarmupEnd, r.AtEnd
 	fmt.Fprintf(w, "\nwarm-up ends at %.0f s; mean of the last samples before it and before the end:\n", r.WarmupEndSeconds)
 	fmt.Fprintf(w, "  RSS        %8.1f → %8.1f MiB  (%+.1f %%)\n", mib(a.RSSBytes), mib(b.RSSBytes), r.RSSGrowthPct)
+	fmt.Fprintf(w, "  RSS anon   %8.1f → %8.1f MiB; file %.1f → %.1f MiB\n", mib(a.RSSAnonBytes), mib(b.RSSAnonBytes), mib(a.RSSFileBytes), mib(b.RSSFileBytes))
 	fmt.Fprintf(w, "  Go heap    %8.1f → %8.1f MiB  (%+.1f %%)\n", mib(a.HeapInuseBytes), mib(b.HeapInuseBytes), r.HeapGrowthPct)
+	fmt.Fprintf(w, "  held heap  %8.1f → %8.1f MiB; next GC at %.1f → %.1f MiB\n", mib(a.HeapRetainedBytes), mib(b.HeapRetainedBytes), mib(a.NextGCBytes), mib(b.NextGCBytes))
 	fmt.Fprintf(w, "  blockcache %8.1f → %8.1f MiB\n", mib(a.BlockCacheBytes), mib(b.BlockCacheBytes))
 	fmt.Fprintf(w, "  memtables  %8.1f → %8.1f MiB\n", mib(a.MemTableBytes), mib(b.MemTableBytes))
 	fmt.Fprintf(w, "  goroutines %8d → %8d\n", a.Goroutines, b.Goroutines)

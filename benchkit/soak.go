@@ -80,9 +80,18 @@ type SoakSample struct {
 	Seconds float64 `json:"t_s"`
 	// RSSBytes is VmRSS of the server (/proc/<pid>/status).
 	RSSBytes int64 `json:"rss_bytes"`
+	// RSSAnonBytes and RSSFileBytes split it: anonymous memory (heaps,
+	// caches) and file pages mapped by the process.
+	RSSAnonBytes int64 `json:"rss_anon_bytes"`
+	RSSFileBytes int64 `json:"rss_file_bytes"`
 	// HeapInuseBytes, Goroutines: the server's Go runtime.
 	HeapInuseBytes int64 `json:"heap_inuse_bytes"`
-	Goroutines     int64 `json:"goroutines"`
+	// HeapRetainedBytes is the heap the runtime holds from the system
+	// (obtained, not yet released); NextGCBytes the heap size at which
+	// the next collection starts.
+	HeapRetainedBytes int64 `json:"heap_retained_bytes"`
+	NextGCBytes       int64 `json:"next_gc_bytes"`
+	Goroutines        int64 `json:"goroutines"`
 	// Pebble's block cache and memtables (outside the Go heap).
 	BlockCacheBytes int64 `json:"pebble_block_cache_bytes"`
 	MemTableBytes   int64 `json:"pebble_memtable_bytes"`
@@ -266,6 +275,8 @@ func meanSample(ss []SoakSample, from, to float64) SoakSample {
 	for _, s := range ss {
 		if s.Seconds > from && s.Seconds <= to {
 			m.RSSBytes += s.RSSBytes
+			m.RSSAnonBytes += s.RSSAnonBytes
+			m.RSSFileBytes += s.RSSFileBytes
 			m.Sent = s.Sent
 			n++
 			if !s.Scraped {
@@ -273,6 +284,8 @@ func meanSample(ss []SoakSample, from, to float64) SoakSample {
 			}
 			ns++
 			m.HeapInuseBytes += s.HeapInuseBytes
+			m.HeapRetainedBytes += s.HeapRetainedBytes
+			m.NextGCBytes += s.NextGCBytes
 			m.Goroutines += s.Goroutines
 			m.BlockCacheBytes += s.BlockCacheBytes
 			m.MemTableBytes += s.MemTableBytes
@@ -289,8 +302,12 @@ func meanSample(ss []SoakSample, from, to float64) SoakSample {
 	}
 	m.Seconds = to
 	m.RSSBytes /= n
+	m.RSSAnonBytes /= n
+	m.RSSFileBytes /= n
 	if m.Scraped = ns > 0; m.Scraped {
 		m.HeapInuseBytes /= ns
+		m.HeapRetainedBytes /= ns
+		m.NextGCBytes /= ns
 		m.Goroutines /= ns
 		m.BlockCacheBytes /= ns
 		m.MemTableBytes /= ns
@@ -516,12 +533,16 @@ func (s *server) waitCaughtUp(ctx context.Context) error {
 
 // sample reads the server's RSS and its metrics (zero when unreadable).
 func (s *server) sample(ctx context.Context) SoakSample {
-	out := SoakSample{RSSBytes: procStatusBytes(s.cmd.Process.Pid, "VmRSS:")}
+	pid := s.cmd.Process.Pid
+	rss := procStatusBytes(pid, "VmRSS:", "RssAnon:", "RssFile:") // one read: one instant
+	out := SoakSample{RSSBytes: rss[0], RSSAnonBytes: rss[1], RSSFileBytes: rss[2]}
 	m, err := s.scrape(ctx)
 	if err != nil {
 		return out
 	}
 	out.HeapInuseBytes = int64(m["go_memstats_heap_inuse_bytes"])
+	out.HeapRetainedBytes = int64(m["go_memstats_heap_sys_bytes"] - m["go_memstats_heap_released_bytes"])
+	out.NextGCBytes = int64(m["go_memstats_next_gc_bytes"])
 	out.Goroutines = int64(m["go_goroutines"])
 	out.BlockCacheBytes = int64(m["lore_pebble_block_cache_bytes"])
 	out.MemTableBytes = int64(m["lore_pebble_memtable_bytes"])
@@ -587,22 +608,26 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// procStatusBytes reads a "<field> N kB" line of /proc/<pid>/status in
-// bytes (0 when unavailable).
-func procStatusBytes(pid int, field string) int64 {
+// procStatusBytes reads the "<field> N kB" lines of /proc/<pid>/status
+// in bytes, in the order asked, from one read of the file (0 for a field
+// unavailable).
+func procStatusBytes(pid int, fields ...string) []int64 {
+	out := make([]int64, len(fields))
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return out
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			if f := strings.Fields(rest); len(f) >= 1 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10
+		for i, field := range fields {
+			if rest, ok := strings.CutPrefix(line, field); ok {
+				if f := strings.Fields(rest); len(f) >= 1 {
+					kb, _ := strconv.ParseInt(f[0], 10, 64)
+					out[i] = kb << 10
+				}
 			}
 		}
 	}
-	return 0
+	return out
 }
 
 // tailBuffer keeps the last max bytes written (the server's stderr).

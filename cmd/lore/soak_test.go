@@ -56,8 +56,17 @@ func TestBenchSoak(t *testing.T) {
 		if s.RSSBytes < 10<<20 || s.RSSBytes > 64<<30 {
 			t.Errorf("sample at %.1f s: RSS %d bytes", s.Seconds, s.RSSBytes)
 		}
+		// Its anonymous and file pages are read in the same instant:
+		// parts of it.
+		if s.RSSAnonBytes <= 0 || s.RSSFileBytes < 0 || s.RSSAnonBytes+s.RSSFileBytes > s.RSSBytes {
+			t.Errorf("sample at %.1f s: RSS anon %d, file %d bytes (RSS %d)", s.Seconds, s.RSSAnonBytes, s.RSSFileBytes, s.RSSBytes)
+		}
 		if s.Scraped {
 			scraped++
+			if s.HeapRetainedBytes < s.HeapInuseBytes || s.NextGCBytes <= 0 {
+				t.Errorf("sample at %.1f s: heap held %d below in use %d, or next GC at %d", s.Seconds,
+					s.HeapRetainedBytes, s.HeapInuseBytes, s.NextGCBytes)
+			}
 			if s.HeapInuseBytes <= 0 || s.HeapInuseBytes > s.RSSBytes || s.Goroutines < 10 || s.MemTableBytes <= 0 {
 				t.Errorf("sample at %.1f s: heap %d, goroutines %d, memtables %d bytes (RSS %d)", s.Seconds,
 					s.HeapInuseBytes, s.Goroutines, s.MemTableBytes, s.RSSBytes)
