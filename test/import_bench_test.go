@@ -68,13 +68,9 @@ func benchKnowledgeImport(b *testing.B, n int, mode string) {
 		cl := api.NewClient(nc)
 		c0 := processCPU()
 		b.StartTimer()
-		recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
-		if len(bad) > 0 || len(recs) != n {
-			b.Fatalf("read %d records, %d bad", len(recs), len(bad))
-		}
-		subs := make([]events.KnowledgeSubmitted, len(recs))
-		for i, r := range recs {
-			subs[i] = r.Submission
+		subs := swarmSubmissions(b, file)
+		if len(subs) != n {
+			b.Fatalf("read %d records, want %d", len(subs), n)
 		}
 		window := 0 // the CLI's way
 		if mode == "pipelined" {

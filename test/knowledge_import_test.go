@@ -75,14 +75,7 @@ func importFile(t *testing.T, file []byte, window int) app.KnowledgeImportResult
 	t.Cleanup(func() { _ = svc.Stop() })
 	nc, _ := natstest.Connect(t, nd.ClientURL())
 	cl := api.NewClient(nc)
-	recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
-	if len(bad) > 0 {
-		t.Fatal(bad)
-	}
-	subs := make([]events.KnowledgeSubmitted, len(recs))
-	for i, r := range recs {
-		subs[i] = r.Submission
-	}
+	subs := swarmSubmissions(t, file)
 	args := app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}
 	if window >= 0 {
 		res, err := api.ImportKnowledge(context.Background(), cl, args, api.ImportOptions{Window: window})
@@ -272,14 +265,7 @@ func TestKnowledgeImportWaitsPastTheServersWait(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = svc.Stop() })
 	nc, _ := natstest.Connect(t, nd.ClientURL())
-	recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
-	if len(bad) > 0 {
-		t.Fatal(bad)
-	}
-	subs := make([]events.KnowledgeSubmitted, len(recs))
-	for i, r := range recs {
-		subs[i] = r.Submission
-	}
+	subs := swarmSubmissions(t, file)
 	got, err := api.ImportKnowledge(context.Background(), api.NewClient(nc),
 		app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}, api.ImportOptions{Wait: time.Minute})
 	if err != nil {
@@ -294,4 +280,19 @@ func TestKnowledgeImportWaitsPastTheServersWait(t *testing.T) {
 		t.Fatal("no knowledge.import request was observed")
 	}
 	checkSameReport(t, want, got)
+}
+
+// swarmSubmissions reads file, a swarm knowledge JSONL export, as the
+// submissions of project "imp", failing on any bad line.
+func swarmSubmissions(tb testing.TB, file []byte) []events.KnowledgeSubmitted {
+	tb.Helper()
+	recs, bad := knowledge.ReadJSONL(bytes.NewReader(file), knowledge.FormatSwarm, "imp")
+	if len(bad) > 0 {
+		tb.Fatal(bad)
+	}
+	subs := make([]events.KnowledgeSubmitted, len(recs))
+	for i, r := range recs {
+		subs[i] = r.Submission
+	}
+	return subs
 }

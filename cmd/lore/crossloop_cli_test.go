@@ -264,14 +264,7 @@ func TestCLIPatternsImportAiwgFiles(t *testing.T) {
 func TestCLILoopShow(t *testing.T) {
 	d := serveData(t)
 	bg := context.Background()
-	run := func(args ...string) string {
-		t.Helper()
-		code, out, errs := cli(t, bg, "", append(d, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
-		return strings.TrimSpace(out)
-	}
+	run := cliOK(t, d)
 	// A baseline loop: four iterations, learns the null-check fix.
 	a := run("loop", "start", "--task", "Fix TypeError null user in validation", "--category", "debugging")
 	run("loop", "iterate", "--loop", a, "--iteration", "1", "--error-type", "TypeError",
@@ -338,15 +331,7 @@ func TestCLILoopShow(t *testing.T) {
 // lore inject --loop does.
 func TestCLILoopStartInject(t *testing.T) {
 	d := serveData(t)
-	bg := context.Background()
-	run := func(args ...string) string {
-		t.Helper()
-		code, out, errs := cli(t, bg, "", append(d, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
-		return strings.TrimSpace(out)
-	}
+	run := cliOK(t, d)
 	a := run("loop", "start", "--task", "Fix TypeError null user in validation", "--category", "debugging")
 	run("loop", "iterate", "--loop", a, "--iteration", "1", "--error-type", "TypeError",
 		"--error-message", "Cannot read property 'email' of null", "--tests-passed", "1", "--tests-failed", "1")
@@ -402,5 +387,18 @@ func TestCLILoopStartInject(t *testing.T) {
 	sort.Strings(answered)
 	if got := recorded(res.LoopID); len(answered) == 0 || !slices.Equal(got, answered) {
 		t.Fatalf("loop start --inject --json answered %v, the loop records %v", answered, got)
+	}
+}
+
+// cliOK runs lore with the data flags d before each command's arguments
+// and returns its trimmed output, failing the test on a non-zero exit.
+func cliOK(t *testing.T, d []string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		code, out, errs := cli(t, context.Background(), "", append(d, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return strings.TrimSpace(out)
 	}
 }

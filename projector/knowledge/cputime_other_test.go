@@ -1,8 +1,8 @@
 //go:build !unix
 
-package knowledge_test
+package knowledge
 
 import "time"
 
-// processCPU is not measured on this platform.
-func processCPU() time.Duration { return 0 }
+// cpuUsed is not measured on this platform.
+func cpuUsed() time.Duration { return 0 }

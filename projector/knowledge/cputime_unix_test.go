@@ -1,14 +1,14 @@
 //go:build unix
 
-package knowledge_test
+package knowledge
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user + system) the process has used.
-func processCPU() time.Duration {
+// cpuUsed is the CPU time (user + system) the process has used.
+func cpuUsed() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

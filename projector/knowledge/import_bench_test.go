@@ -69,7 +69,7 @@ func BenchmarkFoldImport(b *testing.B) {
 					b.Fatal(err)
 				}
 				m := knowledge.New()
-				c0 := processCPU()
+				c0 := knowledge.ProcessCPU()
 				b.StartTimer()
 				for i := 0; i < len(evs); i += 200 {
 					poison, err := projector.FoldEvents(st, []projector.Model{m}, evs[i:min(i+200, len(evs))])
@@ -78,7 +78,7 @@ func BenchmarkFoldImport(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				cpu += processCPU() - c0
+				cpu += knowledge.ProcessCPU() - c0
 				st.Close()
 				b.StartTimer()
 			}

@@ -204,16 +204,32 @@ type scored struct {
 // utility are stored as JSON numbers), so this is a strict total order,
 // and the one a stable sort by (score, created_at, id) gives.
 func ranksBefore(a, c scored) bool {
-	if a.val != c.val {
-		return a.val > c.val
-	}
-	if !a.e.CreatedAt.Equal(c.e.CreatedAt) {
-		return a.e.CreatedAt.After(c.e.CreatedAt)
-	}
-	if a.e.ID != c.e.ID {
-		return a.e.ID < c.e.ID
+	if r := rankCmp(a, c); r != 0 {
+		return r < 0
 	}
 	return a.i < c.i
+}
+
+// rankCmp compares the rank order's keys before pool order: score
+// descending, then newer first, then id (-1: a first, 0: tied).
+func rankCmp(a, c scored) int {
+	switch {
+	case a.val != c.val:
+		return boolCmp(a.val > c.val)
+	case !a.e.CreatedAt.Equal(c.e.CreatedAt):
+		return boolCmp(a.e.CreatedAt.After(c.e.CreatedAt))
+	case a.e.ID != c.e.ID:
+		return boolCmp(a.e.ID < c.e.ID)
+	}
+	return 0
+}
+
+// boolCmp is -1 when first holds, else 1.
+func boolCmp(first bool) int {
+	if first {
+		return -1
+	}
+	return 1
 }
 
 // insertRanked adds s to top (at most k, in rank order, k > 0), dropping

@@ -21,19 +21,7 @@ func TestReplayedPoolBytes(t *testing.T) {
 	}
 	defer st.Close()
 	m := New()
-	seq := uint64(0)
-	fold := func(typ string, data events.Payload) {
-		t.Helper()
-		seq++
-		ev, err := events.New(typ, "p", "test", time.Date(2026, 1, 1, 0, 0, int(seq), 0, time.UTC), data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Seq = seq
-		if poison, err := projector.FoldEvents(st, []projector.Model{m}, []*events.Event{ev}); err != nil || len(poison) > 0 {
-			t.Fatal(err, poison)
-		}
-	}
+	fold := folderOf(t, st, m)
 	submit := func(i int) {
 		conf := 0.8
 		fold("knowledge.submitted/v1", &events.KnowledgeSubmitted{Category: "tooling", Confidence: &conf,

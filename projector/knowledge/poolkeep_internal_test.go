@@ -65,19 +65,7 @@ func TestFoldKeepsPoolStateThroughWritesWithoutReads(t *testing.T) {
 	}
 	defer st.Close()
 	m := New()
-	seq := uint64(0)
-	fold := func(typ string, data events.Payload) {
-		t.Helper()
-		seq++
-		ev, err := events.New(typ, "p", "test", time.Date(2026, 1, 1, 0, 0, int(seq), 0, time.UTC), data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Seq = seq
-		if poison, err := projector.FoldEvents(st, []projector.Model{m}, []*events.Event{ev}); err != nil || len(poison) > 0 {
-			t.Fatal(err, poison)
-		}
-	}
+	fold := folderOf(t, st, m)
 	for i, l := range []string{"retry the flaky network call with backoff", "pin the compiler version in the build image",
 		"close the file handle before renaming the output"} {
 		conf := 0.8
@@ -123,18 +111,11 @@ func TestFoldKeepsPoolStateThroughWritesWithoutReads(t *testing.T) {
 // outcome, an addition) when its view has no ranking index to move yet
 // (keptSet.index): each candidate read through its summary.
 func BenchmarkInjectChangedSet(b *testing.B) {
-	words := strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket schema query batch shard")
 	for _, n := range []int{150, 15000} {
 		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(uint64(n), 3))
-			w := func() string { return words[rng.IntN(len(words))] }
-			sums := make([]*summary, n)
-			for i := range sums {
-				sums[i] = summaryOf(&Entry{ID: fmt.Sprintf("e%06d", i), Tier: TierSwarm, Status: StatusCandidate, Scope: "global",
-					Category: "debugging", CreatedSeq: uint64(i + 1), Confidence: 0.5 + float64(rng.IntN(5))/10,
-					Lesson: fmt.Sprintf("use %s %s with %s when %s fails in %s tests", w(), w(), w(), w(), w())})
-			}
-			(&relVocab{}).index(sums)
+			sums := benchSummaries(n)
+			rng := rand.New(rand.NewPCG(uint64(n), 4))
+			w := func() string { return benchWords[rng.IntN(len(benchWords))] }
 			cfg := DefaultConfig()
 			o := InjectOptions{Headroom: 0.9}
 			for b.Loop() {
@@ -277,4 +258,40 @@ func TestDerivedIndexMatchesSummaries(t *testing.T) {
 	if patched == 0 {
 		t.Fatal("no kept set was the one before with summaries replaced")
 	}
+}
+
+// folderOf folds each event it is given into m on st, alone, in project
+// "p", one second and one sequence after the previous one.
+func folderOf(t *testing.T, st *projector.Store, m *Model) func(typ string, data events.Payload) {
+	seq := uint64(0)
+	return func(typ string, data events.Payload) {
+		t.Helper()
+		seq++
+		ev, err := events.New(typ, "p", "test", time.Date(2026, 1, 1, 0, 0, int(seq), 0, time.UTC), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq = seq
+		if poison, err := projector.FoldEvents(st, []projector.Model{m}, []*events.Event{ev}); err != nil || len(poison) > 0 {
+			t.Fatal(err, poison)
+		}
+	}
+}
+
+// benchWords is the vocabulary of benchSummaries' lessons.
+var benchWords = strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket schema query batch shard")
+
+// benchSummaries is n indexed candidate summaries of one swarm pool, their
+// lessons drawn from a small shared vocabulary.
+func benchSummaries(n int) []*summary {
+	rng := rand.New(rand.NewPCG(uint64(n), 3))
+	w := func() string { return benchWords[rng.IntN(len(benchWords))] }
+	sums := make([]*summary, n)
+	for i := range sums {
+		sums[i] = summaryOf(&Entry{ID: fmt.Sprintf("e%06d", i), Tier: TierSwarm, Status: StatusCandidate, Scope: "global",
+			Category: "debugging", CreatedSeq: uint64(i + 1), Confidence: 0.5 + float64(rng.IntN(5))/10,
+			Lesson: fmt.Sprintf("use %s %s with %s when %s fails in %s tests", w(), w(), w(), w(), w())})
+	}
+	(&relVocab{}).index(sums)
+	return sums
 }

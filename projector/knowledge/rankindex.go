@@ -470,14 +470,8 @@ func termMatches(t, w string) bool {
 // rankBefore is ranksBefore for candidates of a list strictly in merged
 // pool order: its last key, the pool position, is that order.
 func rankBefore(a, c scored) bool {
-	if a.val != c.val {
-		return a.val > c.val
-	}
-	if !a.e.CreatedAt.Equal(c.e.CreatedAt) {
-		return a.e.CreatedAt.After(c.e.CreatedAt)
-	}
-	if a.e.ID != c.e.ID {
-		return a.e.ID < c.e.ID
+	if r := rankCmp(a, c); r != 0 {
+		return r < 0
 	}
 	return mergedOrder(a.e, c.e) < 0
 }

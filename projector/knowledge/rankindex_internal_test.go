@@ -249,18 +249,9 @@ var rankT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // BenchmarkRankIndexBuild builds the ranking index of a kept set from
 // scratch (a merged view's first set), at 150 and 15 000 candidates.
 func BenchmarkRankIndexBuild(b *testing.B) {
-	words := strings.Fields("cache lock retry queue parser timeout token index build deploy config network disk memory thread socket schema query batch shard")
 	for _, n := range []int{150, 15000} {
 		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(uint64(n), 3))
-			w := func() string { return words[rng.IntN(len(words))] }
-			sums := make([]*summary, n)
-			for i := range sums {
-				sums[i] = summaryOf(&Entry{ID: fmt.Sprintf("e%06d", i), Tier: TierSwarm, Status: StatusCandidate, Scope: "global",
-					Category: "debugging", CreatedSeq: uint64(i + 1), Confidence: 0.5 + float64(rng.IntN(5))/10,
-					Lesson: fmt.Sprintf("use %s %s with %s when %s fails in %s tests", w(), w(), w(), w(), w())})
-			}
-			(&relVocab{}).index(sums)
+			sums := benchSummaries(n)
 			for b.Loop() {
 				if buildRankIndex(&keptSet{sums: sums}, 0) == nil {
 					b.Fatal("no index")
