@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/loredev/lore/node"
@@ -76,20 +75,18 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 // extraBytes is the size of the files under dir whose inodes no file under
 // base shares (hard links to base's tables cost nothing more).
 func extraBytes(dir, base string) int64 {
-	shared := map[uint64]bool{}
-	_ = filepath.WalkDir(base, func(_ string, d fs.DirEntry, err error) error {
+	shared := map[node.FileID]bool{}
+	_ = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if fi, err := d.Info(); err == nil {
-				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-					shared[st.Ino] = true
-				}
+				shared[node.FileIdentity(p, fi)] = true
 			}
 		}
 		return nil
 	})
 	var total int64
-	seen := map[uint64]bool{}
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+	seen := map[node.FileID]bool{}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
 		}
@@ -97,12 +94,11 @@ func extraBytes(dir, base string) int64 {
 		if err != nil {
 			return nil
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			if shared[st.Ino] || seen[st.Ino] {
-				return nil
-			}
-			seen[st.Ino] = true
+		id := node.FileIdentity(p, fi)
+		if shared[id] || seen[id] {
+			return nil
 		}
+		seen[id] = true
 		total += fi.Size()
 		return nil
 	})

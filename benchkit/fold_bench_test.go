@@ -4,11 +4,11 @@ package benchkit_test
 
 import (
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 )
@@ -66,7 +66,7 @@ func foldOnce(b *testing.B, m projector.Model, evs []*events.Event, checked bool
 		cs[i].Checked = checked
 	}
 	b.StartTimer()
-	c0 := processCPU()
+	c0 := cputime.Used()
 	for i := range cs {
 		if _, err := f.Fold(&cs[i]); err != nil {
 			b.Fatalf("model %s: %s: %v", m.Name(), cs[i].Type, err)
@@ -80,18 +80,9 @@ func foldOnce(b *testing.B, m projector.Model, evs []*events.Event, checked bool
 	if _, err := f.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	cpu := processCPU() - c0
+	cpu := cputime.Used() - c0
 	b.StopTimer()
 	return cpu
-}
-
-// processCPU is the CPU time (user + system) of the whole process so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkFolderLanes folds the workload of BenchmarkWorkloadFold into
@@ -135,7 +126,7 @@ func BenchmarkFolderLanes(b *testing.B) {
 					}
 				}
 				b.StartTimer()
-				c0 := processCPU()
+				c0 := cputime.Used()
 				for i := range cs {
 					if _, err := f.Fold(&cs[i]); err != nil {
 						b.Fatalf("%s: %v", cs[i].Type, err)
@@ -145,7 +136,7 @@ func BenchmarkFolderLanes(b *testing.B) {
 					}
 				}
 				commit()
-				cpu += processCPU() - c0
+				cpu += cputime.Used() - c0
 				b.StopTimer()
 				f.Close()
 				st.Close()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/crossloop"
@@ -64,9 +65,9 @@ func BenchmarkCrossloopGrowth(b *testing.B) {
 		var cpus []time.Duration      // CPU time of each import event
 		b.StartTimer()
 		for i := range pats {
-			c0 := processCPU()
+			c0 := cputime.Used()
 			fold(pats[i : i+1])
-			cpus = append(cpus, processCPU()-c0)
+			cpus = append(cpus, cputime.Used()-c0)
 			n := (i + 1) * per
 			if !marks[n] {
 				continue
@@ -80,9 +81,9 @@ func BenchmarkCrossloopGrowth(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c0 = processCPU()
+			c0 = cputime.Used()
 			fold(g.Events)
-			b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/window, fmt.Sprintf("event-ns@%dk", n/1000))
+			b.ReportMetric(float64((cputime.Used()-c0).Nanoseconds())/window, fmt.Sprintf("event-ns@%dk", n/1000))
 		}
 		b.StopTimer()
 		f.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 )
@@ -57,7 +58,7 @@ func BenchmarkModelGrowth(b *testing.B) {
 						seq++
 						ev.Seq, ev.Checked = seq, true
 					}
-					c0 := processCPU()
+					c0 := cputime.Used()
 					for _, ev := range evs {
 						if _, err := f.Fold(ev); err != nil {
 							b.Fatalf("%s: %v", ev.Type, err)
@@ -66,7 +67,7 @@ func BenchmarkModelGrowth(b *testing.B) {
 					if _, err := f.Commit(); err != nil {
 						b.Fatal(err)
 					}
-					return processCPU() - c0
+					return cputime.Used() - c0
 				}
 				kevs, err := benchkit.SeedKnowledge(1, kn)
 				if err != nil {

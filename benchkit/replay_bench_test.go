@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/test/natstest"
@@ -63,9 +64,9 @@ func BenchmarkReplay(b *testing.B) {
 	b.Run("raw", func(b *testing.B) {
 		var cpu time.Duration
 		for range b.N {
-			c0 := processCPU()
+			c0 := cputime.Used()
 			rawDrain(b, st, msgs)
-			cpu += processCPU() - c0
+			cpu += cputime.Used() - c0
 		}
 		per(b, cpu)
 	})
@@ -79,12 +80,12 @@ func BenchmarkReplay(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			c0 := processCPU()
+			c0 := cputime.Used()
 			stats, err := projector.Replay(ctx, js, store, models, projector.ReplayOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			cpu += processCPU() - c0
+			cpu += cputime.Used() - c0
 			b.StopTimer()
 			if stats.Poison > 0 {
 				b.Fatalf("%d poison events", stats.Poison)

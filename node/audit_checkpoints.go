@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -48,8 +47,12 @@ import (
 // and the seal would write it out again as a table the live store does not
 // share.
 
-// fileID names a file by its inode: hard links to one table are one file.
-type fileID struct{ dev, ino uint64 }
+// FileID names a file by its inode (FileIdentity): hard links to one table
+// are one file.
+type FileID struct {
+	dev, ino uint64
+	path     string // where the platform gives no inode
+}
 
 type fileRef struct {
 	size int64
@@ -59,7 +62,7 @@ type fileRef struct {
 type auditCheckpoint struct {
 	dir   string
 	mark  projector.AuditMark
-	files map[fileID]int64 // every file of dir and its size
+	files map[FileID]int64 // every file of dir and its size
 }
 
 // auditCheckpoints are one node's audit checkpoints.
@@ -75,7 +78,7 @@ type auditCheckpoints struct {
 	mu     sync.Mutex // guards what follows and the folders list names
 	loaded bool
 	list   []auditCheckpoint // by sequence
-	refs   map[fileID]fileRef
+	refs   map[FileID]fileRef
 	extra  int64 // disk beyond the live store, as last measured
 }
 
@@ -91,7 +94,7 @@ func newAuditCheckpoints(dir, live string, every uint64, keep int, disk int64) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("audit checkpoints: %w", err)
 	}
-	return &auditCheckpoints{dir: dir, live: live, every: every, keep: keep, disk: disk, refs: map[fileID]fileRef{}}, nil
+	return &auditCheckpoints{dir: dir, live: live, every: every, keep: keep, disk: disk, refs: map[FileID]fileRef{}}, nil
 }
 
 // auditPoll is how often the node looks whether a checkpoint is due;
@@ -428,7 +431,7 @@ func (a *auditCheckpoints) list1(tmp string, mark projector.AuditMark) error {
 	if err == nil {
 		err = writeFileAtomic(final+".json", b)
 	}
-	var files map[fileID]int64
+	var files map[FileID]int64
 	if err == nil {
 		files, err = folderFiles(final)
 	}
@@ -516,8 +519,8 @@ func thinOut(l []auditCheckpoint) int {
 
 // folderFiles lists the files under dir by inode with their sizes; a file
 // removed while it is walked (the live store compacts) is passed over.
-func folderFiles(dir string) (map[fileID]int64, error) {
-	out := map[fileID]int64{}
+func folderFiles(dir string) (map[FileID]int64, error) {
+	out := map[FileID]int64{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p != dir {
@@ -535,9 +538,7 @@ func folderFiles(dir string) (map[fileID]int64, error) {
 			}
 			return err
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			out[fileID{dev: uint64(st.Dev), ino: st.Ino}] = fi.Size()
-		}
+		out[FileIdentity(p, fi)] = fi.Size()
 		return nil
 	})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -91,13 +90,12 @@ func runVerify(ctx context.Context, c Config) (string, bool, error) {
 	}
 }
 
-// command is a process in its own group, so that a timeout or Ctrl-C
-// kills the agent's children too.
+// command is a process in its own group where the platform has them
+// (ownGroup), so that a timeout or Ctrl-C kills the agent's children too.
 func command(ctx context.Context, dir string, argv []string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }

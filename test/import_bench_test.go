@@ -12,6 +12,7 @@ import (
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/projector/crossloop"
@@ -66,7 +67,7 @@ func benchKnowledgeImport(b *testing.B, n int, mode string) {
 		}
 		nc, _ := natstest.Connect(b, nd.ClientURL())
 		cl := api.NewClient(nc)
-		c0 := processCPU()
+		c0 := cputime.Used()
 		b.StartTimer()
 		subs := swarmSubmissions(b, file)
 		if len(subs) != n {
@@ -82,7 +83,7 @@ func benchKnowledgeImport(b *testing.B, n int, mode string) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		cpu += processCPU() - c0
+		cpu += cputime.Used() - c0
 		if res.Sent != n || res.Pending != 0 || res.Added+res.Merged+res.Rejected+res.Reinforced != n {
 			b.Fatalf("import of %d: sent %d, pending %d, added %d, merged %d, rejected %d", n, res.Sent, res.Pending, res.Added, res.Merged, res.Rejected)
 		}
@@ -137,7 +138,7 @@ func BenchmarkPatternsImport(b *testing.B) {
 				for range b.N {
 					b.StopTimer()
 					nd, dst := refNode(b, 0, 0)
-					c0 := processCPU()
+					c0 := cputime.Used()
 					b.StartTimer()
 					docs := [][]byte{raw}
 					if mode != "one" {
@@ -168,7 +169,7 @@ func BenchmarkPatternsImport(b *testing.B) {
 					err := nd.Runtime.WaitFor(ctx, uint64(last))
 					cancel()
 					b.StopTimer()
-					cpu += processCPU() - c0
+					cpu += cputime.Used() - c0
 					if err != nil {
 						b.Fatal(err)
 					}

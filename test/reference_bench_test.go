@@ -12,6 +12,7 @@ import (
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/test/natstest"
@@ -255,7 +256,7 @@ func BenchmarkRefObservations(b *testing.B) {
 				_, cl := refNode(b, 0, 0)
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := processCPU()
+				cpu0 := cputime.Used()
 				for i := range b.N {
 					content := fmt.Sprintf("split run %d by file type", i)
 					const chunk = 1000
@@ -271,7 +272,7 @@ func BenchmarkRefObservations(b *testing.B) {
 				}
 				// The process's CPU time (client, server, JetStream, folds
 				// and Pebble alike): steadier than wall time on shared cores.
-				b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64((cputime.Used()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}

@@ -6,13 +6,13 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/crossloop"
@@ -193,7 +193,7 @@ func BenchmarkInjectBench100k(b *testing.B) {
 				ds   []time.Duration
 				got  [][]crossloop.Ranked
 				i    int
-				cpu0 = cpuTime()
+				cpu0 = cputime.Used()
 			)
 			for b.Loop() {
 				t := time.Now()
@@ -205,7 +205,7 @@ func BenchmarkInjectBench100k(b *testing.B) {
 				got = append(got, rs)
 				i++
 			}
-			cpu := cpuTime() - cpu0
+			cpu := cputime.Used() - cpu0
 			b.StopTimer()
 			first := ds[0]
 			agree := 0
@@ -229,15 +229,6 @@ func BenchmarkInjectBench100k(b *testing.B) {
 			b.ReportMetric(float64(crossloop.CacheBytes(cfg))/1e6, "cache-MB")
 		})
 	}
-}
-
-// cpuTime is the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkInjectSharedChurn100k: BenchmarkInjectShared100k's queries

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 )
@@ -144,12 +145,12 @@ func benchArchived(b *testing.B, n int, lesson func(*rand.Rand) string) {
 	}
 	runtime.KeepAlive(state)
 	b.ResetTimer()
-	c0 := cpuUsed()
+	c0 := cputime.Used()
 	for range b.N {
 		p.fold(b, p.submission(b, lesson(p.rng)))
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuUsed()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Used()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(after-before)/entries, "heapB/entry")
 	b.ReportMetric(float64(state.size())/entries, "acctB/entry")
 	b.ReportMetric(float64(load.Nanoseconds()), "load-ns")

@@ -8,9 +8,6 @@ import (
 	"github.com/loredev/lore/projector"
 )
 
-// ProcessCPU is cpuUsed, for the package's external benchmarks.
-var ProcessCPU = cpuUsed
-
 // CheckPools checks the fold's pool states against the store r (whose
 // last fold m made): for the hive and each project's pool, the state m
 // keeps for the pool's current version (if any) holds exactly the stored

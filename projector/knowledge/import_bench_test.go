@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/knowledge"
@@ -69,7 +70,7 @@ func BenchmarkFoldImport(b *testing.B) {
 					b.Fatal(err)
 				}
 				m := knowledge.New()
-				c0 := knowledge.ProcessCPU()
+				c0 := cputime.Used()
 				b.StartTimer()
 				for i := 0; i < len(evs); i += 200 {
 					poison, err := projector.FoldEvents(st, []projector.Model{m}, evs[i:min(i+200, len(evs))])
@@ -78,7 +79,7 @@ func BenchmarkFoldImport(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				cpu += knowledge.ProcessCPU() - c0
+				cpu += cputime.Used() - c0
 				st.Close()
 				b.StartTimer()
 			}

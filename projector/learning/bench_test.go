@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loredev/lore/benchkit/cputime"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/learning"
@@ -133,11 +134,11 @@ func benchFold(b *testing.B, gen func(first, n int) []*events.Event) {
 		b.StopTimer()
 		evs := gen(done, k)
 		b.StartTimer()
-		c0 := processCPU()
+		c0 := cputime.Used()
 		if poison, err := projector.FoldEvents(st, []projector.Model{m}, evs); err != nil || len(poison) > 0 {
 			b.Fatalf("fold: %v %v", err, poison)
 		}
-		cpu += processCPU() - c0
+		cpu += cputime.Used() - c0
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package learning_test
-
-import "time"
-
-// processCPU is unknown on this platform: benchmarks report 0.
-func processCPU() time.Duration { return 0 }
