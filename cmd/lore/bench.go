@@ -42,7 +42,8 @@ Compare runs by their ratios: absolute rates depend on the machine.
 The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 --cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE);
 --heap-profiles DIR a heap profile at the end of each phase. The report gives
-each phase's wall time and peak RSS.
+each phase's wall time and peak RSS. Progress lines go to stderr, with --json
+too (the report alone is on stdout).
 
 --pool N measures one large project pool instead: on a fresh node per size (100,
 then N), with the caps raised to hold it, N swarm lessons and N/2 hive lessons in
@@ -91,11 +92,7 @@ five times during the soak (compare two with go tool pprof -base).
 				return fmt.Errorf("%w: --events, --writers, --rate and --queries must be > 0; --knowledge and --patterns >= 0", errBadInput)
 			}
 			o.HeapProfiles = so.ProfileDir
-			if !f.JSON {
-				o.Logf = func(format string, args ...any) {
-					fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
-				}
-			}
+			o.Logf = progressLog(f)
 			rep, err := benchkit.Run(cmd.Context(), o)
 			if err != nil {
 				return stopped(cmd, err)
@@ -158,11 +155,7 @@ func runSoak(cmd *cobra.Command, f *Factory, so benchkit.SoakOptions, serveFlags
 		c.Dir = dataDir
 		return c
 	}
-	if !f.JSON {
-		so.Logf = func(format string, args ...any) {
-			fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
-		}
-	}
+	so.Logf = progressLog(f)
 	rep, err := benchkit.Soak(cmd.Context(), so)
 	if err != nil {
 		return err
@@ -180,11 +173,7 @@ func runPool(cmd *cobra.Command, f *Factory, po benchkit.PoolOptions, queriesGiv
 	if !queriesGiven {
 		po.Queries = 0
 	}
-	if !f.JSON {
-		po.Logf = func(format string, args ...any) {
-			fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
-		}
-	}
+	po.Logf = progressLog(f)
 	rep, err := benchkit.Pool(cmd.Context(), po)
 	if err != nil {
 		return stopped(cmd, err)
@@ -194,6 +183,15 @@ func runPool(cmd *cobra.Command, f *Factory, po benchkit.PoolOptions, queriesGiv
 	}
 	rep.Print(f.Out)
 	return nil
+}
+
+// progressLog writes a bench's progress lines, timed, on stderr, with
+// --json too (the report alone goes to stdout): a run at scale takes
+// minutes and says where it is.
+func progressLog(f *Factory) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(f.Err, time.Now().Format("15:04:05 ")+format+"\n", args...)
+	}
 }
 
 // stopped names an error of a bench cut short by SIGINT or SIGTERM (the

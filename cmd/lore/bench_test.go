@@ -38,6 +38,10 @@ func TestBench(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("bench --json: %v\n%s", err, out)
 	}
+	// The report alone is on stdout (it decoded); progress is on stderr.
+	if !strings.Contains(errs, "live projection of") {
+		t.Errorf("bench --json: no progress lines on stderr: %q", errs)
+	}
 	if want := uint64(1500 + 200 + 1); rep.StreamEvents != want { // 100 patterns: one import event
 		t.Errorf("log holds %d events, want %d", rep.StreamEvents, want)
 	}
