@@ -58,7 +58,7 @@ func Serve(nc *nats.Conn, b Backend, o Options) (micro.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("add service: %w", err)
 	}
-	s := &server{p: app.NewPipeline(b), o: o}
+	s := &server{p: app.NewPipeline(b), o: o, nc: nc}
 	if o.FoldWait > 0 {
 		s.p.WaitTimeout = o.FoldWait
 	}
@@ -82,8 +82,9 @@ func Serve(nc *nats.Conn, b Backend, o Options) (micro.Service, error) {
 // server is transport only: wire request → app.Call → app's pipeline,
 // and errors → codes.
 type server struct {
-	p *app.Pipeline
-	o Options
+	p  *app.Pipeline
+	o  Options
+	nc *nats.Conn
 }
 
 func (s *server) handler(e app.Endpoint) micro.HandlerFunc {
@@ -106,10 +107,30 @@ func (s *server) handler(e app.Endpoint) micro.HandlerFunc {
 			respondError(req, err)
 			return
 		}
-		if rerr := req.RespondJSON(reply); rerr != nil {
-			s.o.Logger.Warn("api respond", "endpoint", e.Subject(), "err", rerr)
+		if err = s.respond(e, req, reply); err != nil {
+			s.o.Logger.Warn("api respond", "endpoint", e.Subject(), "err", err)
+			respondError(req, err)
 		}
 	}
+}
+
+// respond sends reply as JSON, or returns why it cannot be sent — a reply
+// beyond the connection's max payload (ErrTooLarge, with both sizes), an
+// encoding or publish error — so that the handler answers that error:
+// the caller never waits for its timeout on a reply that was never sent.
+func (s *server) respond(e app.Endpoint, req micro.Request, reply any) error {
+	body, err := json.Marshal(reply)
+	if err != nil {
+		return fmt.Errorf("%s: encode the reply: %w", e.Subject(), err)
+	}
+	if limit := s.nc.MaxPayload(); limit > 0 && int64(len(body)) > limit {
+		return fmt.Errorf("%w: %s: the reply is %d bytes, beyond the %d bytes a message may carry on this NATS server (max_payload): ask for less (a limit or a filter)",
+			app.ErrTooLarge, e.Subject(), len(body), limit)
+	}
+	if err := req.Respond(body); err != nil {
+		return fmt.Errorf("%s: send the reply: %w", e.Subject(), err)
+	}
+	return nil
 }
 
 func respondError(req micro.Request, err error) {

@@ -75,6 +75,8 @@ func (e *Error) Is(target error) bool {
 		return target == app.ErrNotFound
 	case "409":
 		return target == app.ErrConflict
+	case "413":
+		return target == app.ErrTooLarge
 	}
 	return false
 }
@@ -88,6 +90,8 @@ func CodeOf(err error) string {
 		return "404"
 	case errors.Is(err, app.ErrConflict):
 		return "409"
+	case errors.Is(err, app.ErrTooLarge):
+		return "413"
 	}
 	return "500"
 }

@@ -42,9 +42,9 @@ func init() {
 	data := func(group, name, doc, typ string, args any, c CommandFunc) {
 		Register(Endpoint{Group: group, Name: name, Doc: doc, Args: args, Data: typ, Command: c, Reply: loopReply})
 	}
-	cl("list", "list registry patterns (type, success-rate bounds, source loop, tag)", crossloop.ListFilter{}, patternsList)
+	cl("list", "list registry patterns (type, success-rate bounds, source loop, tag; offset and limit page through a large registry)", crossloop.ListFilter{}, patternsList)
 	cl("show", "one pattern with its effectiveness and lineage", PatternIDArgs{}, patternsShow)
-	cl("metrics", "cross-loop effectiveness metrics and per-loop impact", nil, patternsMetrics)
+	cl("metrics", "cross-loop effectiveness metrics and per-loop impact (loops: how many loops' impacts, in loop id order; all when absent)", MetricsArgs{}, patternsMetrics)
 	cl("export", "the registry as a shared-patterns document", nil, patternsExport)
 	cl("config", "the cross-loop configuration in force (ralph.cross_loop_learning extraction.*, injection.*, and pruning.*)", nil, patternsConfig)
 	Register(Endpoint{Group: "patterns", Name: "configure", Doc: "set the cross-loop configuration (keys over the defaults) for every replica; the seed's aiwg.yml block is accepted",
@@ -210,6 +210,12 @@ func patternsList(_ context.Context, v View, req Request) (any, error) {
 	if f.Type != "" && !crossloop.ValidType(f.Type) {
 		return nil, badField("type", fmt.Errorf("%q is not error, success, anti or template", f.Type))
 	}
+	if f.Offset < 0 {
+		return nil, badField("offset", errors.New("must be >= 0"))
+	}
+	if f.Limit < 0 {
+		return nil, badField("limit", errors.New("must be >= 0"))
+	}
 	ps, err := crossloop.List(clReader(v), f)
 	if ps == nil {
 		ps = []*crossloop.Pattern{}
@@ -245,12 +251,30 @@ func patternsShow(_ context.Context, v View, req Request) (any, error) {
 	return ShowResult{Pattern: p, AverageImpact: imp, Maturity: m, Text: crossloop.FormatShow(p, imp)}, nil
 }
 
-func patternsMetrics(_ context.Context, v View, _ Request) (any, error) {
+// MetricsArgs are patterns.metrics' arguments.
+type MetricsArgs struct {
+	// Loops bounds the per-loop impacts listed, in loop id order (absent:
+	// every completed loop; 0: none, the metrics alone). A swarm's loops
+	// are many: their whole list may not fit one reply.
+	Loops *int `json:"loops,omitempty"`
+}
+
+func patternsMetrics(_ context.Context, v View, req Request) (any, error) {
+	var a MetricsArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	limit := -1
+	if a.Loops != nil {
+		if limit = *a.Loops; limit < 0 {
+			return nil, badField("loops", errors.New("must be >= 0"))
+		}
+	}
 	m, err := crossloop.ReadMetrics(clReader(v))
 	if err != nil {
 		return nil, err
 	}
-	loops, err := crossloop.LoopImpacts(clReader(v))
+	loops, err := crossloop.LoopImpacts(clReader(v), limit)
 	return map[string]any{"effectiveness_metrics": m, "loops": loops}, err
 }
 

@@ -88,6 +88,11 @@ var ErrNotFound = errors.New("lore: not found")
 // e.g. promoting a deprecated pattern.
 var ErrConflict = errors.New("lore: conflict")
 
+// ErrTooLarge marks a reply larger than the transport carries (API code
+// 413): the caller asks for less (a limit, a filter) or the server's
+// max_payload is raised.
+var ErrTooLarge = errors.New("lore: reply too large")
+
 // QueryFunc answers a query from a view.
 type QueryFunc func(ctx context.Context, v View, req Request) (any, error)
 

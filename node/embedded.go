@@ -39,7 +39,15 @@ type EmbeddedOptions struct {
 	// Security: the authentication and TLS clients must present. A Host
 	// beyond loopback is refused without authentication (CheckListen).
 	Security Security
+	// MaxPayload bounds one message, a request or a reply, in bytes (0:
+	// DefaultMaxPayload). An API reply beyond it is answered with an
+	// error naming both sizes (API code 413).
+	MaxPayload int32
 }
+
+// DefaultMaxPayload is the embedded server's max_payload: 8 MiB, the most
+// NATS recommends (it allows up to 64 MiB).
+const DefaultMaxPayload = 8 << 20
 
 // StartEmbedded starts a NATS server with JetStream and waits until it
 // accepts connections. A configuration it refuses (see Security) returns an
@@ -69,7 +77,10 @@ func startEmbedded(o EmbeddedOptions) (*server.Server, []nats.Option, error) {
 		SyncAlways:         o.SyncAlways,
 		NoSigs:             true,
 		NoLog:              true,
-		MaxPayload:         8 << 20,
+		MaxPayload:         o.MaxPayload,
+	}
+	if opts.MaxPayload <= 0 {
+		opts.MaxPayload = DefaultMaxPayload
 	}
 	if o.ClusterName != "" {
 		// Routes carry no authentication here: they stay on loopback (a

@@ -255,6 +255,42 @@ func TestCLIPatternsImportAiwgFiles(t *testing.T) {
 	if code, _, errs = cli(t, bg, "", append(d, "patterns", "import", "testdata/aiwg/shared/patterns", "--type", "bogus")...); code != 2 || !strings.Contains(errs, "--type") {
 		t.Errorf("--type bogus: exit %d %q", code, errs)
 	}
+
+	// Pages of the listing: --offset and --limit cut the listing's order.
+	ids := func(args ...string) []string {
+		t.Helper()
+		var ps []struct {
+			ID string `json:"pattern_id"`
+		}
+		if err := json.Unmarshal([]byte(cliOK(t, d)(append([]string{"patterns", "list", "--json"}, args...)...)), &ps); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.ID)
+		}
+		return out
+	}
+	all := ids()
+	if len(all) < 4 {
+		t.Fatalf("listing of the imported registry: %v", all)
+	}
+	if page := ids("--offset", "1", "--limit", "2"); !slices.Equal(page, all[1:3]) {
+		t.Errorf("--offset 1 --limit 2: %v, want %v", page, all[1:3])
+	}
+	if code, _, errs = cli(t, bg, "", append(d, "patterns", "list", "--limit", "-1")...); code != 2 || !strings.Contains(errs, "--limit") {
+		t.Errorf("--limit -1: exit %d %q", code, errs)
+	}
+	// The metrics' text reads no loop; --json --loops bounds the list.
+	if out := cliOK(t, d)("patterns", "metrics"); !strings.HasPrefix(out, "Patterns: ") {
+		t.Errorf("patterns metrics: %q", out)
+	}
+	var m struct {
+		Loops []any `json:"loops"`
+	}
+	if err := json.Unmarshal([]byte(cliOK(t, d)("patterns", "metrics", "--json", "--loops", "0")), &m); err != nil || m.Loops == nil || len(m.Loops) != 0 {
+		t.Errorf("patterns metrics --json --loops 0: %v %v, want an empty list", m.Loops, err)
+	}
 }
 
 // TestCLILoopShow: `lore loop show ID` gives the seed's per-loop state: the

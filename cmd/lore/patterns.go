@@ -37,7 +37,8 @@ func newCmdPatternsList(f *Factory) *cobra.Command {
 		Short: "List patterns (rates: success rate, failure rate for anti-patterns)",
 		Example: `  lore patterns list --type error
   lore patterns list --min-success-rate 0.0 --max-success-rate 0.6
-  lore patterns list --from-loop ralph-fix-auth-a1b2c3d4`,
+  lore patterns list --from-loop ralph-fix-auth-a1b2c3d4
+  lore patterns list --limit 100 --offset 100`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if flt.Type != "" && !crossloop.ValidType(flt.Type) {
@@ -92,7 +93,10 @@ func newCmdPatternsList(f *Factory) *cobra.Command {
 	fl.StringVar(&flt.FromLoop, "from-loop", "", "only patterns with this loop in their lineage")
 	fl.StringVar(&flt.Tag, "tag", "", "only patterns with this tag")
 	fl.BoolVar(&flt.Archived, "archived", false, "include archived patterns")
-	declare(fl, rules{"type": domain("pattern-type"), "min-success-rate": between(0, 1), "max-success-rate": between(0, 1)})
+	fl.IntVar(&flt.Offset, "offset", 0, "skip this many matching patterns (the order: type, then id)")
+	fl.IntVar(&flt.Limit, "limit", 0, "list at most this many (0: all; a large registry is listed page by page with --offset)")
+	declare(fl, rules{"type": domain("pattern-type"), "min-success-rate": between(0, 1), "max-success-rate": between(0, 1),
+		"offset": atLeast(0), "limit": atLeast(0)})
 	freeText(fl, "from-loop", "tag")
 	return cmd
 }
@@ -428,16 +432,26 @@ func importFiles(input string) ([]importFile, error) {
 }
 
 func newCmdPatternsMetrics(f *Factory) *cobra.Command {
-	return &cobra.Command{
+	var loops int
+	cmd := &cobra.Command{
 		Use:   "metrics",
 		Short: "Cross-loop effectiveness: patterns by type, applications, improvement with injection",
-		Args:  cobra.NoArgs,
+		Long: `Cross-loop effectiveness: patterns by type, applications, improvement with injection.
+With --json the answer also lists each completed loop's impact (every loop,
+or the first --loops by loop id); the text shows the metrics alone.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var res struct {
 				M     crossloop.Metrics      `json:"effectiveness_metrics"`
 				Loops []crossloop.LoopImpact `json:"loops"`
 			}
-			if err := f.Call(cmd.Context(), "patterns", "metrics", nil, &res); err != nil {
+			args := app.MetricsArgs{}
+			if cmd.Flags().Changed("loops") {
+				args.Loops = &loops
+			} else if !f.JSON {
+				args.Loops = new(int) // the text shows no loop: none is read
+			}
+			if err := f.Call(cmd.Context(), "patterns", "metrics", args, &res); err != nil {
 				return err
 			}
 			if f.JSON {
@@ -453,6 +467,9 @@ func newCmdPatternsMetrics(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().IntVar(&loops, "loops", 0, "with --json: list the impacts of at most this many loops (default: every completed loop)")
+	declare(cmd.Flags(), rules{"loops": atLeast(0)})
+	return cmd
 }
 
 func newCmdExtract(f *Factory) *cobra.Command {

@@ -26,7 +26,7 @@ var version = "0.1.0-dev"
 
 type serveOptions struct {
 	host, fsync, replica, uiAddr      string
-	port, replicas                    int
+	port, replicas, maxPayload        int
 	auditEvery, auditKeep, auditDisk  int
 	memory                            memoryFlags
 	tick, foldWait                    time.Duration
@@ -63,6 +63,7 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.IntVar(&o.port, "port", 4222, "embedded NATS client port (-1: any free port)")
 	fl.StringVar(&o.fsync, "fsync", "interval", "embedded JetStream durability: interval (fsync every 2 min; a process crash loses nothing) or always (fsync per event; survives power loss, ~10x slower appends)")
 	fl.StringVar(&o.replica, "replica", envOr("LORE_REPLICA", ""), "replica name: the projector's durable consumer (each replica of a cluster needs its own)")
+	fl.IntVar(&o.maxPayload, "max-payload", node.DefaultMaxPayload>>20, "embedded NATS: MiB one message may carry, a request or an API reply (a larger reply is refused with code 413; NATS allows up to 64)")
 	fl.IntVar(&o.replicas, "stream-replicas", 0, "replicas of lore's streams (default 1 embedded, 3 with --nats)")
 	fl.DurationVar(&o.tick, "tick", time.Minute, "append a clock tick this often so decay-driven transitions are announced (0 disables)")
 	fl.DurationVar(&o.foldWait, "fold-wait", 10*time.Second, "how long a command waits for its events to be folded before it replies with projected false (they are in the log and folded later)")
@@ -76,7 +77,7 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	o.memory.bind(fl)
 	declare(fl, rules{"store-cache": above(0), "pattern-cache": above(0), "knowledge-cache": above(0), "memory-limit": atLeast(-1),
 		"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
-		"stream-replicas": between(0, 5), "tick": atLeast(0), "fold-wait": above(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(0), "audit-checkpoint-disk": atLeast(0)})
+		"stream-replicas": between(0, 5), "max-payload": between(1, 64), "tick": atLeast(0), "fold-wait": above(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(0), "audit-checkpoint-disk": atLeast(0)})
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)
 	return cmd
@@ -113,7 +114,8 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	cfg := node.Config{
 		DataDir: f.DataDir, NatsURL: f.NatsURL, NatsOptions: auth, Replica: o.replica,
 		TickInterval: o.tick, NoSyncCommits: o.noSyncCommits, Logger: logger,
-		Embedded: node.EmbeddedOptions{Host: o.host, Port: o.port, SyncAlways: o.fsync == "always", Security: sec},
+		Embedded: node.EmbeddedOptions{Host: o.host, Port: o.port, SyncAlways: o.fsync == "always", Security: sec,
+			MaxPayload: int32(o.maxPayload) << 20},
 	}
 	if o.tick == 0 {
 		cfg.TickInterval = -1

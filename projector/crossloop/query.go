@@ -1,6 +1,7 @@
 package crossloop
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -16,6 +17,12 @@ type ListFilter struct {
 	FromLoop       string   `json:"from_loop,omitempty"`
 	Tag            string   `json:"tag,omitempty"`
 	Archived       bool     `json:"archived,omitempty"` // include archived patterns
+	// Offset skips this many matching patterns of the listing's order
+	// (type, then id); Limit bounds how many are returned (0: all). A
+	// large registry is read page by page: its whole listing may not fit
+	// one reply.
+	Offset int `json:"offset,omitempty"`
+	Limit  int `json:"limit,omitempty"`
 }
 
 // Match reports whether p passes the filter (rates: success rate, failure
@@ -62,6 +69,10 @@ func List(r Reader, f ListFilter) ([]*Pattern, error) {
 		}
 		return ps[i].ID < ps[j].ID
 	})
+	ps = ps[min(f.Offset, len(ps)):]
+	if f.Limit > 0 && len(ps) > f.Limit {
+		ps = ps[:f.Limit]
+	}
 	return ps, nil
 }
 
@@ -109,14 +120,21 @@ func ReadMetrics(r Reader) (Metrics, error) {
 	return ComputeMetrics(st), nil
 }
 
-// LoopImpacts returns the impact of every completed loop, by loop id.
-func LoopImpacts(r Reader) ([]LoopImpact, error) {
+// LoopImpacts returns the impact of the first limit completed loops (< 0:
+// every one), by loop id.
+func LoopImpacts(r Reader, limit int) ([]LoopImpact, error) {
 	st, err := LoadStats(r)
 	if err != nil {
 		return nil, err
 	}
 	var out []LoopImpact
+	if limit == 0 {
+		return []LoopImpact{}, nil
+	}
 	err = r.Scan([]byte(prefLoop), func(_, v []byte) error {
+		if limit > 0 && len(out) == limit {
+			return errStopScan
+		}
 		var h loopHead
 		if err := json.Unmarshal(v, &h); err != nil {
 			return fmt.Errorf("decode loop: %w", err)
@@ -129,8 +147,14 @@ func LoopImpacts(r Reader) ([]LoopImpact, error) {
 		}
 		return nil
 	})
+	if errors.Is(err, errStopScan) {
+		err = nil
+	}
 	return out, err
 }
+
+// errStopScan ends a scan that has what it needs.
+var errStopScan = errors.New("stop scan")
 
 // AverageImpact of a pattern: the mean, over the completed loops that
 // applied it and have a baseline, of actual − baseline iterations
