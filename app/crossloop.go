@@ -45,7 +45,7 @@ func init() {
 	cl("list", "list registry patterns (type, success-rate bounds, source loop, tag; offset and limit page through a large registry)", crossloop.ListFilter{}, patternsList)
 	cl("show", "one pattern with its effectiveness and lineage", PatternIDArgs{}, patternsShow)
 	cl("metrics", "cross-loop effectiveness metrics and per-loop impact (loops: how many loops' impacts, in loop id order; all when absent)", MetricsArgs{}, patternsMetrics)
-	cl("export", "the registry as a shared-patterns document", nil, patternsExport)
+	cl("export", "the registry as a shared-patterns document (after, limit: the part after a pattern id, for a registry too large for one reply)", ExportArgs{}, patternsExport)
 	cl("config", "the cross-loop configuration in force (ralph.cross_loop_learning extraction.*, injection.*, and pruning.*)", nil, patternsConfig)
 	Register(Endpoint{Group: "patterns", Name: "configure", Doc: "set the cross-loop configuration (keys over the defaults) for every replica; the seed's aiwg.yml block is accepted",
 		Args: PatternsConfigureArgs{}, Command: patternsConfigure, Reply: patternsConfiguredReply})
@@ -278,8 +278,22 @@ func patternsMetrics(_ context.Context, v View, req Request) (any, error) {
 	return map[string]any{"effectiveness_metrics": m, "loops": loops}, err
 }
 
-func patternsExport(_ context.Context, v View, _ Request) (any, error) {
-	return crossloop.Export(clReader(v))
+// ExportArgs are patterns.export's arguments: a part of the export, the
+// patterns whose id sorts after After, at most Limit (0: every one).
+type ExportArgs struct {
+	After string `json:"after,omitempty"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+func patternsExport(_ context.Context, v View, req Request) (any, error) {
+	var a ExportArgs
+	if err := req.Bind(&a); err != nil {
+		return nil, err
+	}
+	if a.Limit < 0 {
+		return nil, badField("limit", errors.New("must be >= 0"))
+	}
+	return crossloop.Export(clReader(v), a.After, a.Limit)
 }
 
 // InjectArgs are patterns.inject's arguments.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,13 +15,13 @@ import (
 
 // serveData starts `lore serve` on a temp data folder and returns the
 // --data flags of the commands talking to it.
-func serveData(t *testing.T) []string {
+func serveData(t *testing.T, serveFlags ...string) []string {
 	t.Helper()
 	data := t.TempDir()
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan int, 1)
 	go func() {
-		code, _, errs := cli(t, ctx, "", "serve", "--data", data, "--port", "-1", "--tick", "0")
+		code, _, errs := cli(t, ctx, "", append([]string{"serve", "--data", data, "--port", "-1", "--tick", "0"}, serveFlags...)...)
 		if code != 0 {
 			t.Errorf("serve exited %d: %s", code, errs)
 		}
@@ -256,6 +257,16 @@ func TestCLIPatternsImportAiwgFiles(t *testing.T) {
 		t.Errorf("--type bogus: exit %d %q", code, errs)
 	}
 
+	// The export in parts (an archive month among them) is the whole.
+	whole, _ := os.ReadFile(exported)
+	for _, part := range []string{"1", "2", "5"} {
+		out := filepath.Join(t.TempDir(), "p.json")
+		cliOK(t, d)("patterns", "export", "--output", out, "--part", part)
+		if got, _ := os.ReadFile(out); string(got) != string(whole) {
+			t.Errorf("export --part %s differs from the export in one reply:\n%s\n%s", part, got, whole)
+		}
+	}
+
 	// Pages of the listing: --offset and --limit cut the listing's order.
 	ids := func(args ...string) []string {
 		t.Helper()
@@ -436,5 +447,40 @@ func cliOK(t *testing.T, d []string) func(args ...string) string {
 			t.Fatalf("%v: exit %d: %s", args, code, errs)
 		}
 		return strings.TrimSpace(out)
+	}
+}
+
+// TestCLIPatternsExportBeyondOneMessage: a registry whose export is larger
+// than the server's max_payload (1 MiB here) is exported in parts, without
+// being asked, into the document --part gives.
+func TestCLIPatternsExportBeyondOneMessage(t *testing.T) {
+	d := serveData(t, "--max-payload", "1")
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu")
+	const n = 1200
+	var ps []map[string]any
+	for i := range n {
+		msg := fmt.Sprintf("%s %s %s refused", words[i%26], words[(i/26)%26], words[(i/676)%26])
+		ps = append(ps, map[string]any{"pattern_id": fmt.Sprintf("pat-error-big%d-%03d", i/1000, i%1000), "type": "error_pattern",
+			"error_signature":         map[string]any{"error_type": "TypeError", "error_pattern": msg, "error_location_hints": []string{}},
+			"fix_approach":            map[string]any{"description": "retry " + msg, "fix_category": "other"},
+			"successful_applications": 1, "failed_applications": 0, "usage_count": 1, "success_rate": 1.0,
+			"first_discovered": "2026-01-01T00:00:00Z", "last_used": "2026-01-01T00:00:00Z",
+			"effectiveness_trend": []any{}, "source_loops": []any{}, "tags": []string{}})
+	}
+	raw, _ := json.Marshal(map[string]any{"version": "1.0.0", "pattern_registry": map[string]any{"error_patterns": ps}})
+	file := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cliOK(t, d)("patterns", "import", file)
+	auto, parts := filepath.Join(t.TempDir(), "auto.json"), filepath.Join(t.TempDir(), "parts.json")
+	if out := cliOK(t, d)("patterns", "export", "--output", auto); !strings.Contains(out, fmt.Sprintf("Exported %d active", n)) {
+		t.Fatalf("export beyond one message: %q", out)
+	}
+	cliOK(t, d)("patterns", "export", "--output", parts, "--part", "300")
+	a, _ := os.ReadFile(auto)
+	b, _ := os.ReadFile(parts)
+	if len(a) <= 1<<20 || string(a) != string(b) {
+		t.Fatalf("export of %d bytes (want more than 1 MiB), equal to the one in parts of 300: %v", len(a), string(a) == string(b))
 	}
 }

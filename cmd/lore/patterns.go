@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,13 +183,20 @@ func newCmdPatternsPrune(f *Factory) *cobra.Command {
 
 func newCmdPatternsExport(f *Factory) *cobra.Command {
 	var output string
+	var part int
 	cmd := &cobra.Command{
 		Use:   "export --output FILE|DIR",
 		Short: "Export the registry: one shared-patterns document (FILE.json) or the folder layout (DIR)",
-		Args:  cobra.NoArgs,
+		Long: `Export the registry: one shared-patterns document (FILE.json) or the folder layout (DIR).
+A registry whose document is larger than one NATS message (8 MiB by default)
+is read in parts of --part patterns (2 000 when not given), each after the
+last pattern id of the one before, and joined into the same document. Parts
+are read one after another from the live registry: a pattern changed while
+they are read is exported as the part that holds it found it.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var doc crossloop.RegistryDoc
-			if err := f.Call(cmd.Context(), "patterns", "export", nil, &doc); err != nil {
+			doc, err := exportRegistry(cmd.Context(), f, part)
+			if err != nil {
 				return err
 			}
 			if output == "" || output == "-" {
@@ -199,7 +207,7 @@ func newCmdPatternsExport(f *Factory) *cobra.Command {
 				if err := writeJSONFile(output, doc); err != nil {
 					return err
 				}
-			} else if err := exportDir(output, &doc); err != nil {
+			} else if err := exportDir(output, doc); err != nil {
 				return err
 			}
 			if f.JSON {
@@ -210,8 +218,49 @@ func newCmdPatternsExport(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "", "FILE.json (one document) or a folder (patterns/, archive/, effectiveness-metrics.json)")
+	cmd.Flags().IntVar(&part, "part", 0, "read the registry in parts of this many patterns (default: in one reply, in parts of 2000 when it is too large for one)")
 	freeText(cmd.Flags(), "output")
+	declare(cmd.Flags(), rules{"part": atLeast(0)})
 	return cmd
+}
+
+// exportPart is the part size of an export too large for one reply.
+const exportPart = 2000
+
+// exportRegistry reads the registry's export: in one reply when part is 0
+// and it fits, else in parts of part patterns (exportPart when 0), halved
+// while a part is still too large for a reply, joined by
+// crossloop.MergeExports into the document of the whole.
+func exportRegistry(ctx context.Context, f *Factory, part int) (*crossloop.RegistryDoc, error) {
+	if part == 0 {
+		var doc crossloop.RegistryDoc
+		err := f.Call(ctx, "patterns", "export", nil, &doc)
+		if !errors.Is(err, app.ErrTooLarge) {
+			return &doc, err
+		}
+		part = exportPart
+	}
+	var parts []*crossloop.RegistryDoc
+	for after := ""; ; {
+		var doc crossloop.RegistryDoc
+		err := f.Call(ctx, "patterns", "export", app.ExportArgs{After: after, Limit: part}, &doc)
+		if errors.Is(err, app.ErrTooLarge) && part > 1 {
+			part /= 2
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, &doc)
+		ids, err := crossloop.ExportIDs(&doc)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) < part {
+			return crossloop.MergeExports(parts), nil
+		}
+		after = ids[len(ids)-1]
+	}
 }
 
 func writeJSONFile(path string, v any) error {

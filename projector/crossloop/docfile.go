@@ -121,6 +121,78 @@ func BuildExport(ps []*Pattern, m *Metrics) (*RegistryDoc, error) {
 	return doc, nil
 }
 
+// MergeExports joins the parts of an export (Export's documents, in
+// order): each list of a part follows the same list of the parts before,
+// archive months are merged by month in month order, and the metrics are
+// the first part's. Parts that follow each other in id order make the
+// document BuildExport makes of all their patterns at once.
+func MergeExports(parts []*RegistryDoc) *RegistryDoc {
+	doc := &RegistryDoc{Version: RegistryVersion}
+	months := map[string]*ArchiveDoc{}
+	var order []string
+	for i, p := range parts {
+		if i == 0 {
+			doc.Version, doc.Metrics = p.Version, p.Metrics
+		}
+		doc.Registry.join(&p.Registry)
+		for _, a := range p.Archive {
+			m := months[a.Month]
+			if m == nil {
+				m = &ArchiveDoc{Version: a.Version, Month: a.Month}
+				months[a.Month] = m
+				order = append(order, a.Month)
+			}
+			m.Registry.join(&a.Registry)
+		}
+	}
+	sort.Strings(order)
+	for _, k := range order {
+		doc.Archive = append(doc.Archive, *months[k])
+	}
+	return doc
+}
+
+// ExportIDs returns the ids of the patterns of an export's document (its
+// lists and archive months), in id order: a part of an export ends at the
+// last of them, and the next part begins after it.
+func ExportIDs(doc *RegistryDoc) ([]string, error) {
+	var ids []string
+	add := func(l *Lists) error {
+		for _, list := range [][]json.RawMessage{l.Error, l.Success, l.Anti, l.Template} {
+			for _, raw := range list {
+				var d struct {
+					Lore struct {
+						ID string `json:"pattern_id"`
+					} `json:"lore"`
+				}
+				if err := json.Unmarshal(raw, &d); err != nil || d.Lore.ID == "" {
+					return fmt.Errorf("an exported pattern without lore.pattern_id (%v): %.80s", err, raw)
+				}
+				ids = append(ids, d.Lore.ID)
+			}
+		}
+		return nil
+	}
+	if err := add(&doc.Registry); err != nil {
+		return nil, err
+	}
+	for i := range doc.Archive {
+		if err := add(&doc.Archive[i].Registry); err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// join appends o's lists to l's, type by type.
+func (l *Lists) join(o *Lists) {
+	l.Error = append(l.Error, o.Error...)
+	l.Success = append(l.Success, o.Success...)
+	l.Anti = append(l.Anti, o.Anti...)
+	l.Template = append(l.Template, o.Template...)
+}
+
 var errorTypes = map[string]bool{"TypeError": true, "ReferenceError": true, "AssertionError": true,
 	"SyntaxError": true, "RuntimeError": true, "TimeoutError": true, "ValidationError": true, "Other": true}
 

@@ -156,13 +156,41 @@ func TestTenLoops(t *testing.T) {
 	}
 
 	// export → import into a fresh store reproduces the registry
-	doc, err := crossloop.Export(r)
+	doc, err := crossloop.Export(r, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(doc)
 	if errs, err := crossloop.ValidateDoc("", raw); err != nil || len(errs) > 0 {
 		t.Fatalf("export invalid: %v %v", errs, err)
+	}
+	// In parts of every size, each after the last id of the one before,
+	// joined: the same document (active and archived patterns alike).
+	all, _ := crossloop.List(r, crossloop.ListFilter{Archived: true})
+	if len(doc.Archive) == 0 || len(all) < 3 {
+		t.Fatalf("the registry exported has %d patterns and %d archive months: too few to cut in parts", len(all), len(doc.Archive))
+	}
+	for size := 1; size <= len(all); size++ {
+		var parts []*crossloop.RegistryDoc
+		for after := ""; ; {
+			part, err := crossloop.Export(r, after, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, part)
+			ids, err := crossloop.ExportIDs(part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) < size {
+				break
+			}
+			after = ids[len(ids)-1]
+		}
+		joined, _ := json.Marshal(crossloop.MergeExports(parts))
+		if string(joined) != string(raw) {
+			t.Fatalf("export in parts of %d differs from the whole:\n%s\n%s", size, joined, raw)
+		}
 	}
 	ps, err := crossloop.ParseRegistry(raw, "")
 	if err != nil {

@@ -188,11 +188,19 @@ func AverageImpact(r Reader, p *Pattern) (*float64, error) {
 	return &v, nil
 }
 
-// Export builds the root registry document of every pattern.
-func Export(r Reader) (*RegistryDoc, error) {
-	ps, err := AllPatterns(r, nil)
+// Export builds the root registry document of the patterns whose id
+// sorts after after ("": from the first), at most limit of them (0:
+// every one): a registry too large for one reply is exported in parts,
+// each continuing after the last id of the one before, and MergeExports
+// joins them into the document of the whole.
+func Export(r Reader, after string, limit int) (*RegistryDoc, error) {
+	ps, err := AllPatterns(r, func(p *Pattern) bool { return p.ID > after })
 	if err != nil {
 		return nil, err
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
+	if limit > 0 && len(ps) > limit {
+		ps = ps[:limit]
 	}
 	m, err := ReadMetrics(r)
 	if err != nil {
