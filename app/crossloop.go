@@ -198,6 +198,9 @@ func clData(req Request, typ string, fill map[string]any) (*events.Event, error)
 
 func clReader(v View) crossloop.Reader { return v.Model(crossloop.ModelName) }
 
+// errNegative is the error of a count or bound given below 0.
+var errNegative = errors.New("must be >= 0")
+
 func badField(field string, err error) error {
 	return fmt.Errorf("%w: field %q: %v", ErrBadRequest, field, err)
 }
@@ -211,10 +214,10 @@ func patternsList(_ context.Context, v View, req Request) (any, error) {
 		return nil, badField("type", fmt.Errorf("%q is not error, success, anti or template", f.Type))
 	}
 	if f.Offset < 0 {
-		return nil, badField("offset", errors.New("must be >= 0"))
+		return nil, badField("offset", errNegative)
 	}
 	if f.Limit < 0 {
-		return nil, badField("limit", errors.New("must be >= 0"))
+		return nil, badField("limit", errNegative)
 	}
 	ps, err := crossloop.List(clReader(v), f)
 	if ps == nil {
@@ -267,7 +270,7 @@ func patternsMetrics(_ context.Context, v View, req Request) (any, error) {
 	limit := -1
 	if a.Loops != nil {
 		if limit = *a.Loops; limit < 0 {
-			return nil, badField("loops", errors.New("must be >= 0"))
+			return nil, badField("loops", errNegative)
 		}
 	}
 	m, err := crossloop.ReadMetrics(clReader(v))
@@ -291,7 +294,7 @@ func patternsExport(_ context.Context, v View, req Request) (any, error) {
 		return nil, err
 	}
 	if a.Limit < 0 {
-		return nil, badField("limit", errors.New("must be >= 0"))
+		return nil, badField("limit", errNegative)
 	}
 	return crossloop.Export(clReader(v), a.After, a.Limit)
 }
@@ -351,7 +354,7 @@ func injection(ctx context.Context, v View, a InjectArgs) (InjectResult, error) 
 		return InjectResult{}, badField("task", errors.New("give a task, a category or a loop id"))
 	}
 	if a.TopK < 0 {
-		return InjectResult{}, badField("top_k", errors.New("must be >= 0"))
+		return InjectResult{}, badField("top_k", errNegative)
 	}
 	if a.MinSuccessRate != nil && (*a.MinSuccessRate < 0 || *a.MinSuccessRate > 1) {
 		return InjectResult{}, badField("min_success_rate", errors.New("must be in [0,1]"))
@@ -419,13 +422,13 @@ func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any
 	}
 	if a.MinUsageCount != nil {
 		if *a.MinUsageCount < 0 {
-			return nil, nil, badField("min_usage_count", errors.New("must be >= 0"))
+			return nil, nil, badField("min_usage_count", errNegative)
 		}
 		pol.MinUsageCount = *a.MinUsageCount
 	}
 	if a.MaxAgeDays != nil {
 		if *a.MaxAgeDays < 0 {
-			return nil, nil, badField("max_age_days", errors.New("must be >= 0"))
+			return nil, nil, badField("max_age_days", errNegative)
 		}
 		pol.MaxAgeDays = *a.MaxAgeDays
 	}

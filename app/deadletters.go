@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -68,7 +67,7 @@ func deadLetters(ctx context.Context, v View, req Request) (any, error) {
 		return nil, err
 	}
 	if a.Limit < 0 {
-		return nil, badField("limit", errors.New("must be >= 0"))
+		return nil, badField("limit", errNegative)
 	}
 	if a.Limit == 0 {
 		a.Limit = 50

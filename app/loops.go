@@ -50,7 +50,7 @@ func loopList(_ context.Context, v View, req Request) (any, error) {
 		return nil, err
 	}
 	if f.Limit < 0 {
-		return nil, badField("limit", errors.New("must be >= 0"))
+		return nil, badField("limit", errNegative)
 	}
 	ls, err := crossloop.ListLoops(clReader(v), f)
 	if ls == nil {
