@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,9 +110,54 @@ func TestSplitRegistryParsesAsWhole(t *testing.T) {
 			t.Fatalf("%s: a document of one part was split", c.name)
 		}
 	}
-	archived := []byte(`{"version":"1.0.0","pattern_registry":{},"archive":[]}`)
-	if splitRegistry(archived, "", 1) != nil {
-		t.Fatal("a document with an archive was split")
+
+	// A document with archive months (an export): the parts cross from
+	// the registry into the months and from month to month, and parse
+	// into the same patterns, archived under the same months.
+	withArchive := func(reg []byte, months ...string) []byte {
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(reg, &top); err != nil {
+			t.Fatal(err)
+		}
+		var arch []map[string]any
+		for i, m := range months {
+			var mt map[string]json.RawMessage
+			src := strings.ReplaceAll(string(registryFile(120+i*50)), "split", fmt.Sprintf("arch%c", 'a'+i))
+			if err := json.Unmarshal([]byte(src), &mt); err != nil {
+				t.Fatal(err)
+			}
+			arch = append(arch, map[string]any{"version": "1.0.0", "month": m, "pattern_registry": mt["pattern_registry"]})
+		}
+		top["archive"] = mustJSON(t, arch)
+		return mustJSON(t, top)
+	}
+	archived := withArchive(registryFile(100), "2026-01", "2026-02", "2026-03")
+	want, err := crossloop.ParseRegistry(archived, "")
+	if err != nil || len(want) != 100+120+170+220 {
+		t.Fatalf("a document with three archive months: %d patterns, %v", len(want), err)
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(want), func(p *crossloop.Pattern) bool { return p.ArchiveMonth == "" })); n != 120+170+220 {
+		t.Fatalf("%d patterns of the whole parse as archived, want %d", n, 120+170+220)
+	}
+	for _, per := range []int{1, 7, 100, 150, 400} {
+		var got []*crossloop.Pattern
+		for _, p := range splitRegistry(archived, "", per) {
+			ps, err := crossloop.ParseRegistry(p.raw, "")
+			if err != nil || len(ps) != p.n {
+				t.Fatalf("per %d: a part of %d patterns parses into %d: %v", per, p.n, len(ps), err)
+			}
+			got = append(got, ps...)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("per %d: %d patterns from the parts, %d from the whole", per, len(got), len(want))
+		}
+		for i := range want {
+			a, _ := crossloop.ImportDigest(want[i])
+			b, _ := crossloop.ImportDigest(got[i])
+			if a != b || got[i].ArchiveMonth != want[i].ArchiveMonth {
+				t.Fatalf("per %d: pattern %d: %s (%q) from the whole, %s (%q) from the parts", per, i, want[i].ID, want[i].ArchiveMonth, got[i].ID, got[i].ArchiveMonth)
+			}
+		}
 	}
 }
 

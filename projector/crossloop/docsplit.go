@@ -17,9 +17,12 @@ type RegistryPart struct {
 // the order the import reads them (ParseRegistry), every other field
 // kept, with the number of patterns of each. Each pattern's text is kept
 // as the file has it, so each part parses into the same patterns. It
-// returns nil when the document is not one it splits (an archive inside,
-// or not a document it knows) or when one part would do: it is then sent
-// whole, and the import's checks report what is wrong with it.
+// returns nil when the document is not one it splits (not a document it
+// knows, or one it cannot read) or when one part would do: it is then sent
+// whole, and the import's checks report what is wrong with it. A root
+// document's archive months are split too: the import reads the
+// registry's lists, then each month's (ParseRegistry), and a part holds
+// the months its run of patterns reaches, each with its own fields.
 func SplitRegistry(raw []byte, fileType string, per int) []RegistryPart {
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(raw, &probe) != nil {
@@ -30,33 +33,7 @@ func SplitRegistry(raw []byte, fileType string, per int) []RegistryPart {
 		return splitItems(arr, per, func(part []json.RawMessage) ([]byte, error) { return appendArray(nil, part), nil })
 	}
 	if reg, ok := probe["pattern_registry"]; ok {
-		if _, ok := probe["archive"]; ok {
-			return nil
-		}
-		var l Lists
-		if json.Unmarshal(reg, &l) != nil {
-			return nil
-		}
-		var items []json.RawMessage
-		var types []string
-		for _, t := range Types {
-			for _, r := range l.ByType(t) {
-				items, types = append(items, r), append(types, t)
-			}
-		}
-		at := 0
-		return splitItems(items, per, func(part []json.RawMessage) ([]byte, error) {
-			var pl Lists
-			for _, r := range part {
-				pl.add(types[at], r)
-				at++
-			}
-			reg, err := encodeLists(&pl)
-			if err != nil {
-				return nil, err
-			}
-			return withFieldRaw(probe, "pattern_registry", reg)
-		})
+		return splitRoot(probe, reg, per)
 	}
 	if pr, ok := probe["patterns"]; ok && fileType != "" {
 		var arr []json.RawMessage
@@ -68,6 +45,85 @@ func SplitRegistry(raw []byte, fileType string, per int) []RegistryPart {
 		})
 	}
 	return nil
+}
+
+// splitRoot splits a root document: its registry's patterns by type, then
+// each archive month's by type (the order ParseRegistry reads them).
+func splitRoot(probe map[string]json.RawMessage, reg json.RawMessage, per int) []RegistryPart {
+	var l Lists
+	if json.Unmarshal(reg, &l) != nil {
+		return nil
+	}
+	var months []map[string]json.RawMessage
+	if ar, ok := probe["archive"]; ok && json.Unmarshal(ar, &months) != nil {
+		return nil
+	}
+	monthLists := make([]Lists, len(months))
+	for k, m := range months {
+		if r, ok := m["pattern_registry"]; ok && json.Unmarshal(r, &monthLists[k]) != nil {
+			return nil
+		}
+	}
+	// where[i] is item i's month (-1: the registry), types[i] its type.
+	var items []json.RawMessage
+	var where []int
+	var types []string
+	add := func(l *Lists, k int) {
+		for _, t := range Types {
+			for _, r := range l.ByType(t) {
+				items, where, types = append(items, r), append(where, k), append(types, t)
+			}
+		}
+	}
+	add(&l, -1)
+	for k := range monthLists {
+		add(&monthLists[k], k)
+	}
+	at := 0
+	return splitItems(items, per, func(part []json.RawMessage) ([]byte, error) {
+		var pl Lists
+		ml := map[int]*Lists{}
+		var order []int
+		for _, r := range part {
+			switch k := where[at]; {
+			case k < 0:
+				pl.add(types[at], r)
+			default:
+				if ml[k] == nil {
+					ml[k] = &Lists{}
+					order = append(order, k)
+				}
+				ml[k].add(types[at], r)
+			}
+			at++
+		}
+		fields := make(map[string]json.RawMessage, len(probe))
+		for k, v := range probe {
+			if k != "archive" {
+				fields[k] = v
+			}
+		}
+		if len(order) > 0 {
+			arr := make([]json.RawMessage, 0, len(order))
+			for _, k := range order {
+				lists, err := encodeLists(ml[k])
+				if err != nil {
+					return nil, err
+				}
+				m, err := withFieldRaw(months[k], "pattern_registry", lists)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, m)
+			}
+			fields["archive"] = appendArray(nil, arr)
+		}
+		reg, err := encodeLists(&pl)
+		if err != nil {
+			return nil, err
+		}
+		return withFieldRaw(fields, "pattern_registry", reg)
+	})
 }
 
 // splitItems makes a document of each run of per items (nil: one part
