@@ -1,12 +1,13 @@
 package crossloop
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/projector"
 )
 
 // ListFilter selects patterns for `patterns list`.
@@ -133,7 +134,7 @@ func LoopImpacts(r Reader, limit int) ([]LoopImpact, error) {
 	}
 	err = r.Scan([]byte(prefLoop), func(_, v []byte) error {
 		if limit > 0 && len(out) == limit {
-			return errStopScan
+			return projector.ErrStopScan
 		}
 		var h loopHead
 		if err := json.Unmarshal(v, &h); err != nil {
@@ -147,14 +148,8 @@ func LoopImpacts(r Reader, limit int) ([]LoopImpact, error) {
 		}
 		return nil
 	})
-	if errors.Is(err, errStopScan) {
-		err = nil
-	}
 	return out, err
 }
-
-// errStopScan ends a scan that has what it needs.
-var errStopScan = errors.New("stop scan")
 
 // AverageImpact of a pattern: the mean, over the completed loops that
 // applied it and have a baseline, of actual − baseline iterations
@@ -194,13 +189,9 @@ func AverageImpact(r Reader, p *Pattern) (*float64, error) {
 // each continuing after the last id of the one before, and MergeExports
 // joins them into the document of the whole.
 func Export(r Reader, after string, limit int) (*RegistryDoc, error) {
-	ps, err := AllPatterns(r, func(p *Pattern) bool { return p.ID > after })
+	ps, err := PatternsAfter(r, after, limit)
 	if err != nil {
 		return nil, err
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
-	if limit > 0 && len(ps) > limit {
-		ps = ps[:limit]
 	}
 	m, err := ReadMetrics(r)
 	if err != nil {

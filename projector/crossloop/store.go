@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/loredev/lore/projector"
 )
 
 // Storage of records that grow with history. A pattern's effectiveness
@@ -191,9 +193,34 @@ func LoadPattern(r Reader, id string) (*Pattern, bool, error) {
 // AllPatterns reads every pattern, whole, in id order (list, export,
 // prune: admin reads): three ordered scans, heads then trends then lineages.
 func AllPatterns(r Reader, keep func(*Pattern) bool) ([]*Pattern, error) {
+	all, err := PatternsAfter(r, "", 0)
+	if err != nil || keep == nil {
+		return all, err
+	}
+	out := all[:0]
+	for _, p := range all {
+		if keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// PatternsAfter reads, whole and in id order, the patterns whose id sorts
+// after after ("": from the first), at most limit of them (0: every one).
+// Keys up to after are passed over undecoded and each scan stops past the
+// last pattern read, so a part of a large registry (an export in parts)
+// decodes its own patterns, not the registry's.
+func PatternsAfter(r Reader, after string, limit int) ([]*Pattern, error) {
 	var all []*Pattern
 	byID := map[string]*Pattern{}
-	err := r.Scan([]byte(prefPattern), func(_, v []byte) error {
+	err := r.Scan([]byte(prefPattern), func(k, v []byte) error {
+		if after != "" && string(k[len(prefPattern):]) <= after {
+			return nil
+		}
+		if limit > 0 && len(all) == limit {
+			return projector.ErrStopScan
+		}
 		var h patternHead
 		if err := json.Unmarshal(v, &h); err != nil {
 			return fmt.Errorf("decode pattern: %w", err)
@@ -203,16 +230,25 @@ func AllPatterns(r Reader, keep func(*Pattern) bool) ([]*Pattern, error) {
 		byID[p.ID] = p
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || len(all) == 0 {
+		return all, err
 	}
-	// entry keys: prefix + id + \x00 + 4 bytes of index
-	idOf := func(pref string, k []byte) string { return string(k[len(pref) : len(k)-5]) }
-	err = r.Scan([]byte(prefTrend), func(k, v []byte) error {
-		p := byID[idOf(prefTrend, k)]
-		if p == nil {
+	// Entry keys are prefix + id + \x00 + 4 bytes of index: in id order,
+	// so a scan ends past the last pattern read.
+	last := all[len(all)-1].ID
+	entries := func(pref string, add func(p *Pattern, v []byte) error) error {
+		return r.Scan([]byte(pref), func(k, v []byte) error {
+			id := string(k[len(pref) : len(k)-5])
+			if id > last {
+				return projector.ErrStopScan
+			}
+			if p := byID[id]; p != nil {
+				return add(p, v)
+			}
 			return nil
-		}
+		})
+	}
+	err = entries(prefTrend, func(p *Pattern, v []byte) error {
 		var tp TrendPoint
 		if err := json.Unmarshal(v, &tp); err != nil {
 			return fmt.Errorf("decode trend of %s: %w", p.ID, err)
@@ -223,11 +259,7 @@ func AllPatterns(r Reader, keep func(*Pattern) bool) ([]*Pattern, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = r.Scan([]byte(prefSource), func(k, v []byte) error {
-		p := byID[idOf(prefSource, k)]
-		if p == nil {
-			return nil
-		}
+	err = entries(prefSource, func(p *Pattern, v []byte) error {
 		var sl SourceLoop
 		if err := json.Unmarshal(v, &sl); err != nil {
 			return fmt.Errorf("decode source loop of %s: %w", p.ID, err)
@@ -238,16 +270,7 @@ func AllPatterns(r Reader, keep func(*Pattern) bool) ([]*Pattern, error) {
 	if err != nil {
 		return nil, err
 	}
-	if keep == nil {
-		return all, nil
-	}
-	out := all[:0]
-	for _, p := range all {
-		if keep(p) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return all, nil
 }
 
 // loadLoopHead reads a loop's head (Iterations nil).
