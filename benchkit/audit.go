@@ -66,7 +66,7 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 		release()
 		ds = append(ds, time.Since(start))
 	}
-	r.Latency = summarise(ds)
+	r.Latency = Summarise(ds)
 	r.P99ToRebuild = r.P99us / 1e6 / rebuild.Seconds()
 	r.ExtraBytes = extraBytes(filepath.Join(dir, "node", node.AuditDir), filepath.Join(dir, "node", "pebble"))
 	return r, nil

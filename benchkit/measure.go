@@ -149,7 +149,8 @@ type Latency struct {
 	MaxUs float64 `json:"max_us"`
 }
 
-func summarise(ds []time.Duration) Latency {
+// Summarise returns the count, p50, p99 and maximum of ds.
+func Summarise(ds []time.Duration) Latency {
 	if len(ds) == 0 {
 		return Latency{}
 	}

@@ -274,7 +274,7 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 				return Latency{}, fmt.Errorf("%s.%s in-process: %w", ep.Group, ep.Name, err)
 			}
 		}
-		return summarise(ds), nil
+		return Summarise(ds), nil
 	}
 	overNATS := func(fn func(i int) error) (Latency, error) {
 		ds := make([]time.Duration, 0, q)
@@ -288,7 +288,7 @@ func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, m
 			}
 			ds = append(ds, time.Since(t0))
 		}
-		return summarise(ds), nil
+		return Summarise(ds), nil
 	}
 	ktask := func() []byte { return marshal(map[string]any{"task": KnowledgeTask(rng), "headroom": 0.5}) }
 	ptask := func() []byte {

@@ -281,7 +281,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Lag, rep.LagOfferedPerS = summarise(lags), offered
+	rep.Lag, rep.LagOfferedPerS = Summarise(lags), offered
 
 	// 4. Injection queries, in-process and over NATS; read your writes.
 	ph.start("injection", "injection queries")
@@ -576,7 +576,7 @@ func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report, 
 				return fmt.Errorf("%s.%s in-process: %w", c.group, c.name, err)
 			}
 		}
-		rep.Inject[c.group+"."+c.name+"/in-process"] = summarise(ds)
+		rep.Inject[c.group+"."+c.name+"/in-process"] = Summarise(ds)
 	}
 
 	svc, err := n.Serve(api.Options{})
@@ -602,7 +602,7 @@ func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report, 
 				return fmt.Errorf("%s.%s over NATS: %w", c.group, c.name, err)
 			}
 		}
-		rep.Inject[c.group+"."+c.name+"/nats"] = summarise(ds)
+		rep.Inject[c.group+"."+c.name+"/nats"] = Summarise(ds)
 	}
 	ph.start("read your writes", "read your writes: commands one after another")
 	ryw, err := measureReadYourWrites(ctx, nc, cl, max(q/len(rywCommands), 1))

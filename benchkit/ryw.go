@@ -64,7 +64,7 @@ func measureReadYourWrites(ctx context.Context, nc *nats.Conn, cl *api.Client, q
 	if err != nil {
 		return out, err
 	}
-	out.RawPublish = summarise(base)
+	out.RawPublish = Summarise(base)
 	out.ByCommand = map[string]Latency{}
 	per := make([][]time.Duration, len(rywCommands))
 	var all []time.Duration
@@ -89,9 +89,9 @@ func measureReadYourWrites(ctx context.Context, nc *nats.Conn, cl *api.Client, q
 		}
 	}
 	for k, c := range rywCommands {
-		out.ByCommand[c.group+"."+c.name] = summarise(per[k])
+		out.ByCommand[c.group+"."+c.name] = Summarise(per[k])
 	}
-	out.Latency = summarise(all)
+	out.Latency = Summarise(all)
 	if out.RawPublish.P50us > 0 {
 		out.P50Ratio = out.P50us / out.RawPublish.P50us
 		out.P99Ratio = out.P99us / out.RawPublish.P99us

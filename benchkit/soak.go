@@ -425,7 +425,7 @@ func (in *injections) report(rep *SoakReport) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for k, ds := range in.lat {
-		rep.Inject[k] = summarise(ds)
+		rep.Inject[k] = Summarise(ds)
 	}
 }
 

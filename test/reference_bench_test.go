@@ -303,6 +303,8 @@ func BenchmarkReadYourWrites(b *testing.B) {
 				{"knowledge", "add", refProject, refLesson},
 				{"phase", "complete", "ryw-empty", func(i int) map[string]any { return map[string]any{"phase": i + 1} }},
 			}
+			all := make([]time.Duration, 0, b.N)
+			each := make([][]time.Duration, len(cmds))
 			b.ResetTimer()
 			for i := range b.N {
 				c := cmds[i%len(cmds)]
@@ -311,12 +313,26 @@ func BenchmarkReadYourWrites(b *testing.B) {
 					b.Fatal(err)
 				}
 				req.Project, req.Source = c.project, "bench"
+				start := time.Now()
 				raw, err := cl.CallRaw(context.Background(), c.group, c.name, req)
 				if err != nil {
 					b.Fatalf("%s.%s: %v", c.group, c.name, err)
 				}
+				d := time.Since(start)
 				if !strings.Contains(string(raw), `"projected":true`) {
 					b.Fatalf("%s.%s: not projected: %s", c.group, c.name, raw)
+				}
+				all = append(all, d)
+				each[i%len(cmds)] = append(each[i%len(cmds)], d)
+			}
+			// The goal is stated in percentiles, over every command and
+			// for each one (its p50: which command holds the rest back).
+			l := benchkit.Summarise(all)
+			b.ReportMetric(l.P50us, "p50-us")
+			b.ReportMetric(l.P99us, "p99-us")
+			for j, c := range cmds {
+				if len(each[j]) > 0 {
+					b.ReportMetric(benchkit.Summarise(each[j]).P50us, c.name+"-p50-us")
 				}
 			}
 		})
