@@ -123,12 +123,24 @@ type LearningPatternsArgs struct {
 	State string `json:"state,omitempty"`
 	// Tag keeps the patterns carrying this tag (getByTag).
 	Tag string `json:"tag,omitempty"`
+	// Offset skips this many patterns of the listing's order (state, then
+	// content); Limit bounds how many are returned (0: all). A project
+	// with many patterns is read page by page: its whole listing may not
+	// fit one reply.
+	Offset int `json:"offset,omitempty"`
+	Limit  int `json:"limit,omitempty"`
 }
 
 func learnQueryPatterns(_ context.Context, v View, req Request) (any, error) {
 	var a LearningPatternsArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
+	}
+	if a.Offset < 0 {
+		return nil, badField("offset", errNegative)
+	}
+	if a.Limit < 0 {
+		return nil, badField("limit", errNegative)
 	}
 	var st learning.MaturityState
 	if a.State != "" {
@@ -144,6 +156,10 @@ func learnQueryPatterns(_ context.Context, v View, req Request) (any, error) {
 		ps, err = learningModel.PatternsByTag(v.Model(learning.ModelName), req.Project, req.Now, st, a.Tag)
 	} else {
 		ps, err = learningModel.Patterns(v.Model(learning.ModelName), req.Project, req.Now, st)
+	}
+	ps = ps[min(a.Offset, len(ps)):]
+	if a.Limit > 0 && len(ps) > a.Limit {
+		ps = ps[:a.Limit]
 	}
 	if ps == nil {
 		ps = []learning.PatternView{}

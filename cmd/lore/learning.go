@@ -118,18 +118,20 @@ func learnPatternArgs(args []string, content string) (app.LearningPatternArgs, e
 
 func newCmdMaturity(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "maturity", Short: "Decomposition pattern maturity: list, show, observe, promote, deprecate, reset"}
-	var state, tag string
+	var la app.LearningPatternsArgs
 	list := &cobra.Command{
 		Use: "list", Short: "Patterns with their maturity at now (decayed counts)", Args: cobra.NoArgs,
-		Example: "  lore maturity list --state proven\n  lore maturity list --tag auth",
+		Example: "  lore maturity list --state proven\n  lore maturity list --tag auth\n  lore maturity list --limit 100 --offset 100",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return learnCall(cmd, f, "patterns", app.LearningPatternsArgs{State: state, Tag: tag}, func(ps []learning.PatternView) { printPatterns(f, ps) })
+			return learnCall(cmd, f, "patterns", la, func(ps []learning.PatternView) { printPatterns(f, ps) })
 		},
 	}
-	list.Flags().StringVar(&state, "state", "", "candidate, established, proven or deprecated")
-	list.Flags().StringVar(&tag, "tag", "", "only patterns carrying this tag (getByTag)")
+	list.Flags().StringVar(&la.State, "state", "", "candidate, established, proven or deprecated")
+	list.Flags().StringVar(&la.Tag, "tag", "", "only patterns carrying this tag (getByTag)")
+	list.Flags().IntVar(&la.Offset, "offset", 0, "skip this many patterns (the order: state, then content)")
+	list.Flags().IntVar(&la.Limit, "limit", 0, "list at most this many (0: all; many patterns are listed page by page with --offset)")
 	freeText(list.Flags(), "tag")
-	declare(list.Flags(), rules{"state": schemaEnum("pattern.maturity_changed/v1", "to")})
+	declare(list.Flags(), rules{"state": schemaEnum("pattern.maturity_changed/v1", "to"), "offset": atLeast(0), "limit": atLeast(0)})
 	var content string
 	show := &cobra.Command{
 		Use: "show [ID]", Short: "One pattern: maturity, decayed counts, observations and why", Args: cobra.MaximumNArgs(1),

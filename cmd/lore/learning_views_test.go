@@ -79,6 +79,7 @@ func TestLearningStorageViews(t *testing.T) {
 		{"errors", map[string]any{"bead_id": "bd-1"}, []string{"errors", "list", "bd-1"}},
 		{"errors", map[string]any{"bead_id": "bd-1", "unresolved": true}, []string{"errors", "list", "bd-1", "--unresolved"}},
 		{"patterns", map[string]any{"tag": "ui"}, []string{"maturity", "list", "--tag", "ui"}},
+		{"patterns", map[string]any{"offset": 1, "limit": 1}, []string{"maturity", "list", "--offset", "1", "--limit", "1"}},
 		{"extract", map[string]any{"text": "We'll split by file type, one file per subtask"},
 			[]string{"learning", "extract", "We'll split by file type, one file per subtask"}},
 	}
@@ -184,6 +185,17 @@ func TestLearningStorageViews(t *testing.T) {
 	if len(tagged) != 1 || tagged[0].Content != "Split by file type" {
 		t.Errorf("patterns tagged auth: %+v", tagged)
 	}
+	// Pages of the listing, joined, are the whole listing in its order.
+	var whole, joined []struct{ ID string }
+	json.Unmarshal([]byte(viaAPI("patterns", map[string]any{})), &whole)
+	for off := 0; off < 5; off += 2 {
+		var page []struct{ ID string }
+		json.Unmarshal([]byte(viaAPI("patterns", map[string]any{"offset": off, "limit": 2})), &page)
+		joined = append(joined, page...)
+	}
+	if len(whole) != 3 || fmt.Sprint(joined) != fmt.Sprint(whole) {
+		t.Errorf("patterns in pages of 2: %+v, whole: %+v", joined, whole)
+	}
 	var ex struct {
 		Patterns   []string `json:"patterns"`
 		PatternIDs []string `json:"pattern_ids"`
@@ -204,6 +216,7 @@ func TestLearningStorageViews(t *testing.T) {
 		{"learning", "feedback-list"},
 		{"learning", "feedback-list", "--criterion", "a", "--bead", "b"},
 		{"errors", "list", ""},
+		{"maturity", "list", "--limit", "-1"},
 	} {
 		if code, _, errs := cli(t, bg, "", append([]string{"--nats", url}, c...)...); code != exitBadInput {
 			t.Errorf("lore %v: exit %d (%s), want 2", c, code, errs)
@@ -211,6 +224,11 @@ func TestLearningStorageViews(t *testing.T) {
 	}
 	if code, _, errs := cli(t, bg, "", "--nats", url, "learning", "extract", "  "); !strings.Contains(errs, `"text"`) {
 		t.Errorf("blank extract text: exit %d, err %q, want the field named", code, errs)
+	}
+	// The API names the field as the CLI does.
+	req, _ := api.NewRequest(map[string]any{"offset": -2})
+	if _, err := api.NewClient(nc).CallRaw(bg, "learning", "patterns", req); err == nil || !strings.Contains(err.Error(), `"offset"`) {
+		t.Errorf("learning.patterns offset -2: %v, want the field named", err)
 	}
 }
 
