@@ -160,11 +160,15 @@ func (f *Folder) Parallel() {
 	}
 }
 
-// Close stops the lanes' goroutines (Parallel) and waits for them: events
-// not folded yet are dropped (they were not committed). The folder is not
-// used after.
+// Close stops the lanes' goroutines (Parallel) and waits for them, then
+// for a batch CommitAsync is writing: events not folded yet are dropped
+// (they were not committed). The folder is not used after.
+//
+// INVARIANT: the lanes are stopped before the written batch's overlays
+// are dropped: a folder closed with events still handed to its lanes (a
+// replay cancelled between two commits) has lanes reading those overlays
+// (lane.pending) until they stop.
 func (f *Folder) Close() {
-	_ = f.waitWriting() // a failure was (or will never be) reported by a commit
 	if f.parallel {
 		f.lanes[0].closed.Store(true)
 		for _, l := range f.lanes {
@@ -173,6 +177,7 @@ func (f *Folder) Close() {
 		f.lanesDone.Wait()
 		f.parallel = false
 	}
+	_ = f.waitWriting() // a failure was (or will never be) reported by a commit
 }
 
 // Seq is the last sequence folded (committed or not).

@@ -205,3 +205,91 @@ func TestCommitRefusesUnsettledPoison(t *testing.T) {
 		t.Fatal("model b kept the writes of an event model a refused")
 	}
 }
+
+// firstSeen keeps the bead of the first outcome it folds: every event
+// reads that key, which after a commit is only in the committed batch or
+// the one being written (so each fold reads lane.writing while it is).
+type firstSeen struct{ name string }
+
+func (m firstSeen) Name() string { return m.name }
+func (m firstSeen) Version() int { return 1 }
+func (m firstSeen) Fold(tx Tx, _ *events.Event, data events.Payload) error {
+	o := data.(*events.OutcomeRecorded)
+	if _, ok, err := tx.Get([]byte("first")); err != nil || ok {
+		return err
+	}
+	return tx.Set([]byte("first"), []byte(o.BeadID))
+}
+
+// TestCloseWhileLanesFold closes a folder the way a cancelled replay (an
+// audit whose caller went away) does: a batch handed to CommitAsync still
+// being written, and events handed to the lanes that were never settled.
+// The lanes read the batch being written (lane.writing) while they fold;
+// Close must stop them before it drops that batch, or the two race (under
+// -race this test reports it; without, the process can die of a
+// concurrent map access). What was committed stays committed, and a new
+// folder folds the rest to the state of a sequential fold.
+func TestCloseWhileLanesFold(t *testing.T) {
+	models := []Model{tally{name: "a"}, firstSeen{name: "b"}, firstSeen{name: "c"}}
+	var evs []*events.Event
+	for i := range 3000 {
+		ev, err := events.New("outcome.recorded/v1", "p", "test", time.Date(2026, 1, 1, 0, 0, 0, i, time.UTC),
+			&events.OutcomeRecorded{BeadID: fmt.Sprintf("b%d", i), DurationMs: 1, Success: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq = uint64(i + 1)
+		evs = append(evs, ev)
+	}
+	fold := func(f *Folder, evs []*events.Event) {
+		t.Helper()
+		for _, ev := range evs {
+			if _, err := f.Fold(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st, err := OpenStore("", StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f, err := NewFolder(st, models, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Parallel()
+	fold(f, evs[:1000])
+	if _, err := f.Settle(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CommitAsync(); err != nil {
+		t.Fatal(err)
+	}
+	fold(f, evs[1000:2000]) // handed to the lanes, never settled
+	f.Close()
+	if cp, err := st.Checkpoint(); err != nil || cp != 1000 {
+		t.Fatalf("checkpoint after close: %d, %v; want the batch handed to CommitAsync (1000)", cp, err)
+	}
+	f, err = NewFolder(st, models, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fold(f, evs[1000:])
+	if _, err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := OpenStore("", StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	if _, err := FoldEvents(want, models, evs); err != nil {
+		t.Fatal(err)
+	}
+	got, err1 := st.Digest()
+	exp, err2 := want.Digest()
+	if err1 != nil || err2 != nil || got != exp {
+		t.Fatalf("state after a close with busy lanes and a refold differs from a sequential fold (%v, %v)", err1, err2)
+	}
+}
