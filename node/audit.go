@@ -161,6 +161,9 @@ func (n *Node) At(ctx context.Context, asOf *time.Time, atSeq uint64) (app.View,
 	if atSeq > 0 && atSeq < target {
 		target = atSeq
 	}
+	if v, release, ok := n.liveAudit(asOf, target); ok {
+		return v, release, nil
+	}
 	st, release, err := n.openAudit(asOf, target)
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit: %w", err)
@@ -182,3 +185,27 @@ func (n *Node) At(ctx context.Context, asOf *time.Time, atSeq uint64) (app.View,
 	}
 	return storeView{st: st, seq: func() uint64 { return stats.Seq }}, release, nil
 }
+
+// liveAudit answers an audit from a snapshot of the live read model when
+// that model folded exactly the events the audit takes: the log up to
+// target, every one of them no later than asOf (an --at-seq at the head
+// of the log, an --as-of after its latest event time). Nothing is copied
+// or folded; ok is false otherwise.
+func (n *Node) liveAudit(asOf *time.Time, target uint64) (app.View, func(), bool) {
+	snap := n.Store.Snapshot()
+	m, err := snap.AuditMark()
+	if err != nil || m.Seq != target || m.Format != projector.FormatVersion(n.models) || !m.UsableFor(asOf, target) {
+		_ = snap.Close()
+		return nil, nil, false
+	}
+	return snapshotView{snap: snap, seq: target}, func() { _ = snap.Close() }, true
+}
+
+// snapshotView is an app.View over a snapshot of a store.
+type snapshotView struct {
+	snap *projector.Snapshot
+	seq  uint64
+}
+
+func (v snapshotView) Model(name string) projector.Reader { return v.snap.Model(name) }
+func (v snapshotView) Seq() uint64                        { return v.seq }

@@ -198,6 +198,42 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 	if fromCheckpoint == 0 || skippedBlocks == 0 {
 		t.Fatalf("audits started from a checkpoint %d times and skipped blocks %d times: the test exercised neither", fromCheckpoint, skippedBlocks)
 	}
+	// At the head of the log, or as of a time no event is later than, the
+	// live read model is the answer (a snapshot of it: nothing folded);
+	// one event short of either, it is not.
+	latest := evs[0].Time
+	for _, ev := range evs {
+		if ev.Time.After(latest) {
+			latest = ev.Time
+		}
+	}
+	after, before := latest.Add(time.Hour), latest.Add(-time.Nanosecond)
+	for _, c := range []struct {
+		asOf  *time.Time
+		atSeq uint64
+		live  bool
+	}{
+		{nil, last, true}, {&latest, 0, true}, {&after, last, true},
+		{nil, last - 1, false}, {&before, 0, false}, {&after, last - 1, false},
+	} {
+		target := last
+		if c.atSeq > 0 {
+			target = c.atSeq
+		}
+		if got := n.AnsweredLive(c.asOf, target); got != c.live {
+			t.Errorf("audit as of %v at seq %d answered from the live read model: %v, want %v", c.asOf, c.atSeq, got, c.live)
+		}
+		want := fullFold(t, n, c.asOf, c.atSeq)
+		v, release, err := n.At(ctx, c.asOf, c.atSeq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := node.ViewDigest(v)
+		release()
+		if err != nil || got != want || v.Seq() != target {
+			t.Fatalf("audit as of %v at seq %d: digest %s at seq %d (%v), full fold %s at %d", c.asOf, c.atSeq, got, v.Seq(), err, want, target)
+		}
+	}
 	if got := derivedCount(t, n); got != announced {
 		t.Fatalf("audits announced: derived stream %d messages, was %d", got, announced)
 	}

@@ -168,6 +168,26 @@ func (s *Store) Model(name string) Reader {
 	return dbReader{r: s.db, prefix: []byte(modelPrefix + name + "/")}
 }
 
+// Snapshot is the store's committed state at one instant, read while the
+// store goes on: every read of it sees the same batches, whatever is
+// committed after. Close releases it.
+type Snapshot struct{ snap *pebble.Snapshot }
+
+// Snapshot takes a snapshot of the committed state.
+func (s *Store) Snapshot() *Snapshot { return &Snapshot{snap: s.db.NewSnapshot()} }
+
+// Model returns a Reader over one model's keys in the snapshot.
+func (s *Snapshot) Model(name string) Reader {
+	return dbReader{r: s.snap, prefix: []byte(modelPrefix + name + "/")}
+}
+
+// AuditMark reads the snapshot's mark: its checkpoint is the sequence its
+// state folds the log to.
+func (s *Snapshot) AuditMark() (AuditMark, error) { return auditMark(s.snap) }
+
+// Close releases the snapshot.
+func (s *Snapshot) Close() error { return s.snap.Close() }
+
 // dbReader reads one model's keys from a pebble.Reader (the DB or a snapshot).
 type dbReader struct {
 	r      pebble.Reader
@@ -233,8 +253,10 @@ func (quietLogger) Fatalf(format string, args ...any) {
 }
 
 // StoredVersion returns the format version the store holds ("" when new).
-func (s *Store) StoredVersion() (string, error) {
-	v, closer, err := s.db.Get([]byte(sysVersion))
+func (s *Store) StoredVersion() (string, error) { return storedVersion(s.db) }
+
+func storedVersion(r pebble.Reader) (string, error) {
+	v, closer, err := r.Get([]byte(sysVersion))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return "", nil
 	}
@@ -299,8 +321,13 @@ func (s *Store) clearOutboxThrough(last []byte) error {
 
 // Digest is a SHA-256 over every read-model key and value in key order:
 // two stores that folded the same log have the same digest.
-func (s *Store) Digest() (string, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(modelPrefix), UpperBound: prefixEnd([]byte(modelPrefix))})
+func (s *Store) Digest() (string, error) { return digest(s.db) }
+
+// Digest is the digest of the snapshot's read models (Store.Digest).
+func (s *Snapshot) Digest() (string, error) { return digest(s.snap) }
+
+func digest(r pebble.Reader) (string, error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: []byte(modelPrefix), UpperBound: prefixEnd([]byte(modelPrefix))})
 	if err != nil {
 		return "", fmt.Errorf("%w: digest: %v", ErrStorage, err)
 	}

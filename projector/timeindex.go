@@ -132,20 +132,23 @@ func (m AuditMark) UsableFor(asOf *time.Time, atSeq uint64) bool {
 }
 
 // AuditMark reads the store's mark.
-func (s *Store) AuditMark() (AuditMark, error) {
+func (s *Store) AuditMark() (AuditMark, error) { return auditMark(s.db) }
+
+// auditMark reads the mark of the store r reads (the DB or a snapshot).
+func auditMark(r pebble.Reader) (AuditMark, error) {
 	var m AuditMark
 	var err error
-	if m.Seq, err = s.Checkpoint(); err != nil {
+	if m.Seq, _, err = getSeq(r, sysCheckpoint); err != nil {
 		return m, err
 	}
-	if m.Format, err = s.StoredVersion(); err != nil {
+	if m.Format, err = storedVersion(r); err != nil {
 		return m, err
 	}
-	from, okFrom, err := getSeq(s.db, sysAuditFrom)
+	from, okFrom, err := getSeq(r, sysAuditFrom)
 	if err != nil {
 		return m, err
 	}
-	mx, okMax, err := getSeq(s.db, sysAuditMax)
+	mx, okMax, err := getSeq(r, sysAuditMax)
 	if err != nil {
 		return m, err
 	}
