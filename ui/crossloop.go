@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"net/http"
 	"sort"
 	"time"
@@ -16,9 +17,17 @@ type crossloopData struct {
 	Trends      map[string]string
 	Metrics     any
 	Loops       any
-	Applied     map[string][]string // loop id → titles of patterns it applied
+	Applied     map[string][]string // loop id → titles of this page's patterns it applied
 	Improvement string              // SVG
+	Page        pager               // the registry's page
 }
+
+// registryPage is how many patterns a page of the registry shows;
+// impactLoops how many loops the impact table lists.
+const (
+	registryPage = 50
+	impactLoops  = 50
+)
 
 func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
@@ -28,9 +37,13 @@ func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := crossloopData{Trends: map[string]string{}, Applied: map[string][]string{}}
 	p := page{Title: "Cross-loop", Nav: "Cross-loop", View: v, Data: &d}
+	if d.Page, err = newPager(r, registryPage); err != nil {
+		s.fail(w, r, "Cross-loop", v, err)
+		return
+	}
 	ctx := r.Context()
-	if d.Patterns, err = s.query(ctx, v, "patterns", "list", nil); err == nil {
-		if d.Metrics, err = s.query(ctx, v, "patterns", "metrics", nil); err == nil {
+	if d.Patterns, err = s.query(ctx, v, "patterns", "list", d.Page.args(nil)); err == nil {
+		if d.Metrics, err = s.query(ctx, v, "patterns", "metrics", map[string]any{"loops": impactLoops}); err == nil {
 			d.Loops, err = s.query(ctx, v, "loop", "list", map[string]any{"limit": 200})
 		}
 	}
@@ -39,7 +52,7 @@ func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, status(err), "crossloop", p)
 		return
 	}
-	var first time.Time
+	d.Patterns = d.Page.cut(d.Patterns)
 	for _, pat := range asList(d.Patterns) {
 		var pts []point
 		for _, t := range asList(field(pat, "effectiveness_trend")) {
@@ -48,9 +61,6 @@ func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			pts = append(pts, point{float64(at.Unix()), fnum(t, "success_rate_snapshot")})
-			if first.IsZero() || at.Before(first) {
-				first = at
-			}
 		}
 		d.Trends[fstr(pat, "pattern_id")] = chart{Title: "Success rate of " + fstr(pat, "title"), W: 320, H: 150, YMax: 1,
 			Time: true, Lines: []line{{Name: "success rate", Colour: "#0b5cad", Points: pts}}}.svg()
@@ -61,17 +71,14 @@ func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	for _, l := range asList(d.Loops) {
-		if at, err := time.Parse(time.RFC3339Nano, fstr(l, "started_at")); err == nil && (first.IsZero() || at.Before(first)) {
-			first = at
-		}
-	}
 	for k := range d.Applied {
 		sort.Strings(d.Applied[k])
 	}
-	if !first.IsZero() {
+	// The improvement over time starts at the log's first loop: the
+	// metrics alone (no loop list) at each point.
+	if first, ok := s.firstLoopStart(ctx); ok {
 		var pts []point
-		for _, x := range s.samples(ctx, v, "patterns", "metrics", nil, first, plotPoints) {
+		for _, x := range s.samples(ctx, v, "patterns", "metrics", map[string]any{"loops": 0}, first, plotPoints) {
 			if x.Err != nil {
 				continue
 			}
@@ -82,4 +89,19 @@ func (s *Server) crossloopPage(w http.ResponseWriter, r *http.Request) {
 			Lines: []line{{Name: "improvement %", Colour: "#17663a", Points: pts}}}.svg()
 	}
 	s.render(w, r, http.StatusOK, "crossloop", p)
+}
+
+// firstLoopStart is the time of the log's first loop.started (ok false:
+// none yet).
+func (s *Server) firstLoopStart(ctx context.Context) (time.Time, bool) {
+	res, err := s.query(ctx, view{}, "events", "tail", map[string]any{"from_seq": 1, "limit": 1, "types": []string{"loop.started"}})
+	if err != nil {
+		return time.Time{}, false
+	}
+	evs := asList(field(res, "events"))
+	if len(evs) == 0 {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, fstr(field(evs[0], "event"), "time"))
+	return at, err == nil
 }

@@ -19,7 +19,11 @@ type patternsData struct {
 	State    string // the state filter
 	Patterns any
 	Anti     any
+	Page     pager
 }
+
+// patternsPageSize is how many patterns a page of the list shows.
+const patternsPageSize = 100
 
 func (s *Server) patternsPage(w http.ResponseWriter, r *http.Request) {
 	v, err := s.parseView(r)
@@ -30,11 +34,16 @@ func (s *Server) patternsPage(w http.ResponseWriter, r *http.Request) {
 	d := patternsData{}
 	p := page{Title: "Patterns", Nav: "Patterns", View: v, Data: &d}
 	code := http.StatusOK
+	if d.Page, err = newPager(r, patternsPageSize); err != nil {
+		s.fail(w, r, "Patterns", v, err)
+		return
+	}
 	args := map[string]any{}
 	if d.State = r.FormValue("state"); d.State != "" {
 		args["state"] = d.State
 	}
-	if d.Patterns, err = s.query(r.Context(), v, "learning", "patterns", args); err == nil {
+	if d.Patterns, err = s.query(r.Context(), v, "learning", "patterns", d.Page.args(args)); err == nil {
+		d.Patterns = d.Page.cut(d.Patterns)
 		d.Anti, err = s.query(r.Context(), v, "learning", "anti_patterns", nil)
 	}
 	if err != nil {

@@ -4,14 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/loredev/lore/projector"
 )
 
 // Plots over time ask a query at several past points (as_of audits
 // through the pipeline, as `--as-of` does). Each audit folds from the
 // nearest audit checkpoint, so they are bounded: at most auditSlots run at
-// once, and answers are cached. The last point (the view's own) is keyed by
+// once, and answers are cached. A point is moved, within half the spacing
+// of the points, to the latest event time of an audit checkpoint: the
+// audit at that time starts from that checkpoint and folds at most one
+// block of the time index, where one at another time folds up to an
+// interval of checkpoints (seconds on a log of a million events). The last point (the view's own) is keyed by
 // the live log sequence and always exact; earlier points on a grid of whole
 // minutes are kept for seriesTTL, so a busy log does not re-audit them on
 // every view (an event backfilled before such a point shows within that
@@ -85,11 +92,11 @@ func (s *Server) samples(ctx context.Context, v view, group, name string, args a
 	live := s.cfg.Backend.Live().Seq()
 	out := make([]sampled, 0, n)
 	wall := s.cfg.Clock()
-	for i := range n {
-		at := from.Add(time.Duration(float64(to.Sub(from)) * float64(i) / float64(n-1))).Truncate(time.Minute)
+	points := grid(from, to, n, s.markTimes(from, to))
+	for i, at := range points {
 		seq := uint64(0) // earlier points: kept for seriesTTL
-		if i == n-1 {
-			at, seq = to, live
+		if i == len(points)-1 {
+			seq = live
 		}
 		key := fmt.Sprintf("%s.%s|%s|%s|%d|%d|%d", group, name, argKey, v.Project, at.UnixNano(), v.AtSeq, seq)
 		if r, ok := s.cache.get(key, wall); ok {
@@ -97,7 +104,7 @@ func (s *Server) samples(ctx context.Context, v view, group, name string, args a
 			continue
 		}
 		pv := v
-		if pv.AsOf = &at; i == n-1 && !v.Audit() {
+		if pv.AsOf = &at; i == len(points)-1 && !v.Audit() {
 			pv.AsOf = nil // the present: the live read models answer
 		}
 		select {
@@ -114,4 +121,74 @@ func (s *Server) samples(ctx context.Context, v view, group, name string, args a
 		out = append(out, smp)
 	}
 	return out
+}
+
+// auditMarks is what a backend with audit checkpoints tells (node.Node).
+type auditMarks interface {
+	AuditCheckpoints() []projector.AuditMark
+}
+
+// markTimes returns the latest event times of the backend's audit
+// checkpoints in [from, to), sorted (none without checkpoints).
+func (s *Server) markTimes(from, to time.Time) []time.Time {
+	b, ok := s.cfg.Backend.(auditMarks)
+	if !ok {
+		return nil
+	}
+	var ts []time.Time
+	for _, m := range b.AuditCheckpoints() {
+		if m.Complete && m.Seq > 0 && !m.MaxTime.Before(from) && m.MaxTime.Before(to) {
+			ts = append(ts, m.MaxTime)
+		}
+	}
+	slices.SortFunc(ts, time.Time.Compare)
+	return ts
+}
+
+// grid returns the times a plot from `from` to `to` samples, at most
+// n+1, the last one `to`: multiples of a round step (steps), so they stay
+// put as `to` moves on and earlier points are answered from the cache,
+// each moved to the nearest mark within half a step (snap).
+func grid(from, to time.Time, n int, marks []time.Time) []time.Time {
+	want := to.Sub(from) / time.Duration(max(n-1, 1))
+	step := steps[len(steps)-1]
+	for _, s := range steps {
+		if s >= want {
+			step = s
+			break
+		}
+	}
+	for step < want { // beyond the longest round step: whole multiples of it
+		step += steps[len(steps)-1]
+	}
+	var out []time.Time
+	for at := from.Truncate(step); at.Before(to); at = at.Add(step) {
+		out = append(out, snap(at, step/2, marks))
+	}
+	return append(out, to)
+}
+
+// steps are the round spacings of a plot's points.
+var steps = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
+	30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+	24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour, 30 * 24 * time.Hour}
+
+// snap returns the time of marks nearest to t within within, else t to the
+// minute.
+func snap(t time.Time, within time.Duration, marks []time.Time) time.Time {
+	i, _ := slices.BinarySearchFunc(marks, t, time.Time.Compare)
+	var at time.Time
+	best := within
+	for _, j := range []int{i - 1, i} {
+		if j < 0 || j >= len(marks) {
+			continue
+		}
+		if d := max(marks[j].Sub(t), t.Sub(marks[j])); d <= best {
+			best, at = d, marks[j]
+		}
+	}
+	if !at.IsZero() {
+		return at
+	}
+	return t.Truncate(time.Minute)
 }

@@ -2,17 +2,23 @@ package ui_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/ui"
 )
@@ -168,6 +174,84 @@ func TestInjectionPreviewNamesBadInput(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), tc.want) {
 			t.Errorf("headroom %q: %d, want 400 naming %s", tc.headroom, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+// TestDashboardListsPageByPage: the registry (cross-loop page) and the
+// decomposition patterns (patterns page) are shown a page at a time, the
+// pages joined are the whole listing in the API's order, and a bad offset
+// is refused naming it.
+func TestDashboardListsPageByPage(t *testing.T) {
+	h := startNode(t)
+	ctx := context.Background()
+	evs, err := benchkit.SeedPatterns(5, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Add(-time.Hour)
+	for i := range 130 {
+		ev, err := events.New("pattern.observed/v1", "web", "test", at.Add(time.Duration(i)*time.Second),
+			&events.PatternObserved{Content: fmt.Sprintf("Split the work by module %03d", i), Success: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	rs, err := h.n.Appender.AppendBatch(ctx, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.n.WaitFor(ctx, rs[len(rs)-1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	ids := regexp.MustCompile(`<tr data-id="([^"]+)"`)
+	next := regexp.MustCompile(`<a rel="next" href="([^"]+)"`)
+	for _, c := range []struct {
+		path, table, group, name string
+		pages                    int
+	}{
+		{"/crossloop", `id="registry"`, "patterns", "list", 3},
+		{"/patterns", `id="patterns"`, "learning", "patterns", 2},
+	} {
+		var shown []string
+		u, pages := h.base+c.path, 0
+		for u != "" {
+			code, body := get(t, u, nil)
+			if code != http.StatusOK {
+				t.Fatalf("GET %s = %d: %s", u, code, body)
+			}
+			pages++
+			table := body[strings.Index(body, c.table):]
+			table = table[:strings.Index(table, "</table>")]
+			for _, m := range ids.FindAllStringSubmatch(table, -1) {
+				shown = append(shown, m[1])
+			}
+			u = ""
+			if m := next.FindStringSubmatch(body); m != nil {
+				u = h.base + html.UnescapeString(m[1])
+			}
+		}
+		var listed []struct {
+			ID        string `json:"id"`
+			PatternID string `json:"pattern_id"`
+		}
+		raw, err := h.c.CallRaw(ctx, c.group, c.name, api.Request{Project: "web"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &listed); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, p := range listed {
+			want = append(want, p.ID+p.PatternID)
+		}
+		if pages != c.pages || len(want) < 100 || strings.Join(shown, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: %d pages showing %d items, want %d pages showing the %d of %s.%s in its order", c.path, pages, len(shown), c.pages, len(want), c.group, c.name)
+		}
+		if code, body := get(t, h.base+c.path+"?offset=-3", nil); code != http.StatusBadRequest || !strings.Contains(body, "offset") {
+			t.Errorf("%s?offset=-3: %d, want 400 naming the offset", c.path, code)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package crossloop
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -26,53 +27,83 @@ type ListFilter struct {
 	Limit  int `json:"limit,omitempty"`
 }
 
-// Match reports whether p passes the filter (rates: success rate, failure
-// rate for anti-patterns).
+// Match reports whether p (whole) passes the filter (rates: success rate,
+// failure rate for anti-patterns).
 func (f ListFilter) Match(p *Pattern) bool {
+	ok, _ := f.match(p, func(loopID string) (bool, error) { return p.HasLoop(loopID), nil })
+	return ok
+}
+
+// match is Match with the lineage asked of hasLoop (a head's lineage is
+// not in it: its member keys are).
+func (f ListFilter) match(p *Pattern, hasLoop func(loopID string) (bool, error)) (bool, error) {
 	if p.Archived && !f.Archived {
-		return false
+		return false, nil
 	}
 	if f.Type != "" && p.Type != f.Type {
-		return false
+		return false, nil
 	}
 	r := KeepRate(p)
 	if f.MinSuccessRate != nil && r < *f.MinSuccessRate {
-		return false
+		return false, nil
 	}
 	if f.MaxSuccessRate != nil && r > *f.MaxSuccessRate {
-		return false
+		return false, nil
 	}
-	if f.FromLoop != "" && !p.HasLoop(f.FromLoop) {
-		return false
+	if f.Tag != "" && !slices.Contains(p.Tags, f.Tag) {
+		return false, nil
 	}
-	if f.Tag != "" {
-		found := false
-		for _, t := range p.Tags {
-			found = found || t == f.Tag
-		}
-		if !found {
-			return false
-		}
+	if f.FromLoop != "" {
+		return hasLoop(f.FromLoop)
 	}
-	return true
+	return true, nil
 }
 
-// List returns the patterns matching f, by type order then id.
+// List returns the patterns matching f, by type order then id, from
+// Offset, at most Limit. The heads alone are read and filtered (the
+// lineage through its member keys); only the patterns returned are read
+// whole, so a page of a large registry costs its heads, not every
+// pattern's trend and lineage.
 func List(r Reader, f ListFilter) ([]*Pattern, error) {
-	ps, err := AllPatterns(r, f.Match)
+	type listed struct {
+		id, typ string
+	}
+	var ls []listed
+	err := r.Scan([]byte(prefPattern), func(_, v []byte) error {
+		var h patternHead
+		if err := json.Unmarshal(v, &h); err != nil {
+			return fmt.Errorf("decode pattern: %w", err)
+		}
+		ok, err := f.match(&h.Pattern, func(loopID string) (bool, error) { return hasLoop(r, &h, loopID) })
+		if ok {
+			ls = append(ls, listed{id: h.ID, typ: h.Type})
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	order := map[string]int{TypeError: 0, TypeSuccess: 1, TypeAnti: 2, TypeTemplate: 3}
-	sort.Slice(ps, func(i, j int) bool {
-		if ps[i].Type != ps[j].Type {
-			return order[ps[i].Type] < order[ps[j].Type]
+	sort.Slice(ls, func(i, j int) bool {
+		if ls[i].typ != ls[j].typ {
+			return order[ls[i].typ] < order[ls[j].typ]
 		}
-		return ps[i].ID < ps[j].ID
+		return ls[i].id < ls[j].id
 	})
-	ps = ps[min(f.Offset, len(ps)):]
-	if f.Limit > 0 && len(ps) > f.Limit {
-		ps = ps[:f.Limit]
+	ls = ls[min(f.Offset, len(ls)):]
+	if f.Limit > 0 && len(ls) > f.Limit {
+		ls = ls[:f.Limit]
+	}
+	ps := make([]*Pattern, 0, len(ls))
+	for _, l := range ls {
+		p, ok, err := LoadPattern(r, l.id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("listed pattern %s has no record", l.id)
+		}
+		ps = append(ps, p)
 	}
 	return ps, nil
 }
