@@ -35,6 +35,12 @@ type LearningExportArgs struct {
 	// Kind limits the export to one kind: feedback, decompositions,
 	// maturity or errors; all when empty.
 	Kind string `json:"kind,omitempty" jsonschema:"feedback, decompositions, maturity or errors; all when empty"`
+	// Offset skips this many records of the export's order (the kinds in
+	// ExportKinds order, each in its own order); Limit bounds how many are
+	// returned (0: all). A large learning state is read page by page: its
+	// whole export may not fit one reply.
+	Offset int `json:"offset,omitempty" jsonschema:"skip this many records (the kinds in order: feedback, decompositions, maturity, errors)"`
+	Limit  int `json:"limit,omitempty" jsonschema:"at most this many records (0: all)"`
 }
 
 // SwarmFeedbackEvent is swarm-tools' FeedbackEvent.
@@ -129,6 +135,12 @@ func learnQueryExport(_ context.Context, v View, req Request) (any, error) {
 	if a.Kind != "" && !known {
 		return nil, fmt.Errorf("%w: field \"kind\": %q: must be one of %v", ErrBadRequest, a.Kind, ExportKinds)
 	}
+	if a.Offset < 0 {
+		return nil, badField("offset", errNegative)
+	}
+	if a.Limit < 0 {
+		return nil, badField("limit", errNegative)
+	}
 	r := v.Model(learning.ModelName)
 	out := LearningExport{Format: ExportFormatSwarmTools}
 	if want(ExportKindFeedback) {
@@ -199,5 +211,52 @@ func learnQueryExport(_ context.Context, v View, req Request) (any, error) {
 				StackTrace: e.StackTrace, ToolName: e.ToolName, Timestamp: isoTime(e.Time), Resolved: e.Resolved, Context: e.Context})
 		}
 	}
+	out.page(a.Offset, a.Limit)
 	return out, nil
+}
+
+// Records are the export's records in its order (the JSONL lines).
+func (e *LearningExport) Records() []any {
+	out := make([]any, 0, len(e.Feedback)+len(e.Decompositions)+len(e.Maturity)+len(e.Errors))
+	for _, r := range e.Feedback {
+		out = append(out, r)
+	}
+	for _, r := range e.Decompositions {
+		out = append(out, r)
+	}
+	for _, r := range e.Maturity {
+		out = append(out, r)
+	}
+	for _, r := range e.Errors {
+		out = append(out, r)
+	}
+	return out
+}
+
+// page keeps the records [offset, offset+limit) of the export's order
+// (limit 0: to the end).
+func (e *LearningExport) page(offset, limit int) {
+	if offset == 0 && limit == 0 {
+		return
+	}
+	skip, left := offset, limit
+	if limit == 0 {
+		left = -1
+	}
+	e.Feedback = pageOf(e.Feedback, &skip, &left)
+	e.Decompositions = pageOf(e.Decompositions, &skip, &left)
+	e.Maturity = pageOf(e.Maturity, &skip, &left)
+	e.Errors = pageOf(e.Errors, &skip, &left)
+}
+
+// pageOf is one kind's share of a page: it passes over skip records, then
+// keeps at most left (negative: every one), and counts both down.
+func pageOf[T any](rs []T, skip, left *int) []T {
+	n := min(*skip, len(rs))
+	rs, *skip = rs[n:], *skip-n
+	if *left >= 0 {
+		k := min(*left, len(rs))
+		rs, *left = rs[:k], *left-k
+	}
+	return rs
 }

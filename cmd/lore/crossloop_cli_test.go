@@ -483,4 +483,49 @@ func TestCLIPatternsExportBeyondOneMessage(t *testing.T) {
 	if len(a) <= 1<<20 || string(a) != string(b) {
 		t.Fatalf("export of %d bytes (want more than 1 MiB), equal to the one in parts of 300: %v", len(a), string(a) == string(b))
 	}
+	// The listing too is larger than one message: read in pages, whole.
+	var listed []struct {
+		ID string `json:"pattern_id"`
+	}
+	if err := json.Unmarshal([]byte(cliOK(t, d)("--json", "patterns", "list")), &listed); err != nil || len(listed) != n {
+		t.Fatalf("patterns list beyond one message: %d patterns (%v), want %d", len(listed), err, n)
+	}
+	for i := 1; i < n; i++ {
+		if listed[i].ID <= listed[i-1].ID {
+			t.Fatalf("patterns list in pages is out of order at %d: %s after %s", i, listed[i].ID, listed[i-1].ID)
+		}
+	}
+}
+
+// TestCLILearningExportBeyondOneMessage: a learning state whose export is
+// larger than one NATS message is exported in parts, written as the same
+// lines as parts of any size; learning.export's pages joined are the
+// whole export, and a negative page is refused naming it.
+func TestCLILearningExportBeyondOneMessage(t *testing.T) {
+	d := serveData(t, "--max-payload", "1")
+	var obs strings.Builder
+	for i := range 2600 {
+		fmt.Fprintf(&obs, `{"content":"Split the work by module %04d, then give each subtask one owner, one test file and one reviewer, so that no two agents ever edit the same file in one phase","success":%v,"tags":["bulk"]}`+"\n", i, i%3 != 0)
+	}
+	file := filepath.Join(t.TempDir(), "obs.jsonl")
+	if err := os.WriteFile(file, []byte(obs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cliOK(t, d)("maturity", "observe-batch", file)
+	whole := cliOK(t, d)("learning", "export")
+	var listed []json.RawMessage
+	if err := json.Unmarshal([]byte(cliOK(t, d)("--json", "maturity", "list")), &listed); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Split(strings.TrimSpace(whole), "\n")); len(whole) <= 1<<20 || n != 2*len(listed) || len(listed) < 2500 {
+		t.Fatalf("export of %d bytes in %d lines, want more than 1 MiB and each of the %d patterns with its maturity", len(whole), n, len(listed))
+	}
+	for _, part := range []string{"500", "2001"} { // pages across the two kinds, and one page of each
+		if got := cliOK(t, d)("learning", "export", "--part", part); got != whole {
+			t.Errorf("export in parts of %s records differs from the export read whole", part)
+		}
+	}
+	if code, _, errs := cli(t, context.Background(), "", append(d, "learning", "export", "--part", "-1")...); code != exitBadInput || !strings.Contains(errs, "part") {
+		t.Errorf("--part -1: exit %d, %q", code, errs)
+	}
 }

@@ -123,7 +123,23 @@ func newCmdMaturity(f *Factory) *cobra.Command {
 		Use: "list", Short: "Patterns with their maturity at now (decayed counts)", Args: cobra.NoArgs,
 		Example: "  lore maturity list --state proven\n  lore maturity list --tag auth\n  lore maturity list --limit 100 --offset 100",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return learnCall(cmd, f, "patterns", la, func(ps []learning.PatternView) { printPatterns(f, ps) })
+			asked := cmd.Flags().Changed("limit") || cmd.Flags().Changed("offset")
+			ps, err := callList[learning.PatternView](cmd.Context(), f, "learning", "patterns", asked, func(offset, limit int) any {
+				if asked {
+					return la
+				}
+				a := la
+				a.Offset, a.Limit = offset, limit
+				return a
+			})
+			if err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(ps)
+			}
+			printPatterns(f, ps)
+			return nil
 		},
 	}
 	list.Flags().StringVar(&la.State, "state", "", "candidate, established, proven or deprecated")

@@ -51,8 +51,16 @@ func newCmdPatternsList(f *Factory) *cobra.Command {
 			if cmd.Flags().Changed("max-success-rate") {
 				flt.MaxSuccessRate = &maxR
 			}
-			var ps []*crossloop.Pattern
-			if err := f.Call(cmd.Context(), "patterns", "list", flt, &ps); err != nil {
+			asked := cmd.Flags().Changed("limit") || cmd.Flags().Changed("offset")
+			ps, err := callList[*crossloop.Pattern](cmd.Context(), f, "patterns", "list", asked, func(offset, limit int) any {
+				if asked {
+					return flt
+				}
+				a := flt
+				a.Offset, a.Limit = offset, limit
+				return a
+			})
+			if err != nil {
 				return err
 			}
 			if f.JSON {
