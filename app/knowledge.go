@@ -76,6 +76,11 @@ type KnowledgeExportArgs struct {
 	Project  string `json:"project,omitempty"`
 	Rejected bool   `json:"rejected,omitempty"`
 	All      bool   `json:"all,omitempty"`
+	// Offset skips this many records of the export's order; Limit bounds
+	// how many are returned (0: all). A large store is exported page by
+	// page: its whole export may not fit one reply.
+	Offset int `json:"offset,omitempty"`
+	Limit  int `json:"limit,omitempty"`
 }
 
 // KnowledgeEventArgs name a submission by its event id.
@@ -315,6 +320,12 @@ func knowledgeExport(_ context.Context, v View, req Request) (any, error) {
 	if a.Tier != knowledge.TierSwarm && a.Tier != knowledge.TierHive {
 		return nil, fmt.Errorf("%w: field \"tier\": %q must be swarm or hive", ErrBadRequest, a.Tier)
 	}
+	if a.Offset < 0 {
+		return nil, badField("offset", errNegative)
+	}
+	if a.Limit < 0 {
+		return nil, badField("limit", errNegative)
+	}
 	cfg, err := kconfig(v)
 	if err != nil {
 		return nil, err
@@ -332,16 +343,26 @@ func knowledgeExport(_ context.Context, v View, req Request) (any, error) {
 				out.Rejected = append(out.Rejected, knowledge.RejectedToFile(r))
 			}
 		}
+		out.Rejected = page(out.Rejected, a.Offset, a.Limit)
 		return out, nil
 	}
 	es, err := knowledge.List(kreader(v), knowledge.ListOptions{Tier: a.Tier, Project: project, All: a.All, Archived: true})
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range es {
+	for _, e := range page(es, a.Offset, a.Limit) {
 		out.Entries = append(out.Entries, knowledge.ToFile(e, cfg))
 	}
 	return out, nil
+}
+
+// page is the items [offset, offset+limit) of xs (limit 0: to the end).
+func page[T any](xs []T, offset, limit int) []T {
+	skip, left := offset, limit
+	if limit == 0 {
+		left = -1
+	}
+	return pageOf(xs, &skip, &left)
 }
 
 func knowledgeConfig(_ context.Context, v View, _ Request) (any, error) { return kconfig(v) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loredev/lore/benchkit"
 )
 
 // serveData starts `lore serve` on a temp data folder and returns the
@@ -527,5 +530,35 @@ func TestCLILearningExportBeyondOneMessage(t *testing.T) {
 	}
 	if code, _, errs := cli(t, context.Background(), "", append(d, "learning", "export", "--part", "-1")...); code != exitBadInput || !strings.Contains(errs, "part") {
 		t.Errorf("--part -1: exit %d, %q", code, errs)
+	}
+}
+
+// TestCLIKnowledgeExportBeyondOneMessage: a project whose knowledge export
+// is larger than one NATS message is exported in parts, the same lines as
+// in parts of any size.
+func TestCLIKnowledgeExportBeyondOneMessage(t *testing.T) {
+	d := serveData(t, "--max-payload", "1")
+	rng := rand.New(rand.NewPCG(3, 5))
+	var file strings.Builder
+	for i := range 1500 {
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("k-%05d", i),
+			"lesson":   fmt.Sprintf("Lesson %d: %s; %s; %s", i, benchkit.Lesson(rng), benchkit.Lesson(rng), benchkit.Lesson(rng)),
+			"category": "tooling", "tags": []string{"bulk"}, "confidence": 0.7, "status": "candidate", "created_at": "2026-01-02T03:04:05Z"})
+		file.Write(line)
+		file.WriteByte('\n')
+	}
+	in := filepath.Join(t.TempDir(), "knowledge.jsonl")
+	if err := os.WriteFile(in, []byte(file.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cliOK(t, d)("knowledge", "import", in)
+	whole := cliOK(t, d)("knowledge", "export")
+	if n := len(strings.Split(strings.TrimSpace(whole), "\n")); len(whole) <= 1<<20 || n < 1000 {
+		t.Fatalf("export of %d bytes in %d lines, want more than 1 MiB", len(whole), n)
+	}
+	for _, part := range []string{"333", "5000"} {
+		if got := cliOK(t, d)("knowledge", "export", "--part", part); got != whole {
+			t.Errorf("export in parts of %s records differs from the export read whole", part)
+		}
 	}
 }

@@ -202,16 +202,15 @@ func newCmdKnowledgeImport(f *Factory) *cobra.Command {
 func newCmdKnowledgeExport(f *Factory) *cobra.Command {
 	var tier, out string
 	var rejected, all bool
+	var part int
 	cmd := &cobra.Command{
-		Use:     "export",
-		Short:   "Write entries (or rejected lessons) as opencode-swarm JSONL",
+		Use:   "export",
+		Short: "Write entries (or rejected lessons) as opencode-swarm JSONL",
+		Long: "Write entries (or rejected lessons) as opencode-swarm JSONL. A store too large for one reply\n" +
+			"is read in parts of --part records (2 000 when not given) and written as the same lines.",
 		Example: "  lore knowledge export -o .swarm/knowledge.jsonl\n  lore knowledge export --tier hive -o shared-learnings.jsonl",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var r app.KnowledgeExportResult
-			if err := f.Call(cmd.Context(), "knowledge", "export", map[string]any{"tier": tier, "rejected": rejected, "all": all}, &r); err != nil {
-				return err
-			}
 			w := f.Out
 			if out != "" && out != "-" {
 				fh, err := os.Create(out)
@@ -221,10 +220,16 @@ func newCmdKnowledgeExport(f *Factory) *cobra.Command {
 				defer fh.Close()
 				w = fh
 			}
-			if rejected {
-				return knowledge.WriteJSONL(w, r.Rejected)
+			page := func(offset, limit int) any {
+				return app.KnowledgeExportArgs{Tier: tier, Rejected: rejected, All: all, Offset: offset, Limit: limit}
 			}
-			return knowledge.WriteJSONL(w, r.Entries)
+			count := func(r *app.KnowledgeExportResult) int { return len(r.Entries) + len(r.Rejected) }
+			return callParts(cmd.Context(), f, "knowledge", "export", part, page, count, func(r *app.KnowledgeExportResult) error {
+				if rejected {
+					return knowledge.WriteJSONL(w, r.Rejected)
+				}
+				return knowledge.WriteJSONL(w, r.Entries)
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -232,7 +237,8 @@ func newCmdKnowledgeExport(f *Factory) *cobra.Command {
 	fl.BoolVar(&rejected, "rejected", false, "export the rejected lessons instead")
 	fl.BoolVar(&all, "all", false, "include removed todos")
 	fl.StringVarP(&out, "output", "o", "", "file to write (default stdout)")
-	declare(fl, rules{"tier": schemaEnum("knowledge.submitted/v1", "tier")})
+	fl.IntVar(&part, "part", 0, "read the export in parts of this many records (default: in one reply, in parts of 2000 when it is too large for one)")
+	declare(fl, rules{"tier": schemaEnum("knowledge.submitted/v1", "tier"), "part": atLeast(0)})
 	freeText(fl, "output")
 	return cmd
 }

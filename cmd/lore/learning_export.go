@@ -27,7 +27,11 @@ func newCmdLearningExport(f *Factory) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			enc := json.NewEncoder(f.Out)
-			return exportLearning(cmd.Context(), f, app.LearningExportArgs{Format: format, Kind: kind}, part, func(r *app.LearningExport) error {
+			page := func(offset, limit int) any {
+				return app.LearningExportArgs{Format: format, Kind: kind, Offset: offset, Limit: limit}
+			}
+			count := func(r *app.LearningExport) int { return len(r.Records()) }
+			return callParts(cmd.Context(), f, "learning", "export", part, page, count, func(r *app.LearningExport) error {
 				for _, rec := range r.Records() {
 					if err := enc.Encode(rec); err != nil {
 						return fmt.Errorf("write export: %w", err)
@@ -45,14 +49,17 @@ func newCmdLearningExport(f *Factory) *cobra.Command {
 	return cmd
 }
 
-// exportLearning reads learning.export and hands each answer to write: in
-// one reply when part is 0 and it fits, else in parts of part records
-// (exportPart when 0), halved while a part is still too large for a reply,
-// until a part holds fewer records than asked.
-func exportLearning(ctx context.Context, f *Factory, a app.LearningExportArgs, part int, write func(*app.LearningExport) error) error {
+// callParts reads an export query and hands each answer to write: in one
+// reply when part is 0 and it fits, else in parts of part records
+// (exportPart when 0), halved while a part is still too large for a
+// reply, until a part holds fewer records than asked (count says how many
+// an answer holds); page returns the query's arguments for the part at
+// offset of limit records (0, 0: whole).
+func callParts[R any](ctx context.Context, f *Factory, group, name string, part int, page func(offset, limit int) any,
+	count func(*R) int, write func(*R) error) error {
 	if part == 0 {
-		var r app.LearningExport
-		err := f.Call(ctx, "learning", "export", a, &r)
+		var r R
+		err := f.Call(ctx, group, name, page(0, 0), &r)
 		if !errors.Is(err, app.ErrTooLarge) {
 			if err != nil {
 				return err
@@ -61,10 +68,9 @@ func exportLearning(ctx context.Context, f *Factory, a app.LearningExportArgs, p
 		}
 		part = exportPart
 	}
-	for a.Offset = 0; ; {
-		var r app.LearningExport
-		a.Limit = part
-		err := f.Call(ctx, "learning", "export", a, &r)
+	for offset := 0; ; {
+		var r R
+		err := f.Call(ctx, group, name, page(offset, part), &r)
 		if errors.Is(err, app.ErrTooLarge) && part > 1 {
 			part /= 2
 			continue
@@ -75,11 +81,11 @@ func exportLearning(ctx context.Context, f *Factory, a app.LearningExportArgs, p
 		if err := write(&r); err != nil {
 			return err
 		}
-		n := len(r.Records())
+		n := count(&r)
 		if n < part {
 			return nil
 		}
-		a.Offset += n
+		offset += n
 	}
 }
 
