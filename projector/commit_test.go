@@ -165,3 +165,60 @@ func TestCommitAsyncEqualsCommit(t *testing.T) {
 		t.Errorf("time index blocks: CommitAsync %s, Commit %s", async.index, sync.index)
 	}
 }
+
+// BenchmarkOneEventCommit: a one-event fold and commit (a lone command's
+// write), on a folder that committed only small batches ("fresh") and on
+// one that committed a batch of 20 000 events first ("after-large"), as
+// the live runtime does after a backlog or a catch-up. Both should cost
+// the same: a map emptied for reuse keeps the buckets it grew to, and a
+// commit ranges over the batch's maps.
+func BenchmarkOneEventCommit(b *testing.B) {
+	models := []Model{tally{name: "a"}, tally{name: "b"}, tally{name: "c"}}
+	ev := func(i int) *events.Event {
+		e, err := events.New("outcome.recorded/v1", "p", "bench", time.Date(2026, 1, 1, 0, 0, 0, i, time.UTC),
+			&events.OutcomeRecorded{BeadID: fmt.Sprintf("b%d", i), DurationMs: 1, Success: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Seq = uint64(i + 1)
+		return e
+	}
+	for _, large := range []bool{false, true} {
+		name := "fresh"
+		if large {
+			name = "after-large"
+		}
+		b.Run(name, func(b *testing.B) {
+			st, err := OpenStore("", StoreOptions{InMemory: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			f, err := NewFolder(st, models, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			seq := 0
+			if large {
+				for ; seq < 20_000; seq++ {
+					if _, err := f.Fold(ev(seq)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := f.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := f.Fold(ev(seq)); err != nil {
+					b.Fatal(err)
+				}
+				seq++
+				if _, err := f.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -516,7 +516,7 @@ func (f *Folder) commitVisible() (n int, durable func() error, err error) {
 	n = len(f.outbox)
 	f.committed = f.seq
 	f.sys.clear()
-	clear(f.ids)
+	f.ids = emptied(f.ids)
 	for _, l := range f.lanes {
 		l.batch.clear()
 	}

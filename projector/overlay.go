@@ -47,9 +47,27 @@ func (b *batchOverlay) remove(k string) {
 
 func (b *batchOverlay) len() int { return len(b.vals) }
 
+// clear empties the overlay for the next batch.
 func (b *batchOverlay) clear() {
-	clear(b.vals)
+	b.vals = emptied(b.vals)
 	b.keys.Clear(true)
+}
+
+// keepMapOf is the most entries a map emptied for reuse may have held.
+const keepMapOf = 1024
+
+// emptied returns m empty, for reuse: cleared when it was small, else a
+// new map. A cleared map keeps the buckets it grew to, and ranging over
+// it (writeBatch ranges over every overlay and the ids) costs those, not
+// its entries: after one large batch (a replay's, a backlog's) every
+// later one-event commit paid for a scan of thousands of empty buckets,
+// about 160 µs each at 10 000 entries.
+func emptied[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) > keepMapOf {
+		return make(map[K]V)
+	}
+	clear(m)
+	return m
 }
 
 // ascend calls fn for each key with prefix, in key order, until fn
