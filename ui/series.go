@@ -14,15 +14,15 @@ import (
 // Plots over time ask a query at several past points (as_of audits
 // through the pipeline, as `--as-of` does). Each audit folds from the
 // nearest audit checkpoint, so they are bounded: at most auditSlots run at
-// once, and answers are cached. A point is moved, within half the spacing
-// of the points, to the latest event time of an audit checkpoint: the
-// audit at that time starts from that checkpoint and folds at most one
-// block of the time index, where one at another time folds up to an
-// interval of checkpoints (seconds on a log of a million events). The last point (the view's own) is keyed by
-// the live log sequence and always exact; earlier points on a grid of whole
-// minutes are kept for seriesTTL, so a busy log does not re-audit them on
-// every view (an event backfilled before such a point shows within that
-// time).
+// once, and answers are cached. The earlier points lie on a grid of round
+// steps (grid), each moved to the latest event time of an audit checkpoint
+// within half a step when there is one (an audit there folds at most one
+// block of the time index, where one elsewhere may fold up to an interval
+// of checkpoints: seconds on a log of a million events); they stay put as
+// time goes on and are kept for seriesTTL, so a busy log does not re-audit
+// them on every view (an event backfilled before such a point shows within
+// that time). The last point (the view's own) is keyed by the live log
+// sequence and always exact.
 
 const (
 	auditSlots = 2
