@@ -215,3 +215,34 @@ func TestValidFlagValuesPass(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSubcommandsExit2: every command group refuses a subcommand it
+// does not have, naming it (exit code 2, nothing on stdout), and alone
+// prints its help (exit 0), as the root does.
+func TestUnknownSubcommandsExit2(t *testing.T) {
+	root := newRootCmd(NewFactory(strings.NewReader(""), io.Discard, io.Discard))
+	var groups [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			p := append(append([]string{}, path...), sub.Name())
+			if sub.HasSubCommands() {
+				groups = append(groups, p)
+				walk(sub, p)
+			}
+		}
+	}
+	walk(root, nil)
+	if len(groups) < 8 {
+		t.Fatalf("found %d command groups: the walk misses commands", len(groups))
+	}
+	for _, g := range groups {
+		code, out, errs := cli(t, context.Background(), "", append(g, "lsit")...)
+		if code != exitBadInput || out != "" || !strings.Contains(errs, `unknown command "lsit"`) || !strings.Contains(errs, strings.Join(g, " ")) {
+			t.Errorf("lore %s lsit: exit %d, out %q, err %q; want 2 naming the command", strings.Join(g, " "), code, out, errs)
+		}
+		if code, out, _ := cli(t, context.Background(), "", g...); code != exitOK || !strings.Contains(out, "Usage:") {
+			t.Errorf("lore %s: exit %d, want its help", strings.Join(g, " "), code)
+		}
+	}
+}

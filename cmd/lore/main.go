@@ -35,7 +35,27 @@ func newRootCmd(f *Factory) *cobra.Command {
 		root.AddCommand(c(f))
 	}
 	guardFlags(root)
+	knownSubcommands(root)
 	return root
+}
+
+// knownSubcommands makes every command group under c (a command with
+// subcommands and nothing of its own to run) refuse an unknown subcommand,
+// naming it (exit code 2), as the root does; alone it prints its help.
+// Without it cobra prints the group's help and exits 0, so a mistyped
+// command in a script passes for done.
+func knownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() && sub.Run == nil && sub.RunE == nil {
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+				}
+				return cmd.Help()
+			}
+		}
+		knownSubcommands(sub)
+	}
 }
 
 func main() {
