@@ -239,6 +239,12 @@ func knowledgeList(_ context.Context, v View, req Request) (any, error) {
 	if o.Tier != "" && o.Tier != knowledge.TierSwarm && o.Tier != knowledge.TierHive {
 		return nil, fmt.Errorf("%w: field \"tier\": %q must be swarm or hive", ErrBadRequest, o.Tier)
 	}
+	if o.Offset < 0 {
+		return nil, badField("offset", errNegative)
+	}
+	if o.Limit < 0 {
+		return nil, badField("limit", errNegative)
+	}
 	o.Project = kProject(req, o.Project)
 	return knowledge.List(kreader(v), o)
 }

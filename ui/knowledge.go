@@ -23,6 +23,22 @@ type knowledgeData struct {
 	Injection any
 	Task      string
 	Headroom  string
+	Page      pager
+}
+
+// knowledgePageSize is how many entries a page of the list shows.
+const knowledgePageSize = 100
+
+// Keep is the filters in force as pairs of name and value, for the links
+// to the list's other pages.
+func (d *knowledgeData) Keep() []any {
+	var kv []any
+	for _, k := range knowledgeFilters {
+		if d.Filter[k] != "" {
+			kv = append(kv, k, d.Filter[k])
+		}
+	}
+	return kv
 }
 
 // knowledgeFilters are the list's filter fields (knowledge.list arguments
@@ -50,16 +66,18 @@ func (s *Server) knowledgeData(r *http.Request, v view, d *knowledgeData) error 
 	if d.Filter["all_projects"] != "" {
 		args["all_projects"] = true
 	}
-	list, err := s.query(r.Context(), v, "knowledge", "list", args)
+	if d.Filter["q"] != "" {
+		args["text"] = d.Filter["q"]
+	}
+	var err error
+	if d.Page, err = newPager(r, knowledgePageSize); err != nil {
+		return err
+	}
+	list, err := s.query(r.Context(), v, "knowledge", "list", d.Page.args(args))
 	if err != nil {
 		return err
 	}
-	q := strings.ToLower(d.Filter["q"])
-	for _, e := range asList(list) {
-		if q == "" || strings.Contains(strings.ToLower(fstr(e, "lesson")), q) || strings.Contains(strings.ToLower(fstr(e, "id")), q) {
-			d.Entries = append(d.Entries, e)
-		}
-	}
+	d.Entries = asList(d.Page.cut(list))
 	if d.Stats, err = s.query(r.Context(), v, "knowledge", "stats", nil); err != nil {
 		return err
 	}

@@ -64,6 +64,11 @@ type pagerView struct {
 }
 
 func pagerOf(path string, v view, p pager, n int, noun string, keep ...any) pagerView {
+	return pagerWith(path, v, p, n, noun, keep)
+}
+
+// pagerWith is pagerOf with the filters to keep as one list of pairs.
+func pagerWith(path string, v view, p pager, n int, noun string, keep []any) pagerView {
 	return pagerView{P: p, N: n, Noun: noun, path: path, view: v, keep: keep}
 }
 

@@ -31,16 +31,17 @@ var navItems = []struct{ Path, Name string }{
 }
 
 var funcs = template.FuncMap{
-	"num":     num,
-	"pct":     pct,
-	"link":    link,
-	"when":    when,
-	"str":     func(v any) string { return fmt.Sprint(v) },
-	"pagerOf": pagerOf,
-	"list":    asList,
-	"keys":    sortedKeys,
-	"nav":     func() any { return navItems },
-	"states":  func() []string { return []string{"candidate", "established", "proven", "deprecated"} },
+	"num":       num,
+	"pct":       pct,
+	"link":      link,
+	"when":      when,
+	"str":       func(v any) string { return fmt.Sprint(v) },
+	"pagerOf":   pagerOf,
+	"pagerWith": pagerWith,
+	"list":      asList,
+	"keys":      sortedKeys,
+	"nav":       func() any { return navItems },
+	"states":    func() []string { return []string{"candidate", "established", "proven", "deprecated"} },
 	"statuses": func() []string {
 		return []string{"candidate", "established", "promoted", "quarantined", "archived"}
 	},

@@ -562,3 +562,45 @@ func TestCLIKnowledgeExportBeyondOneMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIKnowledgeListPagesAndText: lore knowledge list --text keeps the
+// entries whose lesson or id holds the text in any case, and its pages
+// (--offset, --limit) joined are the whole listing.
+func TestCLIKnowledgeListPagesAndText(t *testing.T) {
+	d := serveData(t)
+	for i, l := range []string{"Pin the Go toolchain in CI", "Cache the module downloads", "Pin node's version in .nvmrc", "Run the race detector in CI"} {
+		cliOK(t, d)("knowledge", "add", fmt.Sprintf("%s (lesson %d of the list test)", l, i), "--category", "tooling")
+	}
+	list := func(args ...string) []string {
+		t.Helper()
+		var es []struct{ ID, Lesson string }
+		if err := json.Unmarshal([]byte(cliOK(t, d)(append([]string{"--json", "knowledge", "list"}, args...)...)), &es); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range es {
+			out = append(out, e.ID+" "+e.Lesson)
+		}
+		return out
+	}
+	whole := list()
+	var pinned []string
+	for _, e := range whole {
+		if strings.Contains(strings.ToLower(e), "pin") {
+			pinned = append(pinned, e)
+		}
+	}
+	if got := list("--text", "PIN"); len(whole) != 4 || len(pinned) != 2 || strings.Join(got, "|") != strings.Join(pinned, "|") {
+		t.Errorf("--text PIN: %q, want %q of %q", got, pinned, whole)
+	}
+	var joined []string
+	for off := 0; off < 5; off += 3 {
+		joined = append(joined, list("--offset", fmt.Sprint(off), "--limit", "3")...)
+	}
+	if strings.Join(joined, "|") != strings.Join(whole, "|") {
+		t.Errorf("pages of 3: %q, whole %q", joined, whole)
+	}
+	if code, _, errs := cli(t, context.Background(), "", append(d, "knowledge", "list", "--offset", "-1")...); code != exitBadInput || !strings.Contains(errs, "offset") {
+		t.Errorf("--offset -1: exit %d, %q", code, errs)
+	}
+}

@@ -124,7 +124,7 @@ func newCmdKnowledgeList(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "list",
 		Short:   "List active entries of the project's swarm store and the hive",
-		Example: "  lore knowledge list --tier hive\n  lore knowledge list --quarantined --archived --json",
+		Example: "  lore knowledge list --tier hive\n  lore knowledge list --quarantined --archived --json\n  lore knowledge list --archived --text timeout --limit 100 --offset 100",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return kCall(cmd, f, "knowledge", "list", o, func(es []knowledge.Entry) { printEntries(f.Out, es) })
@@ -139,10 +139,12 @@ func newCmdKnowledgeList(f *Factory) *cobra.Command {
 	fl.BoolVar(&o.Archived, "archived", false, "include archived entries")
 	fl.BoolVar(&o.Quarantined, "quarantined", false, "include quarantined entries")
 	fl.BoolVar(&o.All, "all", false, "include everything, removed todos too")
-	fl.IntVar(&o.Limit, "limit", 0, "at most this many entries")
+	fl.StringVar(&o.Text, "text", "", "only entries whose lesson or id holds this text (any case)")
+	fl.IntVar(&o.Offset, "offset", 0, "skip this many matching entries (the listing's order: hive, then swarm, each oldest first)")
+	fl.IntVar(&o.Limit, "limit", 0, "at most this many entries (0: all; a large store is listed page by page with --offset)")
 	declare(fl, rules{"tier": schemaEnum("knowledge.submitted/v1", "tier"), "status": domain("knowledge-status"),
-		"category": domain("knowledge-category"), "limit": atLeast(0)})
-	freeText(fl, "tag")
+		"category": domain("knowledge-category"), "offset": atLeast(0), "limit": atLeast(0)})
+	freeText(fl, "tag", "text")
 	return cmd
 }
 

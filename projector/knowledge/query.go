@@ -27,7 +27,13 @@ type ListOptions struct {
 	Archived    bool `json:"archived,omitempty"`
 	Quarantined bool `json:"quarantined,omitempty"`
 	All         bool `json:"all,omitempty"`
-	Limit       int  `json:"limit,omitempty"`
+	// Text keeps the entries whose lesson or id holds it, in any case.
+	Text string `json:"text,omitempty"`
+	// Offset skips this many matching entries of the listing's order;
+	// Limit bounds how many are returned (0: all). A large store is read
+	// page by page: its whole listing may not fit one reply.
+	Offset int `json:"offset,omitempty"`
+	Limit  int `json:"limit,omitempty"`
 }
 
 // ErrAmbiguous is returned when an id prefix matches several entries.
@@ -61,8 +67,14 @@ func List(r projector.Reader, o ListOptions) ([]*Entry, error) {
 		pool = append(pool, s...)
 	}
 	out := []*Entry{}
+	skip := o.Offset
+	text := strings.ToLower(o.Text)
 	for _, e := range pool {
-		if !visible(e, o) {
+		if !visible(e, o) || (text != "" && !strings.Contains(strings.ToLower(e.Lesson), text) && !strings.Contains(strings.ToLower(e.ID), text)) {
+			continue
+		}
+		if skip > 0 {
+			skip--
 			continue
 		}
 		out = append(out, e)
