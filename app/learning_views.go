@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/feedbacklog"
 	"github.com/loredev/lore/projector/learning"
 )
@@ -21,9 +22,9 @@ func init() {
 		Register(Endpoint{Group: "learning", Name: name, Doc: doc, Args: args, Query: fn})
 	}
 	q("feedback_by_criterion", "feedback events on a criterion, in log order: each outcome naming it and each explicit feedback (getByCriterion)",
-		LearningCriterionArgs{}, learnQueryFeedbackByCriterion)
+		LearningCriterionFeedbackArgs{}, learnQueryFeedbackByCriterion)
 	q("feedback_by_bead", "feedback events of a bead, in log order: one per criterion its outcomes named, and its explicit feedback (getByBead)",
-		LearningBeadIDArgs{}, learnQueryFeedbackByBead)
+		LearningBeadFeedbackArgs{}, learnQueryFeedbackByBead)
 	q("errors", "a bead's raw error entries with their ids, in recording order (getByBead; unresolved: getUnresolvedByBead)",
 		LearningErrorsArgs{}, learnQueryErrors)
 	q("extract", "the strategies extractPatternsFromDescription detects in a text, with their pattern ids (a pure query: nothing is recorded)",
@@ -49,11 +50,40 @@ type FeedbackEvent struct {
 	From string `json:"from"`
 }
 
-// learnFeedbackEvents joins index entries with the learning model's scores.
-func learnFeedbackEvents(v View, proj string, es []feedbacklog.Entry) ([]FeedbackEvent, error) {
+// FeedbackPage pages a feedback listing: Offset skips this many feedback
+// events of the log order, Limit bounds how many are returned (0: all). A
+// long log's feedback may not fit one reply.
+type FeedbackPage struct {
+	Offset int `json:"offset,omitempty"`
+	Limit  int `json:"limit,omitempty"`
+}
+
+// LearningCriterionFeedbackArgs are the arguments of
+// learning.feedback_by_criterion.
+type LearningCriterionFeedbackArgs struct {
+	Criterion string `json:"criterion"`
+	FeedbackPage
+}
+
+// LearningBeadFeedbackArgs are the arguments of learning.feedback_by_bead.
+type LearningBeadFeedbackArgs struct {
+	BeadID string `json:"bead_id"`
+	FeedbackPage
+}
+
+// learnFeedbackPage joins the index entries each reads with the learning
+// model's scores, from the offset-th feedback event on, at most limit of
+// them; the index is read no further than the page.
+func learnFeedbackPage(v View, proj string, offset, limit int, each func(fn func(feedbacklog.Entry) error) error) ([]FeedbackEvent, error) {
+	if offset < 0 {
+		return nil, badField("offset", errNegative)
+	}
+	if limit < 0 {
+		return nil, badField("limit", errNegative)
+	}
 	r := v.Model(learning.ModelName)
-	out := make([]FeedbackEvent, 0, len(es))
-	for _, e := range es {
+	out := []FeedbackEvent{}
+	err := each(func(e feedbacklog.Entry) error {
 		fe := FeedbackEvent{ID: e.EventID, Criterion: e.Criterion, Type: e.Type, Timestamp: e.Time, Context: e.Context,
 			BeadID: e.BeadID, EventID: e.EventID, Seq: e.Seq, From: e.From}
 		if e.RawValue != nil {
@@ -62,49 +92,53 @@ func learnFeedbackEvents(v View, proj string, es []feedbacklog.Entry) ([]Feedbac
 		if e.From == feedbacklog.FromOutcome {
 			o, ok, err := learningModel.Outcome(r, proj, e.EventID)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if !ok {
 				// The learning model refused the outcome (poison): it gave
 				// no feedback.
-				continue
+				return nil
 			}
 			fe.ID = e.EventID + ":" + e.Criterion
 			fe.Type, fe.RawValue, fe.Context = string(o.Type), o.Raw, o.Reasoning
 		}
+		if offset > 0 {
+			offset--
+			return nil
+		}
 		out = append(out, fe)
-	}
-	return out, nil
+		if limit > 0 && len(out) == limit {
+			return projector.ErrStopScan
+		}
+		return nil
+	})
+	return out, err
 }
 
 func learnQueryFeedbackByCriterion(_ context.Context, v View, req Request) (any, error) {
-	var a LearningCriterionArgs
+	var a LearningCriterionFeedbackArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
 	if err := learnRequired("criterion", a.Criterion); err != nil {
 		return nil, err
 	}
-	es, err := feedbacklog.ByCriterion(v.Model(feedbacklog.Name), req.Project, a.Criterion)
-	if err != nil {
-		return nil, err
-	}
-	return learnFeedbackEvents(v, req.Project, es)
+	return learnFeedbackPage(v, req.Project, a.Offset, a.Limit, func(fn func(feedbacklog.Entry) error) error {
+		return feedbacklog.EachByCriterion(v.Model(feedbacklog.Name), req.Project, a.Criterion, fn)
+	})
 }
 
 func learnQueryFeedbackByBead(_ context.Context, v View, req Request) (any, error) {
-	var a LearningBeadIDArgs
+	var a LearningBeadFeedbackArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
 	if err := learnRequired("bead_id", a.BeadID); err != nil {
 		return nil, err
 	}
-	es, err := feedbacklog.ByBead(v.Model(feedbacklog.Name), req.Project, a.BeadID)
-	if err != nil {
-		return nil, err
-	}
-	return learnFeedbackEvents(v, req.Project, es)
+	return learnFeedbackPage(v, req.Project, a.Offset, a.Limit, func(fn func(feedbacklog.Entry) error) error {
+		return feedbacklog.EachByBead(v.Model(feedbacklog.Name), req.Project, a.BeadID, fn)
+	})
 }
 
 // LearningErrorsArgs are the arguments of learning.errors.

@@ -17,11 +17,13 @@ import (
 
 func newCmdLearningFeedbackList(f *Factory) *cobra.Command {
 	var criterion, bead string
+	var pg app.FeedbackPage
 	cmd := &cobra.Command{
 		Use:   "feedback-list (--criterion NAME | --bead ID)",
 		Short: "Feedback events on a criterion or of a bead, in log order (implicit from outcomes, and explicit)",
 		Example: `  lore learning feedback-list --criterion type_safe
-  lore learning feedback-list --bead bd-123.1 --json`,
+  lore learning feedback-list --bead bd-123.1 --json
+  lore learning feedback-list --criterion type_safe --limit 100 --offset 100`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (criterion == "") == (bead == "") {
@@ -40,14 +42,36 @@ func newCmdLearningFeedbackList(f *Factory) *cobra.Command {
 				}
 				tw.Flush()
 			}
+			asked := cmd.Flags().Changed("limit") || cmd.Flags().Changed("offset")
+			name := "feedback_by_bead"
 			if criterion != "" {
-				return learnCall(cmd, f, "feedback_by_criterion", app.LearningCriterionArgs{Criterion: criterion}, print)
+				name = "feedback_by_criterion"
 			}
-			return learnCall(cmd, f, "feedback_by_bead", app.LearningBeadIDArgs{BeadID: bead}, print)
+			es, err := callList[app.FeedbackEvent](cmd.Context(), f, "learning", name, asked, func(offset, limit int) any {
+				p := pg
+				if !asked {
+					p = app.FeedbackPage{Offset: offset, Limit: limit}
+				}
+				if criterion != "" {
+					return app.LearningCriterionFeedbackArgs{Criterion: criterion, FeedbackPage: p}
+				}
+				return app.LearningBeadFeedbackArgs{BeadID: bead, FeedbackPage: p}
+			})
+			if err != nil {
+				return err
+			}
+			if f.JSON {
+				return f.PrintJSON(es)
+			}
+			print(es)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&criterion, "criterion", "", "the criterion's feedback events (getByCriterion)")
 	cmd.Flags().StringVar(&bead, "bead", "", "the bead's feedback events (getByBead)")
+	cmd.Flags().IntVar(&pg.Offset, "offset", 0, "skip this many feedback events (log order)")
+	cmd.Flags().IntVar(&pg.Limit, "limit", 0, "at most this many (0: all; a long log is listed page by page with --offset)")
+	declare(cmd.Flags(), rules{"offset": atLeast(0), "limit": atLeast(0)})
 	freeText(cmd.Flags(), "criterion", "bead")
 	return cmd
 }

@@ -80,6 +80,8 @@ func TestLearningStorageViews(t *testing.T) {
 		{"errors", map[string]any{"bead_id": "bd-1", "unresolved": true}, []string{"errors", "list", "bd-1", "--unresolved"}},
 		{"patterns", map[string]any{"tag": "ui"}, []string{"maturity", "list", "--tag", "ui"}},
 		{"patterns", map[string]any{"offset": 1, "limit": 1}, []string{"maturity", "list", "--offset", "1", "--limit", "1"}},
+		{"feedback_by_criterion", map[string]any{"criterion": "type_safe", "offset": 1, "limit": 1},
+			[]string{"learning", "feedback-list", "--criterion", "type_safe", "--offset", "1", "--limit", "1"}},
 		{"extract", map[string]any{"text": "We'll split by file type, one file per subtask"},
 			[]string{"learning", "extract", "We'll split by file type, one file per subtask"}},
 	}
@@ -184,6 +186,23 @@ func TestLearningStorageViews(t *testing.T) {
 	json.Unmarshal([]byte(viaAPI("patterns", map[string]any{"tag": "auth"})), &tagged)
 	if len(tagged) != 1 || tagged[0].Content != "Split by file type" {
 		t.Errorf("patterns tagged auth: %+v", tagged)
+	}
+	// Pages of the feedback, joined, are the whole feedback in log order;
+	// a criterion's listing takes no bead.
+	var fbWhole, fbJoined []fe
+	json.Unmarshal([]byte(viaAPI("feedback_by_criterion", map[string]any{"criterion": "type_safe"})), &fbWhole)
+	for off := 0; off < 4; off += 2 {
+		var page []fe
+		json.Unmarshal([]byte(viaAPI("feedback_by_criterion", map[string]any{"criterion": "type_safe", "offset": off, "limit": 2})), &page)
+		fbJoined = append(fbJoined, page...)
+	}
+	if len(fbWhole) != 3 || fmt.Sprint(fbJoined) != fmt.Sprint(fbWhole) {
+		t.Errorf("feedback in pages of 2: %+v, whole: %+v", fbJoined, fbWhole)
+	}
+	if req, _ := api.NewRequest(map[string]any{"criterion": "type_safe", "bead_id": "bd-1"}); true {
+		if _, err := api.NewClient(nc).CallRaw(bg, "learning", "feedback_by_criterion", req); err == nil || !strings.Contains(err.Error(), "bead_id") {
+			t.Errorf("feedback_by_criterion with a bead_id: %v, want the key named", err)
+		}
 	}
 	// Pages of the listing, joined, are the whole listing in its order.
 	var whole, joined []struct{ ID string }

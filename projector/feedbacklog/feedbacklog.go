@@ -127,6 +127,17 @@ func ByCriterion(r projector.Reader, proj, criterion string) ([]Entry, error) {
 	return scan(r, append(key(kCriterion, proj, criterion), 0))
 }
 
+// EachByCriterion calls fn for ByCriterion's entries in order, reading
+// no further once fn returns projector.ErrStopScan.
+func EachByCriterion(r projector.Reader, proj, criterion string, fn func(Entry) error) error {
+	return each(r, append(key(kCriterion, proj, criterion), 0), fn)
+}
+
+// EachByBead is EachByCriterion for ByBead's entries.
+func EachByBead(r projector.Reader, proj, bead string, fn func(Entry) error) error {
+	return each(r, append(key(kBead, proj, bead), 0), fn)
+}
+
 // ByBead returns the feedback events of bead in project, in log order
 // (getByBead).
 func ByBead(r projector.Reader, proj, bead string) ([]Entry, error) {
@@ -135,16 +146,22 @@ func ByBead(r projector.Reader, proj, bead string) ([]Entry, error) {
 
 func scan(r projector.Reader, prefix []byte) ([]Entry, error) {
 	out := []Entry{}
+	if err := each(r, prefix, func(e Entry) error { out = append(out, e); return nil }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func each(r projector.Reader, prefix []byte, fn func(Entry) error) error {
 	err := r.Scan(prefix, func(_, v []byte) error {
 		var e Entry
 		if err := json.Unmarshal(v, &e); err != nil {
 			return fmt.Errorf("decode feedback entry: %w", err)
 		}
-		out = append(out, e)
-		return nil
+		return fn(e)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read feedback: %w", err)
+		return fmt.Errorf("read feedback: %w", err)
 	}
-	return out, nil
+	return nil
 }
