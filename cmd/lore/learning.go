@@ -123,11 +123,7 @@ func newCmdMaturity(f *Factory) *cobra.Command {
 		Use: "list", Short: "Patterns with their maturity at now (decayed counts)", Args: cobra.NoArgs,
 		Example: "  lore maturity list --state proven\n  lore maturity list --tag auth\n  lore maturity list --limit 100 --offset 100",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			asked := cmd.Flags().Changed("limit") || cmd.Flags().Changed("offset")
-			ps, err := callList[learning.PatternView](cmd.Context(), f, "learning", "patterns", asked, func(offset, limit int) any {
-				if asked {
-					return la
-				}
+			ps, err := callList[learning.PatternView](cmd, f, "learning", "patterns", la, func(offset, limit int) any {
 				a := la
 				a.Offset, a.Limit = offset, limit
 				return a

@@ -89,22 +89,22 @@ func callParts[R any](ctx context.Context, f *Factory, group, name string, part 
 	}
 }
 
-// callList reads a listing query whole: in one reply when the user asked
-// for a page (asked) or the listing fits, else in pages of exportPart
-// items (halved while a page is still too large for a reply), joined;
-// page returns the query's arguments for the page at offset of limit
-// items. The pages are read one after another: a listing that changes
-// meanwhile is read as it was at each page.
-func callList[T any](ctx context.Context, f *Factory, group, name string, asked bool, page func(offset, limit int) any) ([]T, error) {
+// callList reads a listing query whole: with args, in one reply when the
+// user asked for a page (--limit or --offset on cmd) or the listing fits,
+// else in pages of exportPart items (halved while a page is still too
+// large for a reply), joined; page returns args for the page at offset of
+// limit items. The pages are read one after another: a listing that
+// changes meanwhile is read as it was at each page.
+func callList[T any](cmd *cobra.Command, f *Factory, group, name string, args any, page func(offset, limit int) any) ([]T, error) {
 	var all []T
-	err := f.Call(ctx, group, name, page(0, 0), &all)
-	if asked || !errors.Is(err, app.ErrTooLarge) {
+	err := f.Call(cmd.Context(), group, name, args, &all)
+	if cmd.Flags().Changed("limit") || cmd.Flags().Changed("offset") || !errors.Is(err, app.ErrTooLarge) {
 		return all, err
 	}
 	all = nil
 	for size := exportPart; ; {
 		var part []T
-		err := f.Call(ctx, group, name, page(len(all), size), &part)
+		err := f.Call(cmd.Context(), group, name, page(len(all), size), &part)
 		if errors.Is(err, app.ErrTooLarge) && size > 1 {
 			size /= 2
 			continue

@@ -42,20 +42,18 @@ func newCmdLearningFeedbackList(f *Factory) *cobra.Command {
 				}
 				tw.Flush()
 			}
-			asked := cmd.Flags().Changed("limit") || cmd.Flags().Changed("offset")
 			name := "feedback_by_bead"
 			if criterion != "" {
 				name = "feedback_by_criterion"
 			}
-			es, err := callList[app.FeedbackEvent](cmd.Context(), f, "learning", name, asked, func(offset, limit int) any {
-				p := pg
-				if !asked {
-					p = app.FeedbackPage{Offset: offset, Limit: limit}
-				}
+			args := func(p app.FeedbackPage) any {
 				if criterion != "" {
 					return app.LearningCriterionFeedbackArgs{Criterion: criterion, FeedbackPage: p}
 				}
 				return app.LearningBeadFeedbackArgs{BeadID: bead, FeedbackPage: p}
+			}
+			es, err := callList[app.FeedbackEvent](cmd, f, "learning", name, args(pg), func(offset, limit int) any {
+				return args(app.FeedbackPage{Offset: offset, Limit: limit})
 			})
 			if err != nil {
 				return err

@@ -51,11 +51,7 @@ func newCmdPatternsList(f *Factory) *cobra.Command {
 			if cmd.Flags().Changed("max-success-rate") {
 				flt.MaxSuccessRate = &maxR
 			}
-			asked := cmd.Flags().Changed("limit") || cmd.Flags().Changed("offset")
-			ps, err := callList[*crossloop.Pattern](cmd.Context(), f, "patterns", "list", asked, func(offset, limit int) any {
-				if asked {
-					return flt
-				}
+			ps, err := callList[*crossloop.Pattern](cmd, f, "patterns", "list", flt, func(offset, limit int) any {
 				a := flt
 				a.Offset, a.Limit = offset, limit
 				return a
