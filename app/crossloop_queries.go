@@ -20,11 +20,8 @@ func patternsList(_ context.Context, v View, req Request) (any, error) {
 	if f.Type != "" && !crossloop.ValidType(f.Type) {
 		return nil, badField("type", fmt.Errorf("%q is not error, success, anti or template", f.Type))
 	}
-	if f.Offset < 0 {
-		return nil, badField("offset", errNegative)
-	}
-	if f.Limit < 0 {
-		return nil, badField("limit", errNegative)
+	if err := checkPage(f.Offset, f.Limit); err != nil {
+		return nil, err
 	}
 	ps, err := crossloop.List(clReader(v), f)
 	if ps == nil {

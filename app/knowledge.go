@@ -239,11 +239,8 @@ func knowledgeList(_ context.Context, v View, req Request) (any, error) {
 	if o.Tier != "" && o.Tier != knowledge.TierSwarm && o.Tier != knowledge.TierHive {
 		return nil, fmt.Errorf("%w: field \"tier\": %q must be swarm or hive", ErrBadRequest, o.Tier)
 	}
-	if o.Offset < 0 {
-		return nil, badField("offset", errNegative)
-	}
-	if o.Limit < 0 {
-		return nil, badField("limit", errNegative)
+	if err := checkPage(o.Offset, o.Limit); err != nil {
+		return nil, err
 	}
 	o.Project = kProject(req, o.Project)
 	return knowledge.List(kreader(v), o)
@@ -326,11 +323,8 @@ func knowledgeExport(_ context.Context, v View, req Request) (any, error) {
 	if a.Tier != knowledge.TierSwarm && a.Tier != knowledge.TierHive {
 		return nil, fmt.Errorf("%w: field \"tier\": %q must be swarm or hive", ErrBadRequest, a.Tier)
 	}
-	if a.Offset < 0 {
-		return nil, badField("offset", errNegative)
-	}
-	if a.Limit < 0 {
-		return nil, badField("limit", errNegative)
+	if err := checkPage(a.Offset, a.Limit); err != nil {
+		return nil, err
 	}
 	cfg, err := kconfig(v)
 	if err != nil {
@@ -360,15 +354,6 @@ func knowledgeExport(_ context.Context, v View, req Request) (any, error) {
 		out.Entries = append(out.Entries, knowledge.ToFile(e, cfg))
 	}
 	return out, nil
-}
-
-// page is the items [offset, offset+limit) of xs (limit 0: to the end).
-func page[T any](xs []T, offset, limit int) []T {
-	skip, left := offset, limit
-	if limit == 0 {
-		left = -1
-	}
-	return pageOf(xs, &skip, &left)
 }
 
 func knowledgeConfig(_ context.Context, v View, _ Request) (any, error) { return kconfig(v) }

@@ -136,11 +136,8 @@ func learnQueryPatterns(_ context.Context, v View, req Request) (any, error) {
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
-	if a.Offset < 0 {
-		return nil, badField("offset", errNegative)
-	}
-	if a.Limit < 0 {
-		return nil, badField("limit", errNegative)
+	if err := checkPage(a.Offset, a.Limit); err != nil {
+		return nil, err
 	}
 	var st learning.MaturityState
 	if a.State != "" {
@@ -157,10 +154,7 @@ func learnQueryPatterns(_ context.Context, v View, req Request) (any, error) {
 	} else {
 		ps, err = learningModel.Patterns(v.Model(learning.ModelName), req.Project, req.Now, st)
 	}
-	ps = ps[min(a.Offset, len(ps)):]
-	if a.Limit > 0 && len(ps) > a.Limit {
-		ps = ps[:a.Limit]
-	}
+	ps = page(ps, a.Offset, a.Limit)
 	if ps == nil {
 		ps = []learning.PatternView{}
 	}

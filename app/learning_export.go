@@ -135,11 +135,8 @@ func learnQueryExport(_ context.Context, v View, req Request) (any, error) {
 	if a.Kind != "" && !known {
 		return nil, fmt.Errorf("%w: field \"kind\": %q: must be one of %v", ErrBadRequest, a.Kind, ExportKinds)
 	}
-	if a.Offset < 0 {
-		return nil, badField("offset", errNegative)
-	}
-	if a.Limit < 0 {
-		return nil, badField("limit", errNegative)
+	if err := checkPage(a.Offset, a.Limit); err != nil {
+		return nil, err
 	}
 	r := v.Model(learning.ModelName)
 	out := LearningExport{Format: ExportFormatSwarmTools}
@@ -247,16 +244,4 @@ func (e *LearningExport) page(offset, limit int) {
 	e.Decompositions = pageOf(e.Decompositions, &skip, &left)
 	e.Maturity = pageOf(e.Maturity, &skip, &left)
 	e.Errors = pageOf(e.Errors, &skip, &left)
-}
-
-// pageOf is one kind's share of a page: it passes over skip records, then
-// keeps at most left (negative: every one), and counts both down.
-func pageOf[T any](rs []T, skip, left *int) []T {
-	n := min(*skip, len(rs))
-	rs, *skip = rs[n:], *skip-n
-	if *left >= 0 {
-		k := min(*left, len(rs))
-		rs, *left = rs[:k], *left-k
-	}
-	return rs
 }

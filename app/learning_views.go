@@ -75,11 +75,8 @@ type LearningBeadFeedbackArgs struct {
 // model's scores, from the offset-th feedback event on, at most limit of
 // them; the index is read no further than the page.
 func learnFeedbackPage(v View, proj string, offset, limit int, each func(fn func(feedbacklog.Entry) error) error) ([]FeedbackEvent, error) {
-	if offset < 0 {
-		return nil, badField("offset", errNegative)
-	}
-	if limit < 0 {
-		return nil, badField("limit", errNegative)
+	if err := checkPage(offset, limit); err != nil {
+		return nil, err
 	}
 	r := v.Model(learning.ModelName)
 	out := []FeedbackEvent{}
