@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -348,50 +349,52 @@ func ValidateEnvelope(ev *Event) error {
 // the bytes, and each event is checked at several doors of one process
 // (the command's arguments, the appender, the projector reading it back),
 // so the later ones skip them. The Go decode and the payload's Check still
-// run every time (their results are the payload). Bounded by count and by
-// bytes (the keys hold whole payloads): cleared when either is full.
-var cleanData = verdicts{m: map[string]struct{}{}}
+// run every time (their results are the payload).
+//
+// A verdict is keyed by the SHA-256 of the type and the bytes (a collision,
+// which would let unchecked bytes pass, is out of reach), so the memo holds
+// verdictsMax of them in a few MiB whatever the payloads' size: enough to
+// cover the distance between the door and the projector of an import
+// sent in parts of thousands of events. Two generations: when the newer
+// is full it becomes the older and the oldest is dropped, so a verdict
+// given just before is never the one forgotten.
+var cleanData verdicts
 
 type verdicts struct {
-	mu    sync.Mutex
-	m     map[string]struct{} // type + NUL + data; guarded by mu
-	bytes int                 // the keys' total length; guarded by mu
+	mu        sync.Mutex
+	cur, prev map[[sha256.Size]byte]struct{} // guarded by mu
 }
 
-const (
-	verdictsMax      = 8192
-	verdictsMaxBytes = 8 << 20
-)
+// verdictsMax bounds each generation (≈ 48 bytes an entry).
+const verdictsMax = 1 << 15
 
 func (v *verdicts) has(typ string, data []byte) bool {
-	if len(data) > 64<<10 {
-		return false
-	}
 	k := verdictKey(typ, data)
 	v.mu.Lock()
-	_, ok := v.m[k]
+	_, ok := v.cur[k]
+	if !ok {
+		_, ok = v.prev[k]
+	}
 	v.mu.Unlock()
 	return ok
 }
 
 func (v *verdicts) add(typ string, data []byte) {
-	if len(data) > 64<<10 {
-		return
-	}
 	k := verdictKey(typ, data)
 	v.mu.Lock()
-	if len(v.m) >= verdictsMax || v.bytes+len(k) > verdictsMaxBytes {
-		clear(v.m)
-		v.bytes = 0
+	if v.cur == nil || len(v.cur) >= verdictsMax {
+		v.prev, v.cur = v.cur, make(map[[sha256.Size]byte]struct{})
 	}
-	if _, dup := v.m[k]; !dup {
-		v.m[k] = struct{}{}
-		v.bytes += len(k)
-	}
+	v.cur[k] = struct{}{}
 	v.mu.Unlock()
 }
 
-func verdictKey(typ string, data []byte) string {
-	b := make([]byte, 0, len(typ)+1+len(data))
-	return string(append(append(append(b, typ...), 0), data...))
+func verdictKey(typ string, data []byte) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(typ))
+	h.Write([]byte{0})
+	h.Write(data)
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
 }
