@@ -47,6 +47,8 @@ type PoolOptions struct {
 	Queries       int
 	Seed          int64
 	NoSyncCommits bool
+	// Memory: each node's cache budgets (0: the defaults).
+	Memory node.MemoryBudgets
 	// Dir holds the nodes' data (a temp folder, removed, when empty).
 	Dir  string
 	Logf func(format string, args ...any)
@@ -168,7 +170,7 @@ func Pool(ctx context.Context, o PoolOptions) (*PoolReport, error) {
 func poolRun(ctx context.Context, o PoolOptions, n int, dir string) (PoolSize, map[string]Latency, map[string]int, error) {
 	size := PoolSize{N: n}
 	nd, err := node.Start(ctx, node.Config{DataDir: dir, Embedded: node.EmbeddedOptions{Port: -1},
-		TickInterval: -1, NoSyncCommits: o.NoSyncCommits, NatsOptions: []nats.Option{nats.MaxPingsOutstanding(100)}})
+		TickInterval: -1, NoSyncCommits: o.NoSyncCommits, Memory: o.Memory, NatsOptions: []nats.Option{nats.MaxPingsOutstanding(100)}})
 	if err != nil {
 		return size, nil, nil, err
 	}

@@ -3,15 +3,20 @@ package benchkit
 import (
 	"fmt"
 	"io"
+	"math"
+	"runtime/debug"
 	"sort"
 
+	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/projector/eventlog"
 )
 
 // Print writes the report for humans.
 func (r *Report) Print(w io.Writer) {
-	fmt.Fprintf(w, "lore bench: %d workload events (seed %d, %d writers), %d knowledge entries, %d patterns; log holds %d events\n\n",
+	fmt.Fprintf(w, "lore bench: %d workload events (seed %d, %d writers), %d knowledge entries, %d patterns; log holds %d events\n",
 		r.Events, r.Seed, r.Writers, r.Knowledge, r.Patterns, r.StreamEvents)
+	fmt.Fprintf(w, "memory: store cache %d MiB, pattern cache %d MiB, knowledge cache %d MiB, Go memory limit %s\n\n",
+		r.Memory.StoreCacheBytes>>20, r.Memory.PatternCacheBytes>>20, r.Memory.KnowledgeCacheBytes>>20, limitText(r.Memory.LimitBytes))
 	fmt.Fprintf(w, "%-34s %12s %12s %8s\n", "", "raw", "lore", "ratio")
 	fmt.Fprintf(w, "%-34s %10.0f/s %10.0f/s %8.2f\n", "append (AppendBatch) vs publish", r.RawPublishPerS, r.AppendPerS, r.AppendRatio)
 	fmt.Fprintf(w, "%-34s %10.0f/s %10.0f/s %8.2f\n", "projection (live) vs consume", r.RawConsumePerS, r.ProjectionPerS, r.ProjectionRatio)
@@ -154,4 +159,29 @@ func (r *PoolReport) Print(w io.Writer) {
 			o.Base.P50us, o.Base.P99us, o.P50us, o.P99us, o.P50Ratio, o.P99Ratio, late)
 	}
 	fmt.Fprintf(w, "\npeak RSS: %.0f MiB\n", float64(r.PeakRSSBytes)/(1<<20))
+}
+
+// MemorySettings are the process's memory settings during a run: the
+// node's cache budgets and the Go soft memory limit (0: none).
+type MemorySettings struct {
+	StoreCacheBytes     int64 `json:"store_cache_bytes"`
+	PatternCacheBytes   int64 `json:"pattern_cache_bytes"`
+	KnowledgeCacheBytes int64 `json:"knowledge_cache_bytes"`
+	LimitBytes          int64 `json:"memory_limit_bytes"`
+}
+
+func memorySettings(b node.MemoryBudgets) MemorySettings {
+	b = b.WithDefaults()
+	m := MemorySettings{StoreCacheBytes: b.StoreCache, PatternCacheBytes: b.PatternCache, KnowledgeCacheBytes: b.KnowledgeCache}
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		m.LimitBytes = l
+	}
+	return m
+}
+
+func limitText(b int64) string {
+	if b == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d MiB", b>>20)
 }

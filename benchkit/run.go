@@ -40,6 +40,11 @@ type Options struct {
 	NoSyncCommits bool
 	// Dir holds the node's data (a temp folder, removed, when empty).
 	Dir string
+	// Memory: the node's cache budgets, as lore serve's (0: the
+	// defaults); the rebuilds' stores get its store cache too. The
+	// process's memory limit is the caller's (lore bench sets lore
+	// serve's).
+	Memory node.MemoryBudgets
 	// HeapProfiles, when set, is a folder that receives a heap profile of
 	// the process at the end of each phase.
 	HeapProfiles string
@@ -87,6 +92,8 @@ type Report struct {
 	Writers      int    `json:"writers"`
 	SyncCommits  bool   `json:"sync_commits"`
 	StreamEvents uint64 `json:"stream_events"`
+	// Memory is how the process's memory was set for the run.
+	Memory MemorySettings `json:"memory"`
 
 	RawPublishPerS float64 `json:"raw_publish_per_s"`
 	AppendPerS     float64 `json:"append_per_s"`
@@ -155,7 +162,7 @@ type Target struct {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o.setDefaults()
 	rep := &Report{Seed: o.Seed, Events: o.Events, Knowledge: o.Knowledge, Patterns: o.Patterns,
-		Writers: o.Writers, SyncCommits: !o.NoSyncCommits, LagRate: o.PacedRate, Inject: map[string]Latency{}}
+		Writers: o.Writers, SyncCommits: !o.NoSyncCommits, Memory: memorySettings(o.Memory), LagRate: o.PacedRate, Inject: map[string]Latency{}}
 	dir := o.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "lore-bench-")
@@ -179,7 +186,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	n, err := node.Start(ctx, node.Config{DataDir: filepath.Join(dir, "node"), Embedded: node.EmbeddedOptions{Port: -1},
-		TickInterval: -1, NoSyncCommits: o.NoSyncCommits, NatsOptions: []nats.Option{nats.MaxPingsOutstanding(100)}})
+		TickInterval: -1, NoSyncCommits: o.NoSyncCommits, Memory: o.Memory, NatsOptions: []nats.Option{nats.MaxPingsOutstanding(100)}})
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +256,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	ph.start("full rebuild", "full rebuild of %d events", msgs)
-	rb, rebuildDigest, err := rebuild(ctx, n, n.Models(), filepath.Join(dir, "rebuild"))
+	rb, rebuildDigest, err := rebuild(ctx, n, n.Models(), filepath.Join(dir, "rebuild"), o.Memory)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +265,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.RebuildMatches = rebuildDigest == liveDigest
 	for _, m := range n.Models() {
 		ph.start("rebuild "+m.Name(), "rebuild of the %s model alone", m.Name())
-		mr, err := rebuildWindows(ctx, n, m, filepath.Join(dir, "rebuild-"+m.Name()), seeded, last)
+		mr, err := rebuildWindows(ctx, n, m, filepath.Join(dir, "rebuild-"+m.Name()), seeded, last, o.Memory)
 		if err != nil {
 			return nil, err
 		}
@@ -424,8 +431,8 @@ func logState(ctx context.Context, n *node.Node) (last, msgs uint64, err error) 
 
 // rebuild folds the whole log into a fresh store (fsync'd commits, as the
 // node's) with models, and returns its time and digest.
-func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir string) (time.Duration, string, error) {
-	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: true})
+func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir string, mem node.MemoryBudgets) (time.Duration, string, error) {
+	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: true, CacheBytes: mem.WithDefaults().StoreCache})
 	if err != nil {
 		return 0, "", err
 	}
@@ -450,9 +457,9 @@ func dropStore(st *projector.Store, dir string) {
 // store (fsync'd commits), in four replays: up to seeded (the seeded
 // lessons and patterns), the first window of the workload, its middle,
 // and its last window, each timed. Seconds is their sum.
-func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir string, seeded, last uint64) (ModelRebuild, error) {
+func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir string, seeded, last uint64, mem node.MemoryBudgets) (ModelRebuild, error) {
 	mr := ModelRebuild{Model: m.Name()}
-	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: true})
+	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: true, CacheBytes: mem.WithDefaults().StoreCache})
 	if err != nil {
 		return mr, err
 	}

@@ -36,7 +36,8 @@ type MemoryBudgets struct {
 	KnowledgeCache int64
 }
 
-func (b MemoryBudgets) withDefaults() MemoryBudgets {
+// WithDefaults fills the budgets left at 0 with the defaults.
+func (b MemoryBudgets) WithDefaults() MemoryBudgets {
 	if b.StoreCache <= 0 {
 		b.StoreCache = DefaultStoreCacheMiB << 20
 	}
@@ -57,7 +58,7 @@ func (b MemoryBudgets) withDefaults() MemoryBudgets {
 // Under the limit the collector runs as the heap needs; near it, more
 // often, so the heap does not drift up to twice its live size.
 func (b MemoryBudgets) DefaultLimit() int64 {
-	b = b.withDefaults()
+	b = b.WithDefaults()
 	heap := b.PatternCache + b.KnowledgeCache
 	if storeInGoHeap {
 		heap += b.StoreCache
@@ -68,7 +69,7 @@ func (b MemoryBudgets) DefaultLimit() int64 {
 // applyBudgets sets the budgets of the models' caches (models without a
 // cache are left alone).
 func applyBudgets(b MemoryBudgets, models []projector.Model) {
-	b = b.withDefaults()
+	b = b.WithDefaults()
 	for _, m := range models {
 		switch m := m.(type) {
 		case *crossloop.Model:

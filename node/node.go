@@ -146,7 +146,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	applyBudgets(cfg.Memory, n.models)
-	n.Store, err = projector.OpenStore(filepath.Join(cfg.DataDir, "pebble"), projector.StoreOptions{Sync: !cfg.NoSyncCommits, CacheBytes: cfg.Memory.withDefaults().StoreCache})
+	n.Store, err = projector.OpenStore(filepath.Join(cfg.DataDir, "pebble"), projector.StoreOptions{Sync: !cfg.NoSyncCommits, CacheBytes: cfg.Memory.WithDefaults().StoreCache})
 	if err != nil {
 		n.Close()
 		return nil, err

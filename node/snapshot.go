@@ -130,7 +130,7 @@ func (n *Node) RestoreSnapshot(ctx context.Context) (s snapshots.Info, ok bool, 
 
 // reopenStore opens the store and a runtime on it as Start does.
 func (n *Node) reopenStore(dir string) error {
-	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: !n.cfg.NoSyncCommits, CacheBytes: n.cfg.Memory.withDefaults().StoreCache})
+	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: !n.cfg.NoSyncCommits, CacheBytes: n.cfg.Memory.WithDefaults().StoreCache})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ func newCmdBench(f *Factory) *cobra.Command {
 	var cpuProfile string
 	var pool int
 	var serveFlags []string
+	var mem memoryFlags
 	cmd := &cobra.Command{
 		Use:   "bench [--events N] [--knowledge N] [--patterns N] [--seed S]",
 		Short: "Measure lore against raw JetStream on an embedded server, in one run (seeded workload)",
@@ -44,6 +45,11 @@ The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 --heap-profiles DIR a heap profile at the end of each phase. The report gives
 each phase's wall time and peak RSS. Progress lines go to stderr, with --json
 too (the report alone is on stdout).
+
+The process's memory is set as lore serve sets its own: the same --store-cache,
+--pattern-cache, --knowledge-cache and --memory-limit, with the same defaults (the
+rebuilds' stores get --store-cache too); with --soak they go to the serving process.
+The report gives them.
 
 --pool N measures one large project pool instead: on a fresh node per size (100,
 then N), with the caps raised to hold it, N swarm lessons and N/2 hive lessons in
@@ -71,8 +77,12 @@ five times during the soak (compare two with go tool pprof -base).
 			}
 			if cmd.Flags().Changed("soak") {
 				so.Rate, so.Seed, so.Dir = o.PacedRate, o.Seed, o.Dir
-				return runSoak(cmd, f, so, serveFlags)
+				// The memory flags are the serving process's.
+				return runSoak(cmd, f, so, append(mem.changed(), serveFlags...))
 			}
+			// This process runs the node: its memory is set as lore
+			// serve sets its own (the limit, the cache budgets).
+			o.Memory = mem.apply(f.Err)
 			if cpuProfile != "" {
 				pf, err := os.Create(cpuProfile)
 				if err != nil {
@@ -86,7 +96,7 @@ five times during the soak (compare two with go tool pprof -base).
 			}
 			if cmd.Flags().Changed("pool") {
 				return runPool(cmd, f, benchkit.PoolOptions{N: pool, Queries: o.Queries, Seed: o.Seed,
-					NoSyncCommits: o.NoSyncCommits, Dir: o.Dir}, cmd.Flags().Changed("queries"))
+					NoSyncCommits: o.NoSyncCommits, Memory: o.Memory, Dir: o.Dir}, cmd.Flags().Changed("queries"))
 			}
 			if o.Events <= 0 || o.Knowledge < 0 || o.Patterns < 0 || o.Writers <= 0 || o.PacedRate <= 0 || o.Queries <= 0 {
 				return fmt.Errorf("%w: --events, --writers, --rate and --queries must be > 0; --knowledge and --patterns >= 0", errBadInput)
@@ -123,6 +133,7 @@ five times during the soak (compare two with go tool pprof -base).
 	fl.IntVar(&so.Knowledge, "soak-knowledge", 1000, "with --soak: knowledge entries seeded first")
 	fl.IntVar(&so.Patterns, "soak-patterns", 1000, "with --soak: patterns seeded first")
 	fl.StringArrayVar(&serveFlags, "soak-serve", nil, "with --soak: a flag for the serving lore serve (repeat for more), e.g. --soak-serve=--memory-limit=512")
+	mem.bind(fl)
 	fl.StringVar(&so.ProfileDir, "heap-profiles", "", "save heap profiles in this folder: one per phase (with --soak: the server's, five times)")
 	declare(fl, rules{"events": atLeast(1), "knowledge": atLeast(0), "patterns": atLeast(0), "writers": atLeast(1),
 		"rate": atLeast(1), "rate-for": above(0), "queries": atLeast(1),

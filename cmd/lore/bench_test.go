@@ -10,14 +10,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/benchkit"
+	"github.com/loredev/lore/node"
 )
 
 // TestBench runs a small `lore bench` end to end in-process: every figure
@@ -29,14 +33,22 @@ func TestBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a node and runs every measurement")
 	}
+	// The bench sets its process's memory as lore serve does.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	code, out, errs := cli(t, context.Background(), "", "bench", "--json", "--events", "1500", "--knowledge", "200",
-		"--patterns", "100", "--rate", "200", "--rate-for", "500ms", "--queries", "40")
+		"--patterns", "100", "--rate", "200", "--rate-for", "500ms", "--queries", "40", "--store-cache", "48", "--memory-limit", "1900")
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, errs)
 	}
 	var rep benchkit.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("bench --json: %v\n%s", err, out)
+	}
+	if m := rep.Memory; m.StoreCacheBytes != 48<<20 || m.LimitBytes != 1900<<20 || m.PatternCacheBytes != node.DefaultPatternCacheMiB<<20 {
+		t.Errorf("memory settings reported %+v, want a 48 MiB store cache, the default pattern cache and a 1900 MiB limit", m)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1900<<20 {
+		t.Errorf("the process's memory limit is %d during the bench's report, want --memory-limit's %d", got, 1900<<20)
 	}
 	// The report alone is on stdout (it decoded); progress is on stderr.
 	if !strings.Contains(errs, "live projection of") {
@@ -143,13 +155,15 @@ func TestBenchPool(t *testing.T) {
 	}
 }
 
-// TestBenchBadFlags: a pool outside knowledge.swarm_max_entries' range, or
-// --pool with --soak, is bad input (exit 2) naming the flag.
+// TestBenchBadFlags: a pool outside knowledge.swarm_max_entries' range,
+// --pool with --soak, or a memory budget lore serve refuses is bad input
+// (exit 2) naming the flag.
 func TestBenchBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--pool", "99"}, {"--pool", "10001"}, {"--pool", "500", "--soak", "1s"}} {
+	for _, args := range [][]string{{"--pool", "99"}, {"--pool", "10001"}, {"--pool", "500", "--soak", "1s"},
+		{"--store-cache", "0"}, {"--memory-limit", "-2"}} {
 		code, _, errs := cli(t, context.Background(), "", append([]string{"bench"}, args...)...)
-		if code != exitBadInput || !strings.Contains(errs, "--pool") {
-			t.Errorf("bench %v: exit %d (%s), want 2 naming --pool", args, code, errs)
+		if code != exitBadInput || !strings.Contains(errs, args[0]) {
+			t.Errorf("bench %v: exit %d (%s), want 2 naming %s", args, code, errs, args[0])
 		}
 	}
 }
@@ -241,4 +255,25 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// TestMemoryFlagsForwardWhatWasSet: lore bench --soak passes the memory
+// flags the user set, and only those, to the serving lore serve, in lore
+// serve's own form.
+func TestMemoryFlagsForwardWhatWasSet(t *testing.T) {
+	fl := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	var m memoryFlags
+	m.bind(fl)
+	if err := fl.Parse([]string{"--memory-limit", "700", "--store-cache=96"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.changed(), []string{"--store-cache=96", "--memory-limit=700"}; !slices.Equal(got, want) {
+		t.Errorf("forwarded %q, want %q", got, want)
+	}
+	fl = pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	m = memoryFlags{}
+	m.bind(fl)
+	if got := m.changed(); len(got) != 0 {
+		t.Errorf("nothing set, yet %q forwarded", got)
+	}
 }

@@ -75,8 +75,7 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.IntVar(&o.auditDisk, "audit-checkpoint-disk", node.DefaultAuditCheckpointDiskMiB, "MiB of disk the audit checkpoints may hold beyond the live read model (0: no bound; older ones are thinned out evenly over the log)")
 	fl.StringVar(&o.uiAddr, "ui", envOr("LORE_UI", ui.DefaultAddr), "serve the web dashboard on this address (\"\" disables; beyond loopback: authentication required; `lore ui` opens it)")
 	o.memory.bind(fl)
-	declare(fl, rules{"store-cache": above(0), "pattern-cache": above(0), "knowledge-cache": above(0), "memory-limit": atLeast(-1),
-		"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
+	declare(fl, rules{"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
 		"stream-replicas": between(0, 5), "max-payload": between(1, 64), "tick": atLeast(0), "fold-wait": above(0), "audit-checkpoint-every": atLeast(0), "audit-checkpoint-keep": atLeast(0), "audit-checkpoint-disk": atLeast(0)})
 	o.snap.bind(fl)
 	o.ifc.addFlags(fl)

@@ -15,6 +15,9 @@ import (
 type memoryFlags struct {
 	storeCache, patternCache, knowledgeCache, limit int
 	limitSet                                        func() bool
+	// changed gives the flags the user set, as lore serve's arguments
+	// (lore bench --soak passes them to the serving process).
+	changed func() []string
 }
 
 func (m *memoryFlags) bind(fl *pflag.FlagSet) {
@@ -23,7 +26,20 @@ func (m *memoryFlags) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&m.knowledgeCache, "knowledge-cache", node.DefaultKnowledgeCacheMiB, "MiB the knowledge pools decoded in memory may hold (3/4 fold, 1/4 injections; least recently used pools dropped past it)")
 	fl.IntVar(&m.limit, "memory-limit", -1, "Go soft memory limit in MiB (-1: twice the caches in the Go heap plus 512, 960 with the defaults (1472 in a build without cgo, where the store cache is Go memory), unless GOMEMLIMIT is set; 0: none)")
 	m.limitSet = func() bool { return fl.Changed("memory-limit") }
+	m.changed = func() []string {
+		var out []string
+		for _, name := range memoryFlagNames {
+			if f := fl.Lookup(name); f.Changed {
+				out = append(out, "--"+name+"="+f.Value.String())
+			}
+		}
+		return out
+	}
+	declare(fl, rules{"store-cache": above(0), "pattern-cache": above(0), "knowledge-cache": above(0), "memory-limit": atLeast(-1)})
 }
+
+// memoryFlagNames are the flags of memoryFlags, as lore serve takes them.
+var memoryFlagNames = []string{"store-cache", "pattern-cache", "knowledge-cache", "memory-limit"}
 
 // apply sets the process's soft memory limit and returns the budgets for
 // the node. The limit given wins; without it, GOMEMLIMIT when set, else
