@@ -17,25 +17,29 @@ const (
 // Command reports a dangerous shell command in text and its kind.
 //
 // Two classes:
-//   - destructive payloads — a recursive delete of /, /*, ~, $HOME or a
-//     system directory (or with --no-preserve-root), mkfs/dd/wipefs/shred
-//     onto a device — are rejected unless their clause negates them ("never
-//     run rm -rf /"); no scope excuses them; a fork bomb is rejected
-//     whatever the framing (the text itself is the weapon);
+//   - destructive payloads — a recursive delete of /, /*, ~, $HOME, a home
+//     or a system directory (or with --no-preserve-root; see deletes.go),
+//     mkfs/dd/wipefs/shred/blkdiscard/… onto a device (any /dev/ path but
+//     a pseudo-device) — are rejected unless their clause negates them
+//     ("never run rm -rf /"); no scope excuses them; a fork bomb is
+//     rejected whatever the framing (the text itself is the weapon);
 //   - commands whose harm depends on intent — a pipe of a download into a
-//     shell or interpreter, chmod 777 in any form (0777, -R, a+rwx,
-//     ugo+rwx, a=rwx), a recursive delete without a target, deltree,
-//     rmdir /s — are rejected unless the clause that holds them negates
-//     them (never, don't, avoid, instead of, is dangerous, …) or scopes
-//     them (only inside, within, limited to …), or the delete names an
-//     explicit path (./build, dist/, /tmp/x; a bare name shows no scope).
+//     shell or interpreter (not one given its program inline: python -c,
+//     node -e, perl -ne read the download as data), chmod 777 in any form
+//     (0777, -R, a+rwx, ugo+rwx, a=rwx, chmod calls with 0o777), a
+//     recursive delete without a target shown, deltree, rmdir /s — are
+//     rejected unless the clause that holds them negates them (never,
+//     don't, avoid, instead of, is dangerous, …), scopes them (only
+//     inside, within, limited to …) or makes them the object of a
+//     correction (replace, remove, audit … for), or the delete names a
+//     path or a name (./build, dist/, /tmp/x, node_modules).
 func Command(text string) (string, bool) {
 	n := Normalize(text)
 	if forkBomb(n) {
 		return KindForkBomb, true
 	}
-	for _, m := range deviceRe.FindAllStringIndex(n, -1) {
-		if !negated(n, m[0], m[1]) {
+	for _, m := range deviceRe.FindAllStringSubmatchIndex(n, -1) {
+		if deviceMatch(n, m) && !negated(n, m[0], m[1]) {
 			return KindDeviceOverwrite, true
 		}
 	}
@@ -43,7 +47,7 @@ func Command(text string) (string, bool) {
 		return k, true
 	}
 	for _, m := range pipeShellRe.FindAllStringIndex(n, -1) {
-		if !excused(n, m[0], m[1]) && !jsonToolRe.MatchString(n[m[0]:min(len(n), m[1]+20)]) {
+		if !excused(n, m[0], m[1]) && !inlineProgram(n, m[0], m[1]) {
 			return KindPipeToShell, true
 		}
 	}
@@ -61,88 +65,31 @@ var (
 	pipeShellRe = gate(`\b`+downloaders+`\b[^;&\n]*?\|\s*`+shells+`(?:\s|$|[;&)'"])|`+
 		`\b(?:(?:ba|z|k)?sh|source|\.|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*<\(\s*`+downloaders+`\b|`+
 		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-[ce]\s*["']?\s*"?\$\(\s*`+downloaders+`\b|`+
-		`\beval\s+["']?\$\(\s*`+downloaders+`\b|\biex\s*\(?\s*(?:\(\s*)?(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod)\b|`+
-		downloaders+`\b[^|;&\n]*\|\s*(?:iex|invoke-expression)\b`, "|", "<(", "$(", "iex")
+		`\beval\s+["']?\$\(\s*`+downloaders+`\b|\b(?:iex|invoke-expression)\s*\$?\(?\s*(?:\(\s*)?(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod|\[?(?:system\.)?net\.webclient)\b|`+
+		`\b(?:iex|invoke-expression)\b[^\n;|]*\.downloadstring\s*\(|`+
+		downloaders+`\b[^|;&\n]*\|\s*(?:iex|invoke-expression)\b`, "|", "<(", "$(", "iex", "invoke-expression")
 
-	// python -m json.tool reads JSON, it runs nothing.
-	jsonToolRe = regexp.MustCompile(`\|\s*python[0-9.]*\s+-m\s*json\.tool\b`)
+	// An interpreter given its program inline (python -c, node -e, perl
+	// -ne, sh -c, python -m json.tool) reads what is piped in as data.
+	inlineProgramRe = regexp.MustCompile(`^\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?(?:env\s+)?(?:` +
+		`python[0-9.]*\s+(?:-[a-z]+\s+)*?-[a-z]*[cm]|(?:perl|ruby)\s+(?:-[a-z]+\s+)*?-[a-z]*[enp]|` +
+		`node\s+(?:-[a-z-]+\s+)*?(?:-[ep]|--eval|--print)|php\s+(?:-[a-z]+\s+)*?-r|lua\s+-e|(?:ba|z|k|da)?sh\s+(?:-[a-z]+\s+)*?-[a-z]*c)\b`)
 
-	// dd, mkfs, wipefs, shred, redirection or cp onto a block device.
-	disk     = `/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper/|md\d|dm-\d|root\b|sr\d|loop\d|zram\d)`
-	deviceRe = gate(`\bdd\b[^;&|\n]*\bof=\s*`+disk+`|\bmkfs(?:\.[a-z0-9]+)?\b[^;&|\n]*\s`+disk+
-		`|\bmke2fs\b[^;&|\n]*\s`+disk+`|\bwipefs\b[^;&|\n]*\s`+disk+`|\bshred\b[^;&|\n]*\s`+disk+
-		`|(?:^|[^<>2])>\s*`+disk+`|\bcat\b[^;&|\n]*>\s*`+disk+`|\bfdisk\b[^;&|\n]{0,40}\s`+disk+`[^;&|\n]{0,40}<<|`+
+	// dd, mkfs, wipefs, shred, blkdiscard, a partition-table wipe or a
+	// redirection onto a device: any /dev/ path but the pseudo-devices
+	// (checked by blockDevice on the path captured).
+	dev      = `(/dev/[a-z0-9_./:+-]+)`
+	deviceRe = gate(`\bdd\b[^;&|\n]*\bof=\s*`+dev+`|\b(?:mkfs(?:\.[a-z0-9]+)?|mke2fs|mkswap|wipefs|shred|blkdiscard)\b[^;&|\n]*?\s`+dev+
+		`|\bsgdisk\b[^;&|\n]*(?:\s-[a-z]*[zo][a-z]*\b|--zap|--clear)[^;&|\n]*?\s`+dev+`|\bsgdisk\b[^;&|\n]*?\s`+dev+`[^;&|\n]*(?:\s-[a-z]*[zo][a-z]*\b|--zap|--clear)`+
+		`|\bparted\b[^;&|\n]*?\s`+dev+`[^;&|\n]*\b(?:mklabel|mktable|rm)\b|\bcryptsetup\b[^;&|\n]*\bluksformat\b[^;&|\n]*?\s`+dev+
+		`|\bnvme\s+format\b[^;&|\n]*?\s`+dev+`|\bhdparm\b[^;&|\n]*--security-erase\b[^;&|\n]*?\s`+dev+
+		`|(?:^|[^<>2])>\s*`+dev+`|\bfdisk\b[^;&|\n]{0,40}\s`+dev+`[^;&|\n]{0,40}<<|`+
 		`\bformat\s+[a-z]:\s*/(?:q|y|fs)|\bdiskpart\b.*\bclean\b`, "/dev/", "format", "diskpart")
 
 	worldWritableRe = gate(`\bchmod\s+(?:-{1,2}[a-z-]+\s+)*(?:[0-7]?777|[ugoa]*a[ugoa]*[+=]rwx|(?:ugo|uog|gou|guo|oug|ogu)[+=]rwx|o[+=]rwx|u[+=]rwx,g[+=]rwx,o[+=]rwx)\b|`+
-		`\b(?:mkdir|install)\s+(?:-\S+\s+)*-m\s*0?777\b|\bchmod\s*\([^)]*,\s*0o?777\s*\)|\bos\.chmod\([^)]*0o?777|\bumask\s+0{3,4}\b|\bicacls\b.*\beveryone:\(?f\)?`, "777", "rwx", "umask", "icacls")
-
-	rmRe = gate(`\b(?:rm|/bin/rm)\s+((?:-{1,2}[a-z-]+\s*)+)\s*([^\s;&|]+)?`, "rm")
-	// The other recursive deletes: their target is not parsed.
-	winDeleteRe = gate(`\bdeltree\b|\b(?:rmdir|rd)\s+(?:/[a-z]\s+)*/s\b|\bremove-item\b[^;|\n]*-recurse\b[^;|\n]*-force\b[^;|\n]{0,30}\s(?:[a-z]:\\?\s*$|[a-z]:\\\s|\$env:userprofile|~|\\)|\bfind\s+/\s+(?:-\S+\s+\S+\s+)*-delete\b`, "deltree", "rmdir", "rd", "remove-item", "find")
+		`\b(?:mkdir|install)\s+(?:-\S+\s+)*-m\s*0?777\b|\b\w*chmod\w*\s*\([^)]*\b(?:0o?777|os\.modeperm|s_irwxo)\b|`+
+		`\bumask\s+0{1,4}\b|\bicacls\b.*\beveryone:\(?f\)?`, "777", "rwx", "umask", "icacls", "modeperm", "s_irwxo")
 )
-
-// dangerousTargets are delete targets that destroy a system or a home.
-var dangerousTargets = regexp.MustCompile(`^["']?(?:/|/\*|/\.\*|~|~/|~/\*|~/\.\*|\$home|\$\{home\}|\$home/|\$home/\*|\$\{home\}/\*|/\.\.|%userprofile%|[a-z]:\\?|` +
-	`/(?:bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var|users|system|library|applications|private|mnt|media|snap)/?\*?)["']?$`)
-
-// riskyTargets are wildcard targets: dangerous unless negated or scoped.
-var riskyTargets = regexp.MustCompile(`^["']?(?:\*|\.\*|\.|\./|\./\*|\.\.|\.\./|\.\./\*|\$[a-z_]+/\*|"\$[a-z_]+"/\*)["']?$`)
-
-// recursiveDelete finds rm with a recursive flag (or deltree, rmdir /s):
-// always dangerous on a system or home target or with --no-preserve-root;
-// without a target, dangerous unless negated or scoped.
-func recursiveDelete(n string) (string, bool) {
-	if i := strings.Index(n, "--no-preserve-root"); i >= 0 && !negated(n, i, i+len("--no-preserve-root")) {
-		return KindRecursiveDelete, true
-	}
-	for _, m := range rmRe.FindAllStringSubmatchIndex(n, -1) {
-		flags := n[m[2]:m[3]]
-		if !recursiveFlags(flags) {
-			continue
-		}
-		target := ""
-		if m[4] >= 0 {
-			target = n[m[4]:m[5]]
-		}
-		switch {
-		case target != "" && dangerousTargets.MatchString(strings.TrimRight(target, ".,:")):
-			if !negated(n, m[0], m[1]) {
-				return KindRecursiveDelete, true
-			}
-		case !strings.Contains(target, "/") || riskyTargets.MatchString(strings.TrimRight(target, ",:;")):
-			// No target, a word of prose, a bare name or a wildcard:
-			// the scope is not shown.
-			if !excused(n, m[0], m[1]) {
-				return KindRecursiveDelete, true
-			}
-		}
-		// An explicit path (./build, dist/, /tmp/x): scoped, passes.
-	}
-	for _, m := range winDeleteRe.FindAllStringIndex(n, -1) {
-		if !excused(n, m[0], m[1]) {
-			return KindRecursiveDelete, true
-		}
-	}
-	return "", false
-}
-
-// recursiveFlags reports flags holding -r, -R or --recursive.
-func recursiveFlags(flags string) bool {
-	for _, f := range strings.Fields(flags) {
-		switch {
-		case strings.HasPrefix(f, "--"):
-			if f == "--recursive" {
-				return true
-			}
-		case strings.HasPrefix(f, "-"):
-			if strings.ContainsAny(f[1:], "r") {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // negators make a clause a warning rather than an instruction; scopers
 // make it a scoped use.
@@ -165,10 +112,44 @@ func excused(n string, s, e int) bool {
 	before := n[cs:s]
 	ce := clauseEnd(n, e)
 	rest := n[e:ce]
-	if negatorRe.MatchString(before) || scoperRe.MatchString(before) || scoperRe.MatchString(rest) {
+	if negatorRe.MatchString(before) || scoperRe.MatchString(before) || scoperRe.MatchString(rest) || corrected(before) {
 		return true
 	}
 	return afterNegRe.MatchString(n[e:])
+}
+
+// correctRe are verbs whose object is a command to get rid of or to find
+// ("replace chmod 777 with …", "audit the Dockerfiles for curl | sh").
+var correctRe = regexp.MustCompile(`\b(?:replace|replacing|remove|removing|drop|revert|undo|flag|flags|flagged|detect|detects|audit|` +
+	`grep for|search for|look for|scan for|lint for|block|blocks|reject|rejects|catch|catches|get rid of|strip|strips|eliminate)\b`)
+
+// actionWords, between a correction verb and the command, make the
+// command an instruction of its own ("remove the lock and run …").
+var actionWords = set("run", "running", "use", "using", "uses", "execute", "executing", "exec", "call", "calling", "apply",
+	"try", "do", "then", "and", "with", "via", "by", "type", "paste", "enter", "sudo", "just")
+
+// corrected reports that the clause before a command makes it the object
+// of a correction verb, with no action word in between.
+func corrected(before string) bool {
+	locs := correctRe.FindAllStringIndex(before, -1)
+	if len(locs) == 0 {
+		return false
+	}
+	ws := strings.Fields(before[locs[len(locs)-1][1]:])
+	for i, w := range ws {
+		w = strings.Trim(w, "`'\"()")
+		if actionWords[w] && !(w == "use" || w == "uses") || (w == "use" || w == "uses") && (i+1 == len(ws) || ws[i+1] != "of") {
+			return false
+		}
+	}
+	return true
+}
+
+// inlineProgram reports that the pipe matched at n[s:e] feeds an
+// interpreter given its program inline: the download is its data.
+func inlineProgram(n string, s, e int) bool {
+	p := strings.LastIndexByte(n[s:e], '|')
+	return p >= 0 && inlineProgramRe.MatchString(n[s+p:min(len(n), e+40)])
 }
 
 func clauseStart(n string, s int) int {
@@ -201,18 +182,72 @@ func clauseEnd(n string, e int) int {
 // and fork-while-fork one-liners.
 var (
 	fnDefRe    = gate(`([a-z_:][a-z0-9_:]*)\s*\(\s*\)\s*\{([^}]{1,80})\}`, "{")
-	forkLoopRe = gate(`%0\s*\|\s*%0|\bfork\s*(?:\(\))?\s*while\s*fork\b|while\s*(?:\(?\s*(?:true|1)\s*\)?)\s*[:;{]?\s*(?:do\s*)?(?:os\.)?fork\(\)|\bwhile\s*:\s*;?\s*do\s+\$0\s*&\s*done|\$0\s*&\s*\$0`, "%0", "fork", "$0")
+	forkLoopRe = gate(`%0\s*\|\s*%0|\bfork\s*(?:\(\))?\s*(?:while|until)\s*(?:fork|1|true|0|false)\b|`+
+		`while\s*(?:\(?\s*(?:true|1)\s*\)?)\s*[:;{]?\s*(?:do\s*)?(?:os\.|posix\.|process\.|pcntl_)?fork\b|`+
+		`\bfor\s*\(\s*;\s*;\s*\)\s*\{?\s*(?:os\.|pcntl_)?fork\b|\bloop\s*(?:do|\{)\s*(?:process\.)?fork\b|`+
+		`\bwhile\s*(?::|true)\s*;?\s*do\s+(?:\S+\s+)?\$0\s*&\s*done|\$0\s*&\s*\$0|`+
+		`\bstart\s+(?:/\w+\s+)*(?:""\s+)?%0\b.{0,40}\bgoto\b|\bgoto\b.{0,40}\bstart\s+(?:/\w+\s+)*(?:""\s+)?%0\b`, "%0", "fork", "$0")
 )
 
 func forkBomb(n string) bool {
 	for _, m := range fnDefRe.FindAllStringSubmatch(n, -1) {
 		name, body := m[1], m[2]
-		if strings.Count(body, name) >= 2 && strings.Contains(body, "|") && strings.Contains(body, "&") {
-			return true
-		}
-		if strings.Count(body, name) >= 1 && strings.Contains(body, "&") && strings.Contains(body, name+" &") {
+		calls, background := selfCalls(body, name)
+		if calls >= 2 && strings.Contains(body, "|") && strings.Contains(body, "&") || background {
 			return true
 		}
 	}
 	return forkLoopRe.MatchString(n)
+}
+
+// selfCalls counts the calls of a function in its body: its name as a
+// command (at the start, after | & ; { or ( — not "go test" in test(),
+// nor test.log), and reports one sent to the background ("f &").
+func selfCalls(body, name string) (calls int, background bool) {
+	for off := 0; ; {
+		i := strings.Index(body[off:], name)
+		if i < 0 {
+			return calls, background
+		}
+		i += off
+		off = i + len(name)
+		prev := strings.TrimRight(body[:i], " \t")
+		if prev != "" && !strings.ContainsRune("|&;{(", rune(prev[len(prev)-1])) {
+			continue
+		}
+		rest := body[off:]
+		if rest != "" && !strings.ContainsRune(" \t|&;)}", rune(rest[0])) {
+			continue
+		}
+		calls++
+		if r := strings.TrimLeft(rest, " \t"); strings.HasPrefix(r, "&") && !strings.HasPrefix(r, "&&") {
+			background = true
+		}
+	}
+}
+
+// deviceMatch reports that a match of deviceRe writes onto a device: the
+// path it captured, if any, is not a pseudo-device (format and diskpart
+// capture none).
+func deviceMatch(n string, m []int) bool {
+	for g := 2; g+1 < len(m); g += 2 {
+		if m[g] >= 0 {
+			return blockDevice(n[m[g]:m[g+1]])
+		}
+	}
+	return true
+}
+
+// pseudoDevices are the /dev/ entries that hold no file system: data
+// sinks and sources, terminals, descriptors, shared memory, bash's
+// network paths, input and media devices.
+var pseudoDevices = regexp.MustCompile(`^/dev/(?:null|zero|full|random|urandom|stdin|stdout|stderr|console|ptmx|kmsg|log|` +
+	`tty[a-z0-9.]*|pts/|fd/|shm/|tcp/|udp/|mqueue/|hugepages/|net/|fuse|kvm|dri/|snd/|input/|video\d|cu\.|hidraw|lp\d|dsp|audio|uinput|vcs|` +
+	`nul\b)`)
+
+// blockDevice reports a /dev/ path that may hold a file system: a disk,
+// a partition, a volume, a by-id link (anything but a pseudo-device).
+func blockDevice(path string) bool {
+	path = strings.TrimRight(path, ".,:;")
+	return len(path) > len("/dev/") && !pseudoDevices.MatchString(path)
 }

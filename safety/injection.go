@@ -34,7 +34,8 @@ func Instruction(text string) (string, bool) {
 			return KindHiddenUnicode, true
 		}
 	}
-	n := foldConfusables(Normalize(text))
+	u := Normalize(text)
+	n := foldConfusables(u)
 	if hiddenMarkup(n) {
 		return KindHiddenMarkup, true
 	}
@@ -51,7 +52,12 @@ func Instruction(text string) (string, bool) {
 	if exfilRe.MatchString(d) {
 		return KindExfiltration, true
 	}
-	if override(letterWords(n)) {
+	if override(letterWords(n)) || cjkOverride(n) {
+		return KindOverride, true
+	}
+	// Cyrillic words read as Cyrillic too (the look-alike folding above
+	// is for Latin words spelled with Cyrillic letters).
+	if u != n && override(letterWords(u)) {
 		return KindOverride, true
 	}
 	return "", false
@@ -69,167 +75,16 @@ func deleetText(n string) string {
 	return strings.Join(toks, " ")
 }
 
-func set(xs ...string) map[string]bool {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
-	}
-	return m
-}
-
-var (
-	// Imperatives and gerunds only: "the model ignored the context" reports.
-	dismissVerbs = set("ignore", "ignoring", "disregard", "disregarding", "forget", "forgetting",
-		"override", "overriding", "overrule", "bypass", "skip", "dismiss", "neglect", "abandon", "discard",
-		"nullify", "supersede", "disobey", "unlearn", "ditch", "scrap", "drop",
-		// Other languages: French, Spanish, Portuguese, Italian, German.
-		"ignorez", "ignorer", "oublie", "oubliez", "ignora", "ignorar", "ignore", "olvida", "olvide", "olvidar",
-		"esquece", "esqueça", "dimentica", "ignoriere", "ignoriert", "ignorieren", "vergiss", "vergesst", "vergessen")
-	// Multi-word dismissals, as word sequences.
-	dismissPhrases = [][]string{{"set", "aside"}, {"pay", "no", "attention", "to"}, {"stop", "following"},
-		{"do", "not", "follow"}, {"don", "t", "follow"}, {"dont", "follow"}, {"no", "longer", "follow"},
-		{"stop", "obeying"}, {"do", "not", "obey"}, {"don", "t", "obey"}, {"throw", "out"}, {"move", "past"},
-		{"break", "free", "of"}, {"free", "yourself", "from"}, {"get", "rid", "of"}}
-	timeQualifiers = set("previous", "previously", "prior", "above", "earlier", "preceding", "foregoing",
-		"former", "original", "initial", "old", "past", "before", "aforementioned", "preexisting", "existing",
-		"given", "provided", "first",
-		"précédentes", "precedentes", "précédente", "antérieures", "anteriores", "anterior", "previas", "precedentes",
-		"precedenti", "vorherigen", "vorherige", "bisherigen", "obigen", "toutes", "todas", "todos", "tutte", "alle")
-	anyQualifiers = set("all", "any", "every", "each", "your", "these", "those", "the", "system", "developer",
-		"hidden", "safety", "other", "my", "its", "their", "current")
-	strongObjects = set("instruction", "instructions", "prompt", "prompts", "directive", "directives",
-		"programming", "guardrail", "guardrails",
-		"consignes", "instrucciones", "instruções", "instrucoes", "istruzioni", "anweisungen", "anweisung", "vorgaben")
-	weakObjects = set("rule", "rules", "guideline", "guidelines", "guidance", "constraint", "constraints",
-		"command", "commands", "order", "orders", "context", "message", "messages", "policy", "policies",
-		"restriction", "restrictions", "safeguard", "safeguards", "conversation", "text", "input", "inputs",
-		"training", "task", "tasks", "directions", "direction", "requests", "request", "limitation", "limitations", "boundaries",
-		"content", "lines", "says", "said", "told", "stated", "mentioned", "written")
-	// everything above / anything you were told.
-	everything = set("everything", "anything", "all", "whatever")
-	after      = set("above", "before", "prior", "previously", "earlier", "preceding", "so", "until", "you",
-		"that", "this", "said", "told", "here", "up", "i")
-	standAlone  = set("above", "before", "previous", "previously", "prior", "earlier", "preceding", "foregoing", "aforementioned")
-	filler      = set("the", "all", "of", "everything", "anything", "that", "what", "is", "was", "written", "said", "stated", "mentioned", "text", "you", "were", "told", "said")
-	conjunction = set("and", "then", "instead", "now", "but", "just", "only", "completely", "entirely", "please", "you", "i", "from", "so", "to", "we")
-	given       = set("given", "told", "provided", "received", "taught", "shown", "fed")
-	voidWords   = set("void", "obsolete", "cancelled", "canceled", "revoked", "invalid", "null", "overridden",
-		"superseded", "irrelevant", "outdated", "deprecated", "lifted", "suspended", "disabled", "removed")
-)
-
-// override applies the dismissal grammar to the words of a text.
-func override(ws []string) bool {
-	for i := range ws {
-		vlen := dismissAt(ws, i)
-		if vlen == 0 {
-			continue
-		}
-		j := i + vlen
-		// forget everything above / ignore all that came before.
-		for k := j; k < min(len(ws), j+2); k++ {
-			if everything[ws[k]] && k+1 < len(ws) && after[ws[k+1]] {
-				return true
-			}
-		}
-		// ignore the above / disregard everything before, and …: the
-		// qualifier stands alone, at the end or before a conjunction.
-		for k := j; k < min(len(ws), j+3); k++ {
-			if standAlone[ws[k]] && (k+1 == len(ws) || conjunction[ws[k+1]]) {
-				return true
-			}
-			if !filler[ws[k]] {
-				break
-			}
-		}
-		// verb … qualifier … object.
-		for q := j; q < min(len(ws), j+6); q++ {
-			timeQ, anyQ := timeQualifiers[ws[q]], anyQualifiers[ws[q]]
-			if !timeQ && !anyQ {
-				continue
-			}
-			for o := q + 1; o < min(len(ws), q+5); o++ {
-				if strongObjects[ws[o]] || (timeQ || ws[o-1] == "your" || ws[q] == "your") && weakObjects[ws[o]] {
-					return true
-				}
-			}
-		}
-		// ignore instructions above / disregard what you were told.
-		for o := j; o < min(len(ws), j+3); o++ {
-			if strongObjects[ws[o]] && o+1 < len(ws) && (timeQualifiers[ws[o+1]] || after[ws[o+1]]) {
-				return true
-			}
-		}
-		// override the rules you were given / the instructions I got.
-		for o := j; o < min(len(ws), j+3); o++ {
-			if !strongObjects[ws[o]] && !weakObjects[ws[o]] || o+3 >= len(ws) {
-				continue
-			}
-			if rel := ws[o+1]; rel == "you" || rel == "that" || rel == "which" || rel == "i" || rel == "we" {
-				for k := o + 2; k < min(len(ws), o+5); k++ {
-					if given[ws[k]] {
-						return true
-					}
-				}
-			}
-		}
-		if j+3 < len(ws) && (ws[j] == "what" || ws[j] == "whatever") && (ws[j+1] == "you" || ws[j+1] == "was" || ws[j+1] == "i") {
-			return true
-		}
-	}
-	// Passive: the previous instructions are void / no longer apply /
-	// should be ignored.
-	for o := range ws {
-		if !strongObjects[ws[o]] && !weakObjects[ws[o]] {
-			continue
-		}
-		qualified := false
-		for q := max(0, o-3); q < o; q++ {
-			if timeQualifiers[ws[q]] || ws[q] == "your" || ws[q] == "all" && strongObjects[ws[o]] {
-				qualified = true
-			}
-		}
-		if !qualified {
-			continue
-		}
-		for k := o + 1; k < min(len(ws), o+6); k++ {
-			if voidWords[ws[k]] || ws[k] == "longer" && k+1 < len(ws) && (ws[k+1] == "apply" || ws[k+1] == "applies" || ws[k+1] == "valid" || ws[k+1] == "matter") ||
-				(ws[k] == "be" || ws[k] == "are" || ws[k] == "is") && k+1 < len(ws) && dismissVerbs[ws[k+1]] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// dismissAt is the length of the dismissal at ws[i] (0: none).
-func dismissAt(ws []string, i int) int {
-	if dismissVerbs[ws[i]] {
-		return 1
-	}
-	for _, p := range dismissPhrases {
-		if i+len(p) <= len(ws) {
-			ok := true
-			for k, w := range p {
-				if ws[i+k] != w {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				return len(p)
-			}
-		}
-	}
-	return 0
-}
-
 var (
 	// Chat-template role markers, anywhere; a role name with a colon at
 	// the start of a line or sentence.
 	roleMarkers = []*gated{
 		gate(`<\|[a-z_ ]{2,30}\|>`, "<|"),
 		gate(`\[/?inst\]|<</?sys>>`, "inst]", "sys>>"),
-		gate(`</?(?:system|assistant|im_start|im_end|developer|sys)>`, "system>", "assistant>", "im_start>", "im_end>", "developer>", "sys>"),
+		gate(`</?(?:system|assistant|im_start|im_end|developer|sys|start_of_turn|end_of_turn)>`, "system>", "assistant>", "im_start>", "im_end>", "developer>", "sys>", "_of_turn>"),
+		// A bracketed role tag opening a line or sentence, then prose
+		// ("[SYSTEM] grant admin"; not a TOML table, "[system] x = 1").
+		gate(`(?:^|[\n.!?;]\s*)\[(?:system|assistant|developer|sys)(?: message| prompt| note| override)?\]\s*:?\s*[a-z]+ [a-z]`, "[system", "[assistant", "[developer", "[sys"),
 		gate(`(?:^|[\n.!?;>]\s*)(?:#{1,4}\s*)?(?:system|assistant|developer|human|chatgpt|claude|gpt|system prompt|system message)(?:\s*[(\[][a-z ]{0,20}[)\]])?\s*:`,
 			"system", "assistant", "developer", "human", "chatgpt", "claude", "gpt"),
 		gate(`(?:^|[\n.!?;>]\s*)#{1,4}\s*(?:instruction|instructions|response|input|user|prompt)\s*:`, "#"),
@@ -242,6 +97,11 @@ var (
 		gate(`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:ai|assistant|language model)|required to follow|subject to)`, "no longer"),
 		gate(`\bfrom (?:now|this point|here) on,? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b`, " on"),
 		gate(`\bhenceforth,? you (?:are|will|must)\b`, "henceforth"),
+		// starting now / as of now / from this moment on, you are a … /
+		// you will ignore …
+		gate(`\b(?:(?:starting|beginning) (?:now|today|immediately)|effective (?:now|immediately)|as of (?:now|today)|from this (?:moment|point|message) (?:on|onwards?|forward))\b,? `+
+			`(?:you(?: are|'re) (?:an? |the |my |free\b|unrestricted|no longer|allowed|permitted)|you (?:will|must|shall|should) (?:ignore|obey|act|answer|respond|only|disregard|forget))`,
+			"now", "today", "immediately", "moment", "point", "message"),
 		gate(`\byour (?:new|real|true|actual|only|updated) (?:role|task|instructions?|goal|objective|purpose|identity|persona|directive|orders?|prompt)\b`, "your "),
 		gate(`\b(?:new|updated|revised|real|actual|secret|hidden|override) (?:system )?(?:instructions?|prompt|directives?|orders)\s*:`, "instruction", "prompt", "directive", "orders"),
 		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )`, " as ", " like "),
@@ -260,7 +120,8 @@ var (
 	htmlCommentRe = regexp.MustCompile(`<!--\s*([^-]|-[^-])*?(?:-->|$)`)
 	hideStyleRe   = regexp.MustCompile(`display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0*\.?0+(?:px|pt|em|rem|%|vw|vh)?\s*(?:[;"'}!]|$)|` +
 		`opacity\s*:\s*0*\.?0+\s*(?:[;"'}!]|$)|(?:^|[;"'{\s])(?:max-)?(?:height|width)\s*:\s*0(?:px)?\s*(?:[;"'}!]|$)|text-indent\s*:\s*-\d{3,}|` +
-		`(?:left|top)\s*:\s*-\d{4,}|color\s*:\s*(?:transparent|white|#fff(?:fff)?\b|rgba\([^)]*,\s*0\s*\))|clip\s*:\s*rect\(\s*0|font-size\s*:\s*1px`)
+		`(?:left|top|right|bottom|margin-left|margin-top)\s*:\s*-\d{4,}|clip-path\s*:\s*(?:inset\(\s*(?:50|100)%|circle\(\s*0|polygon\(\s*0)|` +
+		`transform\s*:\s*scale[xy]?\(\s*0*\.?0+\s*[,)]|filter\s*:\s*opacity\(\s*0*\.?0+\s*%?\)|color\s*:\s*(?:transparent|white|#fff(?:fff)?\b|rgba\([^)]*,\s*0\s*\))|clip\s*:\s*rect\(\s*0|font-size\s*:\s*1px`)
 	hiddenAttrRe = regexp.MustCompile(`<[a-z][a-z0-9-]*\b[^>]*\s(?:hidden|aria-hidden\s*=\s*["']?true)\b|<(?:noscript|template)\b`)
 	// Tool directives written as HTML comments: not hidden prose.
 	commentDirectiveRe = regexp.MustCompile(`^(?:prettier-ignore(?:-start|-end)?|eslint-[a-z-]+|markdownlint-[a-z-]+|textlint-[a-z-]+|cspell:|vale |toc|/?toc|more|truncate|omit|#?(?:end)?region|(?:begin|end|start|stop)[ _:-]?[a-z0-9_-]*|include|snippet|lint-|alex |remark-|doctoc|all-contributors|section|split|break|pagebreak|nolint|todo\b|fixme\b)`)

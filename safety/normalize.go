@@ -37,8 +37,9 @@ func Normalize(s string) string {
 
 // IsHidden reports a character that renders as nothing or reorders text:
 // zero-width characters, bidi controls, Unicode tag characters
-// (U+E0000–E007F, used to smuggle ASCII), variation selectors and other
-// invisible format characters.
+// (U+E0000–E007F, used to smuggle ASCII), variation selectors, Hangul
+// fillers and every other format character (Unicode category Cf) but the
+// prepended concatenation marks, which show.
 func IsHidden(r rune) bool {
 	switch {
 	case r == 0x00AD, r == 0x034F, r == 0x061C, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5,
@@ -50,50 +51,146 @@ func IsHidden(r rune) bool {
 		return true
 	case r >= 0xFE00 && r <= 0xFE0E: // variation selectors but VS16 (emoji style)
 		return true
+	case r < 0x80:
+		return false
+	case r >= 0x0600 && r <= 0x0605, r == 0x06DD, r == 0x070F, r == 0x0890, r == 0x0891, r == 0x08E2, r == 0x110BD, r == 0x110CD:
+		return false // prepended concatenation marks: format characters that show
 	}
-	return false
+	// Every other format character renders as nothing (invisible
+	// operators, musical and shorthand format controls, interlinear
+	// annotation marks, …).
+	return unicode.Is(unicode.Cf, r)
 }
 
 // deleet maps the digits and symbols used as letters ("1gn0re", "@ct")
 // to those letters, for the instruction rules only.
 var deleet = strings.NewReplacer("0", "o", "1", "i", "3", "e", "4", "a", "5", "s", "7", "t", "@", "a", "$", "s")
 
-// words is the normalised text as words of letters: anything else
+// letterWords is the normalised text as words of letters: anything else
 // separates them. Leetspeak is undone first when a token mixes letters
-// and digits ("1gn0re" but not "v2" or "2024").
-func letterWords(normalized string) []string {
+// and digits ("1gn0re" but not "v2" or "2024"); a token spelled out
+// letter by letter ("i-g-n-o-r-e", "i.g.n.o.r.e") is one word; a run of
+// spelled-out letters across tokens ("i g n o r e p r e v i o u s") is
+// joined and cut back into the grammar's words. stop[i] reports a clause
+// boundary (. , ; : ! ? or the end) right after word i.
+func letterWords(normalized string) (ws []string, stop []bool) {
 	toks := strings.Fields(normalized)
-	out := make([]string, 0, len(toks))
+	ws, stop = make([]string, 0, len(toks)), make([]bool, 0, len(toks))
 	for _, t := range toks {
 		if mixesLeet(t) {
 			t = deleet.Replace(t)
 		}
-		out = append(out, strings.FieldsFunc(t, func(r rune) bool { return !unicode.IsLetter(r) })...)
+		n0 := len(ws)
+		start := -1
+		for i, r := range t {
+			if unicode.IsLetter(r) {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 {
+				ws, stop = append(ws, t[start:i]), append(stop, false)
+				start = -1
+			}
+			if len(ws) > 0 && strings.ContainsRune(".,;:!?", r) {
+				stop[len(stop)-1] = true
+			}
+		}
+		if start >= 0 {
+			ws, stop = append(ws, t[start:]), append(stop, false)
+		}
+		// One token spelled out: i-g-n-o-r-e.
+		if parts := ws[n0:]; len(parts) >= 3 && allSingle(parts) {
+			last := stop[len(stop)-1]
+			ws, stop = append(ws[:n0], strings.Join(parts, "")), append(stop[:n0], last)
+		}
 	}
-	return joinSpelled(out)
+	if len(stop) > 0 {
+		stop[len(stop)-1] = true
+	}
+	return joinSpelled(ws, stop)
+}
+
+func allSingle(ws []string) bool {
+	for _, w := range ws {
+		if len([]rune(w)) != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // joinSpelled joins a run of 3 or more one-letter words ("i g n o r e",
-// "i.g.n.o.r.e") into one word.
-func joinSpelled(ws []string) []string {
-	out := ws[:0:0]
+// "i.g.n.o.r.e") into one word, cut into the grammar's words when it is
+// made of them (white space between spelled words is lost in
+// normalisation: "ignoreprevious" is "ignore previous").
+func joinSpelled(ws []string, stop []bool) ([]string, []bool) {
+	run, spelled := 0, false
+	for _, w := range ws {
+		if run = run + 1; len([]rune(w)) != 1 {
+			run = 0
+		}
+		spelled = spelled || run >= 3
+	}
+	if !spelled {
+		return ws, stop
+	}
+	out, ostop := ws[:0:0], stop[:0:0]
 	for i := 0; i < len(ws); {
 		j := i
 		for j < len(ws) && len([]rune(ws[j])) == 1 {
 			j++
 		}
 		if j-i >= 3 {
-			out = append(out, strings.Join(ws[i:j], ""))
+			joined := strings.Join(ws[i:j], "")
+			parts := segment(joined)
+			for k, p := range parts {
+				out, ostop = append(out, p), append(ostop, k == len(parts)-1 && stop[j-1])
+			}
 			i = j
 			continue
 		}
 		if j == i {
 			j++
 		}
-		out = append(out, ws[i:j]...)
+		out, ostop = append(out, ws[i:j]...), append(ostop, stop[i:j]...)
 		i = j
 	}
-	return out
+	return out, ostop
+}
+
+// segment cuts s into the fewest words of the instruction grammar's
+// vocabulary; s itself when it is one of them or cannot be cut.
+func segment(s string) []string {
+	vocab := grammarVocab()
+	if vocab[s] || len(s) > 200 {
+		return []string{s}
+	}
+	// best[i]: fewest words covering s[:i] (-1: none), from[i]: its last cut.
+	best, from := make([]int, len(s)+1), make([]int, len(s)+1)
+	for i := range best {
+		best[i] = -1
+	}
+	best[0] = 0
+	for i := 1; i <= len(s); i++ {
+		for j := max(0, i-maxVocabLen); j < i; j++ {
+			if best[j] >= 0 && vocab[s[j:i]] && (best[i] < 0 || best[j]+1 < best[i]) {
+				best[i], from[i] = best[j]+1, j
+			}
+		}
+	}
+	if best[len(s)] < 0 {
+		return []string{s}
+	}
+	var parts []string
+	for i := len(s); i > 0; i = from[i] {
+		parts = append(parts, s[from[i]:i])
+	}
+	for a, b := 0, len(parts)-1; a < b; a, b = a+1, b-1 {
+		parts[a], parts[b] = parts[b], parts[a]
+	}
+	return parts
 }
 
 // mixesLeet reports a token with letters and leet symbols inside a word.

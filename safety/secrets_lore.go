@@ -75,7 +75,33 @@ func assignmentValue(v string) bool {
 		return false
 	}
 	if word {
-		return len(v) >= 16 && hasUpper(v) && hasLower(v) && ShannonEntropy(v) > 3.5
+		return hasUpper(v) && hasLower(v) && (len(v) >= 16 && ShannonEntropy(v) > 3.5 || len(v) >= 8 && !identifierCase(v))
+	}
+	return true
+}
+
+// identifierCase reports letters cased like an identifier or words
+// (passwordInput, SecretKeyRef, getAPIKey, CorrectHorse): every run of
+// capitals starts the string or is followed by 2 lower-case letters or
+// more, or ends it. Random mixed case (tDdLuIEybEGd) is not.
+func identifierCase(v string) bool {
+	for i := 0; i < len(v); {
+		if v[i] < 'A' || v[i] > 'Z' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(v) && v[j] >= 'A' && v[j] <= 'Z' {
+			j++
+		}
+		k := j
+		for k < len(v) && v[k] >= 'a' && v[k] <= 'z' {
+			k++
+		}
+		if k-j == 1 {
+			return false
+		}
+		i = k
 	}
 	return true
 }
@@ -107,6 +133,11 @@ func loreRules() []secretRule {
 	rule := func(id, pat string, check func(string) bool, keywords ...string) secretRule {
 		return secretRule{id: id, re: regexp.MustCompile(pat), keywords: keywords, check: check, need: deriveChain(pat)}
 	}
+	// A public key is no secret: named so (public_key, pubkey,
+	// publishable_key) or in an SSH public key's format.
+	public := []allowlist{{target: "match", regexes: []*regexp.Regexp{
+		regexp.MustCompile(`(?i)pub(?:lic)?[_-]?key|publishable|(?:^|[\s"'=:])(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\b`)}}}
+	withAllow := func(r secretRule, a []allowlist) secretRule { r.allow = a; return r }
 	return []secretRule{
 		// PEM private keys, with or without their END line (a lesson may
 		// be cut): the header and the base64 body that follows.
@@ -130,7 +161,8 @@ func loreRules() []secretRule {
 		rule("slack-webhook", `(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,})`, nil, "hooks.slack.com"),
 		rule("google-api-key", `\b(AIza[0-9A-Za-z_-]{30,})`, keyBody, "aiza"),
 		rule("google-oauth-token", `\b(ya29\.[0-9A-Za-z_-]{20,})`, keyBody, "ya29."),
-		rule("stripe-key", `\b((?:sk|rk|pk)_(?:live|prod)_[A-Za-z0-9]{10,})`, keyBody, "_live_", "_prod_"),
+		// Secret and restricted keys; publishable keys (pk_) are public.
+		rule("stripe-key", `\b((?:sk|rk)_(?:live|prod)_[A-Za-z0-9]{10,})`, keyBody, "_live_", "_prod_"),
 		rule("stripe-webhook-secret", `\b(whsec_[A-Za-z0-9]{24,})`, keyBody, "whsec_"),
 		rule("mailgun-api-key", `\b(key-[0-9a-z]{32})\b`, keyBody, "key-"),
 		rule("npm-token", `\b(npm_[A-Za-z0-9]{30,})`, keyBody, "npm_"),
@@ -143,24 +175,34 @@ func loreRules() []secretRule {
 		rule("jwt", `\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`, nil, "eyj"),
 		// Credentials inside a URL: scheme://user:password@host. The
 		// password is redacted; the user and host stay.
-		rule("url-credentials", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@"'<>]+:([^\s/@"'<>]+)@[^\s/@"'<>]`, urlPassword, "://"),
+		// The user may be empty (redis://:password@host); a scheme may
+		// hold _ (oracle+cx_oracle://).
+		rule("url-credentials", `(?i)\b[a-z][a-z0-9+._-]{1,30}://[^\s:/@"'<>]*:([^\s/@"'<>]+)@[^\s/@"'<>]`, urlPassword, "://"),
 		// A token as the user part of a URL (https://<token>@host,
 		// Sentry DSNs, https://ghp_…@github.com).
 		rule("url-token", `(?i)\b[a-z][a-z0-9+.-]{1,20}://([A-Za-z0-9_-]{20,})@[^\s/@"'<>]`, keyBody, "://"),
 		// password=…, passphrase: "…", DB_PASS is …: any value but a
 		// placeholder (a weak password is still a password).
-		rule("password-assignment", `(?i)(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd)["']?`+assignSep+`([^\s"'<>,;]{4,})`,
+		// The name may end a longer one (PGPASSWORD, MYSQL_ROOT_PASSWORD).
+		rule("password-assignment", `(?i)(?:(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd)|\B(?:password|passwd|passphrase))["']?`+assignSep+`([^\s"'<>,;]{4,})`,
 			assignmentValue, "pass", "pwd"),
+		// On a command line: --password X, mysql -pX, docker login -p X,
+		// ConvertTo-SecureString 'X' -AsPlainText.
+		rule("password-assignment", `(?i)(?:^|\s)--?(?:password|passwd|pass)(?:=|\s+)["']?([^\s"'<>,;]{4,})`, assignmentValue, "pass"),
+		rule("password-assignment", `\b(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'<>;|&]{4,})`,
+			assignmentValue, "mysql", "mariadb"),
+		rule("password-assignment", `\b(?i:login)\b[^\n|;&]*?\s-p(?:=|\s+)["']?([^\s"'<>,;]{4,})`, assignmentValue, "login"),
+		rule("password-assignment", `(?i)\bconvertto-securestring\s+(?:-string\s+)?["']([^"'\n]{4,})["']`, assignmentValue, "convertto-securestring"),
 		// secret: "…", API_KEY=…, client_secret=…, signing-key: …: a
 		// random-looking value (more than 3 bits of entropy per character).
-		rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer|[a-z0-9]+[_-]?(?:key|token|secret))["']?`+assignSep+`([^\s"'<>,;]{4,})`,
+		withAllow(rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth|credentials?|bearer|[a-z0-9]+[_-]?(?:key|token|secret))["']?`+assignSep+`([^\s"'<>,;]{4,})`,
 			func(v string) bool { return len(v) >= 8 && ShannonEntropy(v) > 3 && assignmentValue(v) },
-			"secret", "token", "key", "auth", "credential", "bearer"),
+			"secret", "token", "key", "auth", "credential", "bearer"), public),
 		// A credential name, a space and a long random value ("heroku
 		// token 3f9a1c2e-…"): 16 characters or more, digits, entropy.
-		rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|[a-z0-9]+[_-]?(?:key|token|secret))\s+([A-Za-z0-9_.+/=-]{16,})`,
+		withAllow(rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|[a-z0-9]+[_-]?(?:key|token|secret))\s+([A-Za-z0-9_.+/=-]{16,})`,
 			func(v string) bool { return hasDigit(v) && ShannonEntropy(v) > 3.3 && assignmentValue(v) },
-			"secret", "token", "key", "credential"),
+			"secret", "token", "key", "credential"), public),
 		// HTTP authorization headers.
 		rule("authorization-header", `(?i)\bauthorization\s*:\s*(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{8,})`, keyBody, "authorization"),
 	}

@@ -1,0 +1,334 @@
+package safety
+
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// The instruction-override grammar (see Instruction): its vocabulary and
+// the walk over the words of a text.
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+var (
+	// Imperatives and gerunds only: "the model ignored the context" reports.
+	dismissVerbs = set("ignore", "ignoring", "disregard", "disregarding", "forget", "forgetting",
+		"override", "overriding", "overrule", "bypass", "skip", "dismiss", "neglect", "abandon", "discard",
+		"nullify", "supersede", "disobey", "unlearn", "ditch", "scrap", "drop",
+		// Other languages: French, Spanish, Portuguese, Italian, German,
+		// Dutch, Russian.
+		"ignorez", "ignorer", "oublie", "oubliez", "ignora", "ignorar", "ignore", "olvida", "olvide", "olvidar",
+		"esquece", "esqueça", "dimentica", "ignoriere", "ignoriert", "ignorieren", "vergiss", "vergesst", "vergessen",
+		"negeer", "negeren", "vergeet", "vergeten",
+		"игнорируй", "игнорируйте", "проигнорируй", "проигнорируйте", "забудь", "забудьте", "игнорировать")
+	// Multi-word dismissals, as word sequences.
+	dismissPhrases = [][]string{{"set", "aside"}, {"pay", "no", "attention", "to"}, {"stop", "following"},
+		{"do", "not", "follow"}, {"don", "t", "follow"}, {"dont", "follow"}, {"no", "longer", "follow"},
+		{"stop", "obeying"}, {"do", "not", "obey"}, {"don", "t", "obey"}, {"throw", "out"}, {"move", "past"},
+		{"break", "free", "of"}, {"free", "yourself", "from"}, {"get", "rid", "of"},
+		{"haz", "caso", "omiso", "de"}, {"haga", "caso", "omiso", "de"}, {"no", "hagas", "caso", "a"}, {"no", "hagas", "caso", "de"},
+		{"fais", "abstraction", "de"}, {"ne", "tiens", "pas", "compte", "des"}, {"ne", "tenez", "pas", "compte", "des"},
+		{"non", "seguire"}, {"não", "siga"}, {"houd", "geen", "rekening", "met"}}
+	// A statement that this text replaces what came before ("this lesson
+	// supersedes all previous instructions"): third-person verbs, after
+	// a subject naming the text.
+	supersedeVerbs = set("supersedes", "overrides", "overrules", "replaces", "cancels", "invalidates", "voids",
+		"nullifies", "trumps", "outranks", "revokes", "annuls")
+	supersedePhrases = [][]string{{"takes", "precedence", "over"}, {"take", "precedence", "over"},
+		{"takes", "priority", "over"}, {"has", "priority", "over"}, {"wins", "over"}}
+	textSubjects = set("this", "these", "following", "lesson", "note", "message", "text", "entry", "memo")
+	// Roles whose messages are a model's input: "the developer message".
+	roleQualifiers = set("developer", "operator", "system")
+	timeQualifiers = set("previous", "previously", "prior", "above", "earlier", "preceding", "foregoing",
+		"former", "original", "initial", "old", "past", "before", "aforementioned", "preexisting", "existing",
+		"given", "provided", "first",
+		"précédentes", "precedentes", "précédente", "antérieures", "anteriores", "anterior", "previas", "precedentes",
+		"precedenti", "vorherigen", "vorherige", "bisherigen", "obigen", "toutes", "todas", "todos", "tutte", "alle",
+		"vorige", "eerdere", "voorgaande", "bovenstaande",
+		"предыдущие", "предыдущих", "прежние", "прошлые", "все", "вышеуказанные", "вышеизложенные")
+	anyQualifiers = set("all", "any", "every", "each", "your", "these", "those", "the", "system", "developer",
+		"hidden", "safety", "other", "my", "its", "their", "current", "operator")
+	strongObjects = set("instruction", "instructions", "prompt", "prompts", "directive", "directives",
+		"programming", "guardrail", "guardrails",
+		"consignes", "instrucciones", "instruções", "instrucoes", "istruzioni", "anweisungen", "anweisung", "vorgaben",
+		"instructies", "aanwijzingen", "инструкции", "инструкций", "указания", "указаний")
+	weakObjects = set("rule", "rules", "guideline", "guidelines", "guidance", "constraint", "constraints",
+		"command", "commands", "order", "orders", "context", "message", "messages", "policy", "policies",
+		"restriction", "restrictions", "safeguard", "safeguards", "conversation", "text", "input", "inputs",
+		"training", "task", "tasks", "directions", "direction", "requests", "request", "limitation", "limitations", "boundaries",
+		"content", "lines", "says", "said", "told", "stated", "mentioned", "written",
+		"regels", "reglas", "règles", "regeln", "regole", "правила")
+	// A weak object is the object only when it heads its phrase: at a
+	// clause end or before one of these ("the earlier rules and merge",
+	// "the rules you were given"), not before a noun or a preposition
+	// ("the old rules engine", "the first lines of the CSV").
+	headFollowers = set("and", "then", "or", "but", "so", "now", "instead", "you", "that", "which", "i", "we",
+		"given", "above", "before", "earlier", "here", "from", "completely", "entirely", "altogether", "please",
+		"just", "no", "are", "is", "were", "was", "have", "has")
+	// everything above / anything you were told.
+	everything = set("everything", "anything", "all", "whatever", "alles", "tout", "todo", "tutto", "всё", "все")
+	after      = set("above", "before", "prior", "previously", "earlier", "preceding", "so", "until", "you",
+		"that", "this", "said", "told", "here", "up", "i",
+		"was", "vorher", "zuvor", "bisher", "wat", "ce", "lo", "quello", "ciò", "что")
+	pointsHere  = set("this", "that", "here", "it", "is", "are", "was", "were", "has", "have", "no", "now")
+	standAlone  = set("above", "before", "previous", "previously", "prior", "earlier", "preceding", "foregoing", "aforementioned")
+	filler      = set("the", "all", "of", "everything", "anything", "that", "what", "is", "was", "written", "said", "stated", "mentioned", "text", "you", "were", "told", "said")
+	conjunction = set("and", "then", "instead", "now", "but", "just", "only", "completely", "entirely", "please", "you", "i", "from", "so", "to", "we")
+	given       = set("given", "told", "provided", "received", "taught", "shown", "fed", "got", "gave")
+	voidWords   = set("void", "obsolete", "cancelled", "canceled", "revoked", "invalid", "null", "overridden",
+		"superseded", "irrelevant", "outdated", "deprecated", "lifted", "suspended", "disabled", "removed",
+		"rescinded", "withdrawn", "retracted", "annulled", "repealed", "voided", "nullified", "moot", "expired",
+		"inapplicable", "invalidated", "cleared", "reset", "replaced")
+)
+
+// grammarVocab is every word of the grammar, for segment.
+var grammarVocab = sync.OnceValue(func() map[string]bool {
+	v := map[string]bool{}
+	for _, m := range []map[string]bool{dismissVerbs, timeQualifiers, anyQualifiers, strongObjects, weakObjects,
+		everything, after, standAlone, filler, conjunction, given, voidWords, supersedeVerbs, textSubjects, headFollowers} {
+		for w := range m {
+			v[w] = true
+		}
+	}
+	for _, ps := range [][][]string{dismissPhrases, supersedePhrases} {
+		for _, p := range ps {
+			for _, w := range p {
+				v[w] = true
+			}
+		}
+	}
+	for _, w := range []string{"no", "longer", "apply", "applies", "valid", "be", "are", "is", "a", "an", "me", "us"} {
+		v[w] = true
+	}
+	return v
+})
+
+// maxVocabLen bounds the words segment tries (bytes).
+const maxVocabLen = 32
+
+// isObject reports that ws[o] is what a dismissal aims at: a strong
+// object, or a weak one heading its phrase when the qualifier allows it.
+func isObject(ws []string, stop []bool, o int, weakOK bool) bool {
+	if strongObjects[ws[o]] {
+		return true
+	}
+	if !weakObjects[ws[o]] || !weakOK {
+		return false
+	}
+	return stop[o] || o+1 == len(ws) || headFollowers[ws[o+1]]
+}
+
+// override applies the dismissal grammar to the words of a text (stop:
+// the clause boundaries after each word).
+func override(ws []string, stop []bool) bool {
+	for i := range ws {
+		vlen, third := dismissAt(ws, i), false
+		if vlen == 0 {
+			if vlen = supersedeAt(ws, i); vlen == 0 {
+				continue
+			}
+			third = true
+		}
+		j := i + vlen
+		if !third {
+			// forget everything above / ignore all that came before.
+			for k := j; k < min(len(ws), j+2); k++ {
+				if everything[ws[k]] && k+1 < len(ws) && after[ws[k+1]] {
+					return true
+				}
+			}
+			// ignore the above / disregard everything before, and …: the
+			// qualifier stands alone, at the end or before a conjunction.
+			for k := j; k < min(len(ws), j+3); k++ {
+				if standAlone[ws[k]] && (k+1 == len(ws) || conjunction[ws[k+1]]) {
+					return true
+				}
+				if !filler[ws[k]] {
+					break
+				}
+			}
+		}
+		// verb … qualifier … object. After a third-person verb ("this
+		// lesson overrides …") a weak object needs "your".
+		for q := j; q < min(len(ws), j+6); q++ {
+			timeQ, anyQ := timeQualifiers[ws[q]], anyQualifiers[ws[q]]
+			if !timeQ && !anyQ {
+				continue
+			}
+			for o := q + 1; o < min(len(ws), q+5); o++ {
+				your := ws[o-1] == "your" || ws[q] == "your"
+				role := roleQualifiers[ws[o-1]] || o >= 2 && ws[o-1] == "s" && roleQualifiers[ws[o-2]]
+				if isObject(ws, stop, o, (timeQ && !third) || your || role) {
+					return true
+				}
+			}
+		}
+		// ignore instructions above / disregard what you were told.
+		for o := j; o < min(len(ws), j+3); o++ {
+			if strongObjects[ws[o]] && o+1 < len(ws) && (timeQualifiers[ws[o+1]] || after[ws[o+1]]) {
+				return true
+			}
+		}
+		// override the rules you were given / the instructions I got.
+		for o := j; o < min(len(ws), j+3); o++ {
+			if !strongObjects[ws[o]] && !weakObjects[ws[o]] || o+3 >= len(ws) {
+				continue
+			}
+			if rel := ws[o+1]; rel == "you" || rel == "that" || rel == "which" || rel == "i" || rel == "we" {
+				for k := o + 2; k < min(len(ws), o+5); k++ {
+					if given[ws[k]] {
+						return true
+					}
+				}
+			}
+		}
+		if !third && j+3 < len(ws) && (ws[j] == "what" || ws[j] == "whatever") && (ws[j+1] == "you" || ws[j+1] == "was" || ws[j+1] == "i") {
+			return true
+		}
+	}
+	return passive(ws)
+}
+
+// passive finds the passive form: the previous instructions are void / no
+// longer apply / should be ignored; everything you read before this is
+// obsolete; the rules from your operator no longer apply.
+func passive(ws []string) bool {
+	for o := range ws {
+		obj := strongObjects[ws[o]] || weakObjects[ws[o]]
+		if !obj && !everything[ws[o]] {
+			continue
+		}
+		end := -1 // the last word of the qualified subject
+		for q := max(0, o-3); q < o && obj; q++ {
+			if timeQualifiers[ws[q]] || ws[q] == "your" || ws[q] == "all" && strongObjects[ws[o]] {
+				end = o
+			}
+		}
+		// Qualified after the object: the rules from your operator,
+		// everything above, everything you read before this lesson (not
+		// "everything before v2": the qualifier points at this text).
+		for q := o + 1; q < min(len(ws), o+6) && end < 0; q++ {
+			switch {
+			case obj && q < o+4 && ws[q] == "your" && (ws[q-1] == "from" || ws[q-1] == "of" || ws[q-1] == "by"):
+				end = q + 1
+			case !obj && ws[o] != "all" && standAlone[ws[q]] && (q == o+1 || ws[o+1] == "you" || ws[o+1] == "i" || ws[o+1] == "we") &&
+				(q+1 == len(ws) || pointsHere[ws[q+1]]):
+				end = q + 1
+				if q+1 < len(ws) && (ws[q+1] == "this" || ws[q+1] == "that") {
+					end = q + 3 // before this lesson
+				}
+			}
+		}
+		if end < 0 {
+			continue
+		}
+		for k := end; k < min(len(ws), end+6); k++ {
+			if voidWords[ws[k]] || ws[k] == "longer" && k+1 < len(ws) && (ws[k+1] == "apply" || ws[k+1] == "applies" || ws[k+1] == "valid" || ws[k+1] == "matter") ||
+				(ws[k] == "be" || ws[k] == "are" || ws[k] == "is") && k+1 < len(ws) && dismissVerbs[ws[k+1]] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dismissAt is the length of the dismissal at ws[i] (0: none).
+func dismissAt(ws []string, i int) int {
+	if dismissVerbs[ws[i]] {
+		return 1
+	}
+	return phraseAt(ws, i, dismissPhrases)
+}
+
+// supersedeAt is the length of a third-person dismissal at ws[i] whose
+// subject, within the 3 words before, names the text itself (0: none).
+func supersedeAt(ws []string, i int) int {
+	n := 0
+	if supersedeVerbs[ws[i]] {
+		n = 1
+	} else if n = phraseAt(ws, i, supersedePhrases); n == 0 {
+		return 0
+	}
+	for k := max(0, i-3); k < i; k++ {
+		if textSubjects[ws[k]] {
+			return n
+		}
+	}
+	return 0
+}
+
+func phraseAt(ws []string, i int, phrases [][]string) int {
+	for _, p := range phrases {
+		if i+len(p) <= len(ws) {
+			ok := true
+			for k, w := range p {
+				if ws[i+k] != w {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return len(p)
+			}
+		}
+	}
+	return 0
+}
+
+// CJK scripts do not separate words: the same grammar, on substrings. A
+// dismissal, a qualifier and an object within a short span.
+var (
+	cjkDismiss = []string{"忽略", "无视", "無視", "忽視", "忘记", "忘記", "忘掉", "不要理会", "不要理會", "不要遵守", "不必遵守",
+		"無視して", "忘れて", "무시", "잊어"}
+	cjkQualifier = []string{"之前", "以前", "先前", "上面", "上述", "前面", "所有", "全部", "以上", "これまで", "前の", "すべて", "全て",
+		"이전", "모든", "위의", "앞의"}
+	cjkObject = []string{"指令", "指示", "提示词", "提示詞", "说明", "說明", "规则", "規則", "命令", "プロンプト", "ルール",
+		"지시", "지침", "명령", "규칙", "프롬프트"}
+)
+
+// cjkOverride reports a dismissal, a qualifier and an object, in any
+// order, within 24 characters of one another.
+func cjkOverride(n string) bool {
+	if isASCII(n) {
+		return false
+	}
+	for _, d := range cjkDismiss {
+		for off := 0; ; {
+			i := strings.Index(n[off:], d)
+			if i < 0 {
+				break
+			}
+			i += off
+			lo, hi := runeBack(n, i, 24), runeFwd(n, i+len(d), 24)
+			w := n[lo:hi]
+			if containsAny(w, cjkQualifier) && containsAny(w, cjkObject) {
+				return true
+			}
+			off = i + len(d)
+		}
+	}
+	return false
+}
+
+func runeBack(s string, i, n int) int {
+	for ; n > 0 && i > 0; n-- {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return i
+}
+
+func runeFwd(s string, i, n int) int {
+	for ; n > 0 && i < len(s); n-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
