@@ -44,8 +44,9 @@ var (
 	supersedePhrases = [][]string{{"takes", "precedence", "over"}, {"take", "precedence", "over"},
 		{"takes", "priority", "over"}, {"has", "priority", "over"}, {"wins", "over"}}
 	textSubjects = set("this", "these", "following", "lesson", "note", "message", "text", "entry", "memo")
-	// Roles whose messages are a model's input: "the developer message".
-	roleQualifiers = set("developer", "operator", "system")
+	// Roles whose messages are a model's input: "the developer message"
+	// ("system prompt" and "system instructions" are strong objects anyway).
+	roleQualifiers = set("developer", "operator") // not "system": "ignore system messages from journald"
 	timeQualifiers = set("previous", "previously", "prior", "above", "earlier", "preceding", "foregoing",
 		"former", "original", "initial", "old", "past", "before", "aforementioned", "preexisting", "existing",
 		"given", "provided", "first",
