@@ -112,7 +112,7 @@ var (
 		gate(`\byour (?:instructions|rules|prompt|directives|guidelines|orders|task) (?:have|has) (?:changed|been (?:changed|updated|replaced|revoked|overridden|lifted))`, "your "),
 	}
 	// A request for the reader's own prompt or instructions.
-	exfilRe = gate(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b|`+
+	exfilRe = gate(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the|its|their) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b|`+
 		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,2} your (?:prompt|instructions|rules|guidelines|configuration)\b`, "prompt", "instructions", "message", "rules", "guidelines", "configuration")
 )
 

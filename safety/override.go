@@ -78,6 +78,8 @@ var (
 	after      = set("above", "before", "prior", "previously", "earlier", "preceding", "so", "until", "you",
 		"that", "this", "said", "told", "here", "up", "i",
 		"was", "vorher", "zuvor", "bisher", "wat", "ce", "lo", "quello", "ciò", "что")
+	// positional words of after that take an object of their own.
+	positional  = set("above", "before", "prior", "preceding", "until", "up")
 	pointsHere  = set("this", "that", "here", "it", "is", "are", "was", "were", "has", "have", "no", "now")
 	standAlone  = set("above", "before", "previous", "previously", "prior", "earlier", "preceding", "foregoing", "aforementioned")
 	filler      = set("the", "all", "of", "everything", "anything", "that", "what", "is", "was", "written", "said", "stated", "mentioned", "text", "you", "were", "told", "said")
@@ -139,16 +141,20 @@ func override(ws []string, stop []bool) bool {
 		}
 		j := i + vlen
 		if !third {
-			// forget everything above / ignore all that came before.
+			// forget everything above / ignore all that came before. A
+			// position word must point at this text: "everything before
+			// this", "everything above." — not "everything before the
+			// first blank line".
 			for k := j; k < min(len(ws), j+2); k++ {
-				if everything[ws[k]] && k+1 < len(ws) && after[ws[k+1]] {
+				if everything[ws[k]] && k+1 < len(ws) && after[ws[k+1]] && (!positional[ws[k+1]] || pointsAtText(ws, stop, k+1)) {
 					return true
 				}
 			}
 			// ignore the above / disregard everything before, and …: the
-			// qualifier stands alone, at the end or before a conjunction.
+			// qualifier stands alone, at the end of its clause or before a
+			// conjunction.
 			for k := j; k < min(len(ws), j+3); k++ {
-				if standAlone[ws[k]] && (k+1 == len(ws) || conjunction[ws[k+1]]) {
+				if standAlone[ws[k]] && (stop[k] || conjunction[ws[k+1]]) {
 					return true
 				}
 				if !filler[ws[k]] {
@@ -195,6 +201,19 @@ func override(ws []string, stop []bool) bool {
 		}
 	}
 	return passive(ws)
+}
+
+// pointsAtText reports that the position word ws[p] ends its clause or
+// points at this text (before this, up to now, above and …).
+func pointsAtText(ws []string, stop []bool, p int) bool {
+	if stop[p] {
+		return true
+	}
+	n := p + 1
+	if ws[n] == "to" && n+1 < len(ws) {
+		n++
+	}
+	return pointsHere[ws[n]] || conjunction[ws[n]]
 }
 
 // passive finds the passive form: the previous instructions are void / no
