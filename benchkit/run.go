@@ -41,7 +41,7 @@ type Options struct {
 	// Dir holds the node's data (a temp folder, removed, when empty).
 	Dir string
 	// Memory: the node's cache budgets, as lore serve's (0: the
-	// defaults); the rebuilds' stores get its store cache too. The
+	// defaults); the rebuilds' stores share its store cache. The
 	// process's memory limit is the caller's (lore bench sets lore
 	// serve's).
 	Memory node.MemoryBudgets
@@ -256,7 +256,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	ph.start("full rebuild", "full rebuild of %d events", msgs)
-	rb, rebuildDigest, err := rebuild(ctx, n, n.Models(), filepath.Join(dir, "rebuild"), o.Memory)
+	rb, rebuildDigest, err := rebuild(ctx, n, n.Models(), filepath.Join(dir, "rebuild"))
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.RebuildMatches = rebuildDigest == liveDigest
 	for _, m := range n.Models() {
 		ph.start("rebuild "+m.Name(), "rebuild of the %s model alone", m.Name())
-		mr, err := rebuildWindows(ctx, n, m, filepath.Join(dir, "rebuild-"+m.Name()), seeded, last, o.Memory)
+		mr, err := rebuildWindows(ctx, n, m, filepath.Join(dir, "rebuild-"+m.Name()), seeded, last)
 		if err != nil {
 			return nil, err
 		}
@@ -431,8 +431,8 @@ func logState(ctx context.Context, n *node.Node) (last, msgs uint64, err error) 
 
 // rebuild folds the whole log into a fresh store (fsync'd commits, as the
 // node's) with models, and returns its time and digest.
-func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir string, mem node.MemoryBudgets) (time.Duration, string, error) {
-	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: true, CacheBytes: mem.WithDefaults().StoreCache})
+func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir string) (time.Duration, string, error) {
+	st, err := projector.OpenStore(dir, rebuildStore(n))
 	if err != nil {
 		return 0, "", err
 	}
@@ -446,6 +446,14 @@ func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir st
 	return d, dg, err
 }
 
+// rebuildStore is the options of a rebuild's store: fsync'd commits, as
+// the live store's, and the node's block cache shared (one budget for the
+// process, as it would be for one store: the live store is idle meanwhile,
+// so the rebuild's blocks take its place).
+func rebuildStore(n *node.Node) projector.StoreOptions {
+	return projector.StoreOptions{Sync: true, ShareCache: n.Store}
+}
+
 // dropStore closes a rebuild's store and removes it: a run keeps one
 // rebuild's data on disk at a time.
 func dropStore(st *projector.Store, dir string) {
@@ -457,9 +465,9 @@ func dropStore(st *projector.Store, dir string) {
 // store (fsync'd commits), in four replays: up to seeded (the seeded
 // lessons and patterns), the first window of the workload, its middle,
 // and its last window, each timed. Seconds is their sum.
-func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir string, seeded, last uint64, mem node.MemoryBudgets) (ModelRebuild, error) {
+func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir string, seeded, last uint64) (ModelRebuild, error) {
 	mr := ModelRebuild{Model: m.Name()}
-	st, err := projector.OpenStore(dir, projector.StoreOptions{Sync: true, CacheBytes: mem.WithDefaults().StoreCache})
+	st, err := projector.OpenStore(dir, rebuildStore(n))
 	if err != nil {
 		return mr, err
 	}

@@ -54,6 +54,12 @@ type StoreOptions struct {
 	Ephemeral bool
 	// ReadOnly opens an existing store without writing to it.
 	ReadOnly bool
+	// ShareCache, when set, is an open store whose block cache this one
+	// shares (CacheBytes is then its): one budget for the stores of a
+	// process that folds into a second store while the first stays open
+	// (a rebuild beside the live read model). Each store's memtables are
+	// still sized by the budget and reserved in the shared cache.
+	ShareCache *Store
 }
 
 // Store is a Pebble database holding read models and the projector's
@@ -63,6 +69,7 @@ type Store struct {
 	dir        string // "" in memory
 	sync       bool
 	noWAL      bool // Ephemeral: nothing to sync
+	cache      *pebble.Cache // referenced by db while it is open
 	cacheBytes int64
 }
 
@@ -79,8 +86,15 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = 256 << 20
 	}
-	cache := pebble.NewCache(o.CacheBytes)
-	defer cache.Unref()
+	var cache *pebble.Cache
+	if o.ShareCache != nil {
+		// The open store holds a reference: the cache outlives this Open,
+		// which takes one of its own.
+		cache, o.CacheBytes = o.ShareCache.cache, o.ShareCache.cacheBytes
+	} else {
+		cache = pebble.NewCache(o.CacheBytes)
+		defer cache.Unref() // the DB holds its own reference
+	}
 	opts := &pebble.Options{
 		Cache:              cache,
 		MemTableSize:       memTableSize(o.CacheBytes),
@@ -119,7 +133,7 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open pebble %q: %v", ErrStorage, dir, err)
 	}
-	return &Store{db: db, dir: dir, sync: o.Sync, noWAL: o.Ephemeral, cacheBytes: o.CacheBytes}, nil
+	return &Store{db: db, dir: dir, sync: o.Sync, noWAL: o.Ephemeral, cache: cache, cacheBytes: o.CacheBytes}, nil
 }
 
 // memTableSize is an eighth of the cache, between 4 and 64 MiB (32 MiB

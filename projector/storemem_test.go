@@ -55,3 +55,54 @@ func TestStoreMemtablesLeaveTheBlockCache(t *testing.T) {
 		t.Errorf("%d memtables of %d bytes: want one, at most a quarter of the %d-byte cache", m.MemTables, m.MemTableBytes, cache)
 	}
 }
+
+// TestStoresShareOneCache: a store opened with ShareCache reads through
+// the other store's block cache (one budget for both: blocks it reads
+// show in the other's cache), and keeps it after the other closes.
+func TestStoresShareOneCache(t *testing.T) {
+	const cache = 16 << 20
+	live, err := projector.OpenStore(t.TempDir(), projector.StoreOptions{CacheBytes: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := projector.OpenStore(t.TempDir(), projector.StoreOptions{CacheBytes: 1 << 30, ShareCache: live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if m := other.Memory(); m.BlockCacheBudget != cache {
+		t.Errorf("the sharing store's budget is %d, want the shared cache's %d", m.BlockCacheBudget, cache)
+	}
+	key := func(i int) []byte { return fmt.Appendf(nil, "k%06d", i) }
+	val := make([]byte, 256)
+	b := other.DB().NewBatch()
+	for i := range 5000 {
+		if err := b.Set(key(i), val, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.DB().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	read := func() {
+		t.Helper()
+		for i := 0; i < 5000; i += 7 {
+			_, closer, err := other.DB().Get(key(i))
+			if err != nil {
+				t.Fatalf("get %d: %v", i, err)
+			}
+			closer.Close()
+		}
+	}
+	read()
+	if m := live.Memory(); m.BlockCacheBytes == 0 {
+		t.Fatal("blocks the sharing store read are not in the live store's cache: the caches are separate")
+	}
+	if err := live.Close(); err != nil {
+		t.Fatal(err)
+	}
+	read() // the cache outlives the store that made it
+}

@@ -48,7 +48,7 @@ too (the report alone is on stdout).
 
 The process's memory is set as lore serve sets its own: the same --store-cache,
 --pattern-cache, --knowledge-cache and --memory-limit, with the same defaults (the
-rebuilds' stores get --store-cache too); with --soak they go to the serving process.
+rebuilds' stores share the store cache); with --soak they go to the serving process.
 The report gives them.
 
 --pool N measures one large project pool instead: on a fresh node per size (100,
