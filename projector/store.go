@@ -68,7 +68,7 @@ type Store struct {
 	db         *pebble.DB
 	dir        string // "" in memory
 	sync       bool
-	noWAL      bool // Ephemeral: nothing to sync
+	noWAL      bool          // Ephemeral: nothing to sync
 	cache      *pebble.Cache // referenced by db while it is open
 	cacheBytes int64
 }
