@@ -1,12 +1,15 @@
 package benchkit
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,17 +28,24 @@ type Phase struct {
 // starts.
 type phases struct {
 	logf func(format string, args ...any)
-	// heapDir, when set, receives a heap profile at the end of each phase.
+	// heapDir, when set, receives a heap profile at the end of each phase,
+	// and one at the run's peak resident set (watchPeak).
 	heapDir string
 	list    []Phase
 	started time.Time
 	peak    int64 // the highest phase peak: the run's peak RSS
+
+	mu      sync.Mutex
+	running string // the running phase's name; guarded by mu
 }
 
 // start ends the running phase (if any) and starts the next one.
 func (p *phases) start(name string, format string, args ...any) {
 	p.end()
 	resetPeakRSS()
+	p.mu.Lock()
+	p.running = name
+	p.mu.Unlock()
 	p.list = append(p.list, Phase{Name: name})
 	p.started = time.Now()
 	p.logf(format+" (RSS %.0f MiB)", append(args, mib(RSS()))...)
@@ -53,6 +63,42 @@ func (p *phases) end() {
 	p.started = time.Time{}
 	if p.heapDir != "" {
 		if err := writeHeapProfile(filepath.Join(p.heapDir, fmt.Sprintf("heap-%02d-%s.pprof", len(p.list), strings.ReplaceAll(ph.Name, " ", "-")))); err != nil {
+			p.logf("heap profile: %v", err)
+		}
+	}
+}
+
+// watchPeak samples the resident set until ctx ends. Each time it
+// exceeds the highest seen by 64 MiB it writes heap-peak-<phase>.pprof
+// (the phase's last one stays) and logs how much of it the Go runtime
+// holds: what is not Go memory is outside the Go heap (Pebble's block
+// cache and memtables in a cgo build, the C allocator's own).
+func (p *phases) watchPeak(ctx context.Context) {
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"}}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var written int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rss := RSS()
+		if rss < written+64<<20 {
+			continue
+		}
+		written = rss
+		p.mu.Lock()
+		name := p.running
+		p.mu.Unlock()
+		metrics.Read(samples)
+		goMem := int64(samples[0].Value.Uint64() - samples[1].Value.Uint64())
+		p.logf("peak RSS %.0f MiB in %s: Go runtime %.0f MiB (heap objects %.0f MiB), outside it %.0f MiB",
+			mib(rss), name, mib(goMem), mib(int64(samples[2].Value.Uint64())), mib(rss-goMem))
+		file := filepath.Join(p.heapDir, "heap-peak-"+strings.ReplaceAll(name, " ", "-")+".pprof")
+		if err := writeHeapProfile(file); err != nil {
 			p.logf("heap profile: %v", err)
 		}
 	}

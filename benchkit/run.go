@@ -183,6 +183,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err := os.MkdirAll(o.HeapProfiles, 0o755); err != nil {
 			return nil, fmt.Errorf("heap profiles: %w", err)
 		}
+		wctx, stopWatch := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() { defer close(watched); ph.watchPeak(wctx) }()
+		defer func() { stopWatch(); <-watched }()
 	}
 
 	n, err := node.Start(ctx, node.Config{DataDir: filepath.Join(dir, "node"), Embedded: node.EmbeddedOptions{Port: -1},

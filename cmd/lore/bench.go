@@ -42,7 +42,9 @@ Compare runs by their ratios: absolute rates depend on the machine.
 
 The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 --cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE);
---heap-profiles DIR a heap profile at the end of each phase. The report gives
+--heap-profiles DIR a heap profile at the end of each phase, and one each time the
+resident set reaches a new peak (heap-peak-PHASE.pprof; the progress line says how
+much of the peak is Go memory and how much lies outside it, such as Pebble's cache). The report gives
 each phase's wall time and peak RSS. Progress lines go to stderr, with --json
 too (the report alone is on stdout).
 

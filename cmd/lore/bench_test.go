@@ -35,8 +35,10 @@ func TestBench(t *testing.T) {
 	}
 	// The bench sets its process's memory as lore serve does.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	profiles := t.TempDir()
 	code, out, errs := cli(t, context.Background(), "", "bench", "--json", "--events", "1500", "--knowledge", "200",
-		"--patterns", "100", "--rate", "200", "--rate-for", "500ms", "--queries", "40", "--store-cache", "48", "--memory-limit", "1900")
+		"--patterns", "100", "--rate", "200", "--rate-for", "500ms", "--queries", "40", "--store-cache", "48", "--memory-limit", "1900",
+		"--heap-profiles", profiles)
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, errs)
 	}
@@ -46,6 +48,17 @@ func TestBench(t *testing.T) {
 	}
 	if m := rep.Memory; m.StoreCacheBytes != 48<<20 || m.LimitBytes != 1900<<20 || m.PatternCacheBytes != node.DefaultPatternCacheMiB<<20 {
 		t.Errorf("memory settings reported %+v, want a 48 MiB store cache, the default pattern cache and a 1900 MiB limit", m)
+	}
+	// A heap profile at the end of each phase, and at the peak: the
+	// progress names how much of the peak is Go memory.
+	if fi, err := os.Stat(filepath.Join(profiles, "heap-04-live-projection.pprof")); err != nil || fi.Size() == 0 {
+		t.Errorf("heap profile of the live projection: %v", err)
+	}
+	if peaks, _ := filepath.Glob(filepath.Join(profiles, "heap-peak-*.pprof")); len(peaks) == 0 {
+		t.Error("no heap profile at the peak")
+	}
+	if !strings.Contains(errs, "peak RSS") || !strings.Contains(errs, "outside it") {
+		t.Errorf("no peak line in the progress: %q", errs)
 	}
 	if got := debug.SetMemoryLimit(-1); got != 1900<<20 {
 		t.Errorf("the process's memory limit is %d during the bench's report, want --memory-limit's %d", got, 1900<<20)
