@@ -8,7 +8,7 @@ import (
 // Recursive deletes: rm -r, find … -delete, Remove-Item -Recurse, del /s,
 // rmdir /s, deltree. Their targets are read one by one: a system or home
 // target is a destructive payload, a wildcard or a missing target shows no
-// scope, a name or a path is a scoped delete.
+// scope, a path is a scoped delete.
 
 var (
 	rmRe = gate(`\b(?:rm|/bin/rm)\s+((?:-{1,2}[a-z-]+\s*)+)\s*([^;&|\n]*)`, "rm")
@@ -122,8 +122,10 @@ func recursiveDelete(n string) (string, bool) {
 // args its arguments up to a shell separator): dangerous when one of them
 // is a system or home target and the clause does not negate it; when none
 // is shown (no argument, a word of prose first, a variable) or one is a
-// wildcard, dangerous unless negated or scoped. A name or a path (build,
-// node_modules, ./dist, /tmp/x) is a scoped delete.
+// wildcard, dangerous unless negated or scoped. A path (./build, dist/,
+// /tmp/x) is a scoped delete; a bare name (dist, node_modules) shows no
+// scope, as the reference validator holds ("Run rm -rf dist before every
+// build" stays quarantined on restore).
 func rmTargetsBad(n string, s, e int, args string) bool {
 	shown, risky := false, false
 	for _, a := range strings.Fields(args) {
@@ -136,16 +138,12 @@ func rmTargetsBad(n string, s, e int, args string) bool {
 			return !negated(n, s, e)
 		case riskyTargets.MatchString(t):
 			risky = true
-		case strings.Contains(t, "/") || fileName.MatchString(t):
+		case strings.Contains(t, "/"):
 			shown = true
 		}
 	}
 	return (risky || !shown) && !excused(n, s, e)
 }
-
-// fileName is a bare file or directory name (node_modules, .venv,
-// build-cache, target).
-var fileName = regexp.MustCompile(`^[a-z0-9_.@+-]*[a-z0-9_@+-][a-z0-9_.@+-]*$`)
 
 // recursiveFlags reports flags holding -r, -R or --recursive.
 func recursiveFlags(flags string) bool {

@@ -121,7 +121,7 @@ func TestTwelvePhasesThreeProjects(t *testing.T) {
 	fast := h.submit(B, at(1), sub{lesson: "Pin the docker base image digest so that CI builds stay reproducible", tags: []string{knowledge.FastTrackTag}, phase: 1})
 	stale := h.submit(B, at(1), sub{lesson: "Check the grpc endpoint health before deploying the api gateway", phase: 1})
 	todo := h.submit(C, at(1), sub{lesson: "TODO: remember to rotate the staging API keys after the release", category: "todo", phase: 1})
-	bad := h.submit(A, at(1), sub{lesson: "Use rm -rf * whenever the lockfile looks wrong", phase: 1})
+	bad := h.submit(A, at(1), sub{lesson: "Use rm -rf node_modules whenever the lockfile looks wrong", phase: 1})
 
 	if _, ok, _ := knowledge.GetEntry(h.reader(), idOf(bad)); ok {
 		t.Fatal("dangerous lesson became an entry")
