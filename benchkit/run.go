@@ -80,6 +80,15 @@ func (o *Options) setDefaults() {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	// A run logs from more than one goroutine (its phases, the peak
+	// watcher): one line at a time.
+	var logMu sync.Mutex
+	logf := o.Logf
+	o.Logf = func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logf(format, args...)
+	}
 }
 
 // Report holds one run's figures. Ratios compare lore with raw JetStream
