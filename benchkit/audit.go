@@ -34,8 +34,15 @@ type AuditReport struct {
 // or both) from query to the view's release.
 func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, rebuild time.Duration, dir string) (AuditReport, error) {
 	r := AuditReport{Every: node.DefaultAuditCheckpointEvery}
-	if err := waitAuditCheckpoints(ctx, n); err != nil {
-		return r, err
+	for !n.AuditCheckpointsSettled() {
+		// Caught up: the newest checkpoint is less than an interval behind
+		// the read model and the node fills no gap any more (none is wider
+		// than 9/8 of the interval, or the disk budget binds).
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	r.Checkpoints = len(n.AuditCheckpoints())
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0xa0d1))
@@ -63,21 +70,6 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 	r.P99ToRebuild = r.P99us / 1e6 / rebuild.Seconds()
 	r.ExtraBytes = extraBytes(filepath.Join(dir, "node", node.AuditDir), filepath.Join(dir, "node", "pebble"))
 	return r, nil
-}
-
-// waitAuditCheckpoints waits until the node's audit checkpoints are
-// caught up: the newest is less than an interval behind the read model and
-// the node fills no gap any more (none is wider than 9/8 of the interval,
-// or the disk budget binds).
-func waitAuditCheckpoints(ctx context.Context, n *node.Node) error {
-	for !n.AuditCheckpointsSettled() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return nil
 }
 
 // extraBytes is the size of the files under dir whose inodes no file under

@@ -268,13 +268,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The live projector spaces its audit checkpoints while it catches up
-	// and fills the gaps once caught up: wait for them, so the rebuilds
-	// below do not share the cores with those fills.
-	ph.start("audit checkpoints", "audit checkpoints filled behind the catch-up")
-	if err := waitAuditCheckpoints(ctx, n); err != nil {
-		return nil, err
-	}
 	ph.start("full rebuild", "full rebuild of %d events", msgs)
 	rb, rebuildDigest, err := rebuild(ctx, n, n.Models(), filepath.Join(dir, "rebuild"))
 	if err != nil {

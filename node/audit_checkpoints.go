@@ -131,7 +131,7 @@ func (n *Node) runAuditCheckpoints(ctx context.Context) {
 				n.log.Warn("audit checkpoint retention", "err", err)
 			}
 		}
-		if seq := n.Runtime.Seq(); seq > 0 && a.liveDue(seq, n.Runtime.Backlog()) {
+		if seq := n.Runtime.Seq(); seq > 0 && seq >= a.last.Load()+a.every {
 			if err := n.takeAuditCheckpoint(); err != nil {
 				n.log.Warn("audit checkpoint", "err", err)
 			}
@@ -286,27 +286,6 @@ func (n *Node) takeAuditCheckpoint() error {
 		return os.RemoveAll(tmp) // nothing new since the last one
 	}
 	return a.list1(tmp, mark)
-}
-
-// catchUpIntervals spaces the live checkpoints while the projector
-// catches up a backlog: one every catchUpIntervals intervals instead of
-// every interval.
-const catchUpIntervals = 16
-
-// liveDue reports a live checkpoint due at seq, backlog messages of the
-// log behind it: an interval after the last one, or catchUpIntervals
-// intervals after it while the backlog is more than an interval. Each live
-// checkpoint flushes the live memtable and links, opens and seals a copy
-// of the store; during a catch-up, at an interval, that made the catch-up
-// a quarter slower (lore bench, 210k events). The gaps a catch-up leaves
-// are filled once the projector has caught up (fillAuditGap), off the
-// projector's path, as far as the disk budget allows.
-func (a *auditCheckpoints) liveDue(seq, backlog uint64) bool {
-	last := a.last.Load()
-	if backlog > a.every {
-		return seq >= last+catchUpIntervals*a.every
-	}
-	return seq >= last+a.every
 }
 
 // fillDue picks the gap to fill, if any: the widest gap between kept

@@ -81,7 +81,6 @@ type Runtime struct {
 	seq      atomic.Uint64 // committed checkpoint
 	poisoned atomic.Uint64 // poison events this runtime passed (dead-lettered)
 	dups     atomic.Uint64 // duplicate event ids this runtime passed over
-	pending  atomic.Uint64 // messages of the log after the last delivered, as the server counted
 	mu       sync.Mutex
 	waiters  []waiter
 	// ann is set by runOnce before its syncer starts (announce.go).
@@ -113,11 +112,6 @@ func (r *Runtime) Poisoned() uint64 { return r.poisoned.Load() }
 // Duplicates is the number of events this runtime passed over because an
 // event with the same id was folded before (committed batches only).
 func (r *Runtime) Duplicates() uint64 { return r.dups.Load() }
-
-// Backlog is how many messages of the log came after the last one
-// delivered to the projector, as the server counted when it delivered it:
-// 0 when the projector has caught up (or before anything was delivered).
-func (r *Runtime) Backlog() uint64 { return r.pending.Load() }
 
 // WaitFor blocks until the checkpoint reaches seq or ctx ends.
 func (r *Runtime) WaitFor(ctx context.Context, seq uint64) error {
@@ -385,7 +379,6 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			return fmt.Errorf("delivery gap: got seq %d after %d", s, folder.Seq())
 		}
 		last = d.msg
-		r.pending.Store(d.meta.NumPending)
 		if stored.IsZero() || d.meta.Timestamp.Before(stored) {
 			stored = d.meta.Timestamp
 		}
