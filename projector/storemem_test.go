@@ -18,23 +18,8 @@ func TestStoreMemtablesLeaveTheBlockCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	val := make([]byte, 512)
-	key := func(i int) []byte { return fmt.Appendf(nil, "k%08d", i) }
 	const n = 40_000 // ≈ 20 MiB: several memtables
-	for i := 0; i < n; i += 1000 {
-		b := st.DB().NewBatch()
-		for j := i; j < i+1000; j++ {
-			if err := b.Set(key(j), val, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := b.Commit(nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.DB().Flush(); err != nil {
-		t.Fatal(err)
-	}
+	fillAndFlush(t, st, n, 512)
 	for pass := range 2 {
 		for i := 0; i < n; i += 97 {
 			_, closer, err := st.DB().Get(key(i))
@@ -73,20 +58,7 @@ func TestStoresShareOneCache(t *testing.T) {
 	if m := other.Memory(); m.BlockCacheBudget != cache {
 		t.Errorf("the sharing store's budget is %d, want the shared cache's %d", m.BlockCacheBudget, cache)
 	}
-	key := func(i int) []byte { return fmt.Appendf(nil, "k%06d", i) }
-	val := make([]byte, 256)
-	b := other.DB().NewBatch()
-	for i := range 5000 {
-		if err := b.Set(key(i), val, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.Commit(nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := other.DB().Flush(); err != nil {
-		t.Fatal(err)
-	}
+	fillAndFlush(t, other, 5000, 256)
 	read := func() {
 		t.Helper()
 		for i := 0; i < 5000; i += 7 {
@@ -105,4 +77,28 @@ func TestStoresShareOneCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	read() // the cache outlives the store that made it
+}
+
+// key is the i-th key fillAndFlush writes.
+func key(i int) []byte { return fmt.Appendf(nil, "k%08d", i) }
+
+// fillAndFlush writes n keys with values of size bytes, 1 000 a batch,
+// and flushes them to tables.
+func fillAndFlush(t *testing.T, st *projector.Store, n, size int) {
+	t.Helper()
+	val := make([]byte, size)
+	for i := 0; i < n; i += 1000 {
+		b := st.DB().NewBatch()
+		for j := i; j < min(i+1000, n); j++ {
+			if err := b.Set(key(j), val, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.DB().Flush(); err != nil {
+		t.Fatal(err)
+	}
 }
