@@ -63,6 +63,16 @@ func (r *Report) Print(w io.Writer) {
 	a := r.Audit
 	fmt.Fprintf(w, "\naudits (--as-of/--at-seq at random points): p50 %.1f ms, p99 %.1f ms (%d audits; p99 = %.4f of a full rebuild); %d checkpoints every %d events, %.1f MiB beyond the live store\n",
 		a.P50us/1e3, a.P99us/1e3, a.N, a.P99ToRebuild, a.Checkpoints, a.Every, float64(a.ExtraBytes)/(1<<20))
+	for _, by := range []map[string]Latency{a.ByKind, a.ByQuery} {
+		keys := make([]string, 0, len(by))
+		for k := range by {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "  %-30s p50 %8.1f ms  p99 %8.1f ms  (%d audits)\n", k, by[k].P50us/1e3, by[k].P99us/1e3, by[k].N)
+		}
+	}
 	fmt.Fprintf(w, "\npeak RSS: %.0f MiB\n\nphases (wall time, peak RSS):\n", float64(r.PeakRSSBytes)/(1<<20))
 	total := 0.0
 	for _, p := range r.Phases {

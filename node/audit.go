@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loredev/lore/app"
@@ -144,10 +146,10 @@ func copyFile(from, to string) error {
 }
 
 // At returns the state of the read models folded up to asOf (event time)
-// and/or atSeq, for audits: the newest usable audit checkpoint (or nothing)
-// plus a fold, announcing nothing, of the events after it that the audit
-// takes, found with the live store's time index. The answer is the one a
-// fold of the whole log to that point gives.
+// and/or atSeq, for audits: the live read model when it folded exactly the
+// events the audit takes, and otherwise a view whose read models are each
+// folded on their first read (auditView). The answer is the one a fold of
+// the whole log to that point gives.
 func (n *Node) At(ctx context.Context, asOf *time.Time, atSeq uint64) (app.View, func(), error) {
 	stream, err := n.JS.Stream(ctx, events.LogStream)
 	if err != nil {
@@ -164,27 +166,130 @@ func (n *Node) At(ctx context.Context, asOf *time.Time, atSeq uint64) (app.View,
 	if v, release, ok := n.liveAudit(asOf, target); ok {
 		return v, release, nil
 	}
-	st, release, err := n.openAudit(asOf, target)
-	if err != nil {
-		return nil, nil, fmt.Errorf("audit: %w", err)
+	v := &auditView{ctx: ctx, n: n, asOf: asOf, target: target, folds: map[string]*auditFold{}}
+	return v, v.release, nil
+}
+
+// auditView is an audit's view when the live read model is not it: each
+// read model is folded on its first read, alone, into a copy of the
+// newest usable audit checkpoint (or an empty store), from it to the audit's
+// point (the events after it that the audit takes, found with the live
+// store's time index). A query reads one or two of the models, and a model
+// folded alone costs a fraction of the fold of every model.
+//
+// INVARIANT: a model folded alone passes over the events the live store's
+// poison index names (projector.Store.Poisoned): what any model refused
+// left no trace in the others. Where that index does not cover the fold
+// (a store folded by an older lore, an audit beyond the live model), every
+// model is folded together, once, into one copy.
+type auditView struct {
+	ctx    context.Context
+	n      *Node
+	asOf   *time.Time
+	target uint64
+
+	mu    sync.Mutex
+	folds map[string]*auditFold // by model name
+	all   *auditFold            // every model folded together, when it came to that
+}
+
+// auditFold is one copy of a checkpoint brought to the audit's point.
+type auditFold struct {
+	st      *projector.Store
+	release func()
+	err     error
+}
+
+func (v *auditView) Seq() uint64 { return v.target }
+
+func (v *auditView) Model(name string) projector.Reader {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.folds == nil {
+		return errReader{fmt.Errorf("audit: model %q read after the view's release", name)}
 	}
+	if v.all != nil {
+		return v.all.reader(name)
+	}
+	if f, ok := v.folds[name]; ok {
+		return f.reader(name)
+	}
+	i := slices.IndexFunc(v.n.models, func(m projector.Model) bool { return m.Name() == name })
+	if i < 0 {
+		return errReader{fmt.Errorf("audit: no read model named %q", name)}
+	}
+	f, all := v.fold(v.n.models[i])
+	if all {
+		v.all = f
+	} else {
+		v.folds[name] = f
+	}
+	return f.reader(name)
+}
+
+// fold brings a copy of the newest usable checkpoint to the audit's point:
+// model alone when the live store's poison index covers the fold, every
+// model otherwise (all).
+func (v *auditView) fold(model projector.Model) (f *auditFold, all bool) {
+	n := v.n
+	st, release, err := n.openAudit(v.asOf, v.target)
+	if err != nil {
+		return &auditFold{err: fmt.Errorf("audit: %w", err)}, false
+	}
+	f = &auditFold{st: st, release: release}
 	from, err := st.Checkpoint()
 	if err != nil {
-		release()
-		return nil, nil, fmt.Errorf("audit: %w", err)
+		f.err = fmt.Errorf("audit: %w", err)
+		return f, false
 	}
-	ranges, err := n.Store.AuditRanges(from, target, asOf)
+	ranges, err := n.Store.AuditRanges(from, v.target, v.asOf)
 	if err != nil {
-		release()
-		return nil, nil, fmt.Errorf("audit: %w", err)
+		f.err = fmt.Errorf("audit: %w", err)
+		return f, false
 	}
-	stats, err := projector.FoldRanges(ctx, n.JS, st, n.models, ranges, target, asOf)
+	models := []projector.Model{model}
+	poisoned, covered, err := n.Store.Poisoned(from, v.target)
 	if err != nil {
-		release()
-		return nil, nil, fmt.Errorf("audit replay: %w", err)
+		f.err = fmt.Errorf("audit: %w", err)
+		return f, false
 	}
-	return storeView{st: st, seq: func() uint64 { return stats.Seq }}, release, nil
+	if !covered || v.asOf != nil {
+		models, all, poisoned = n.models, true, nil
+	}
+	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned); err != nil {
+		f.err = fmt.Errorf("audit replay: %w", err)
+	}
+	return f, all
 }
+
+func (f *auditFold) reader(name string) projector.Reader {
+	if f.err != nil {
+		return errReader{f.err}
+	}
+	return f.st.Model(name)
+}
+
+// release closes and removes every copy the view folded.
+func (v *auditView) release() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.all != nil {
+		v.folds[""] = v.all
+	}
+	for _, f := range v.folds {
+		if f.release != nil {
+			f.release()
+		}
+	}
+	v.folds, v.all = nil, nil
+}
+
+// errReader answers every read with the error that kept an audit from
+// folding its model.
+type errReader struct{ err error }
+
+func (r errReader) Get([]byte) ([]byte, bool, error)                 { return nil, false, r.err }
+func (r errReader) Scan([]byte, func(key, value []byte) error) error { return r.err }
 
 // liveAudit answers an audit from a snapshot of the live read model when
 // that model folded exactly the events the audit takes: the log up to

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -29,6 +30,27 @@ func backfilledWorkload(t testing.TB, n int, seed uint64) []*events.Event {
 		}
 	}
 	return g.Events
+}
+
+// withRefusedEvents puts among evs, every 97 events, a valid event one read
+// model refuses after the others folded it (a pattern applied that the
+// registry does not hold): poison for the fold of every model, which must
+// leave no trace in any model.
+func withRefusedEvents(t testing.TB, evs []*events.Event) []*events.Event {
+	t.Helper()
+	out := make([]*events.Event, 0, len(evs)+len(evs)/97)
+	for i, ev := range evs {
+		out = append(out, ev)
+		if i%97 == 50 {
+			r, err := events.New("pattern.applied/v1", ev.Project, "test", ev.Time,
+				&events.PatternApplied{LoopID: "ralph-test-0123abcd", PatternID: fmt.Sprintf("pat-success-nowhere-%03d", i%1000), Success: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // fullFold is the reference: the whole log folded to the point asked for.
@@ -106,7 +128,7 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 		t.Fatalf("a checkpoint folder without a mark survived the start: %v", err)
 	}
 
-	evs := backfilledWorkload(t, 2000, 3)
+	evs := withRefusedEvents(t, backfilledWorkload(t, 2000, 3))
 	var last uint64
 	for i := 0; i < len(evs); i += 250 {
 		rs, err := n.Appender.AppendBatch(ctx, evs[i:min(i+250, len(evs))])
@@ -161,12 +183,16 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := node.ViewDigest(v)
+		together := node.AuditFoldedTogether(v)
 		release()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got != want {
 			t.Fatalf("audit as of %v at seq %d: digest %s, full fold %s", asOf, atSeq, got, want)
+		}
+		if together != (asOf != nil) {
+			t.Fatalf("audit as of %v at seq %d folded every model together: %v", asOf, atSeq, together)
 		}
 		target := last
 		if atSeq > 0 {
@@ -306,12 +332,16 @@ func TestAuditCheckpointGapsFilled(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := node.ViewDigest(v)
+		together := node.AuditFoldedTogether(v)
 		release()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got != want {
 			t.Fatalf("audit as of %v at seq %d: digest %s, full fold %s", asOf, atSeq, got, want)
+		}
+		if together != (asOf != nil) {
+			t.Fatalf("audit as of %v at seq %d folded every model together: %v", asOf, atSeq, together)
 		}
 	}
 	cps := n.AuditCheckpoints()

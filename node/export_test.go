@@ -4,12 +4,16 @@ import (
 	"time"
 
 	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/projector"
 )
 
 // ViewDigest is the digest of an audit view's store (or snapshot).
 func ViewDigest(v app.View) (string, error) {
-	if s, ok := v.(snapshotView); ok {
-		return s.snap.Digest()
+	switch v := v.(type) {
+	case snapshotView:
+		return v.snap.Digest()
+	case *auditView:
+		return projector.ModelsDigest(v.n.models, v.Model)
 	}
 	return v.(storeView).st.Digest()
 }
@@ -33,4 +37,11 @@ func (n *Node) AuditStart(asOf *time.Time, target uint64) (uint64, error) {
 	}
 	defer release()
 	return st.Checkpoint()
+}
+
+// AuditFoldedTogether reports whether an audit view folded every model
+// together (its models were not folded alone), once read.
+func AuditFoldedTogether(v app.View) bool {
+	a, ok := v.(*auditView)
+	return ok && a.all != nil
 }

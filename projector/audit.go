@@ -13,11 +13,14 @@ import (
 // no time bound): it folds, announcing nothing, the events of ranges (from
 // AuditRanges over (checkpoint, target]) whose time is <= asOf, passes over
 // every other sequence, and leaves the store's checkpoint at target. The
-// result is the state a full Replay to target as of asOf folds.
-func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time) (ReplayStats, error) {
+// result is the state a full Replay to target as of asOf folds. models may
+// be some of the models only when poisoned holds the refusals of the fold
+// of every model over (checkpoint, target] (Store.Poisoned); it is nil
+// otherwise.
+func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool) (ReplayStats, error) {
 	start := time.Now()
 	var stats ReplayStats
-	o := ReplayOptions{}
+	o := ReplayOptions{Poisoned: poisoned}
 	if asOf != nil {
 		o.UntilTime = *asOf
 	}

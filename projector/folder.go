@@ -53,6 +53,9 @@ type Folder struct {
 	dups     uint64 // events passed over as duplicates (see Duplicates)
 	// times is the folder's side of the time index (timeindex.go).
 	times timeIndex
+	// poisoned are the events to pass over as poison without folding
+	// them (SetPoisoned; nil: none).
+	poisoned map[uint64]bool
 
 	// With Parallel: the events handed to the lanes since the last
 	// commit, in order; Settle waits for the lanes and checks them.
@@ -139,6 +142,13 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 	}
 	return f, nil
 }
+
+// SetPoisoned makes the folder pass over the events at these sequences as
+// poison, folding none of their writes and recording none of their ids:
+// with the store's poison index (Store.Poisoned) over the events it
+// folds, a folder of some of the models reaches the state the fold of
+// every model gives them. Set it before the first Fold.
+func (f *Folder) SetPoisoned(seqs map[uint64]bool) { f.poisoned = seqs }
 
 // Parallel makes every model fold on a goroutine of its own: Fold hands an
 // event to the lanes and returns at once (a poison event is then reported
@@ -240,6 +250,14 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error, 
 		}
 		return true, nil
 	}
+	if f.poisoned[ev.Seq] {
+		// Refused when every model folded it (the poison index): passed
+		// over as then, writes and id alike. Nothing is queued, as for an
+		// undecodable event.
+		err := fmt.Errorf("%w: seq %d: refused by a model when every model folded it", ErrPoison, ev.Seq)
+		f.notePoison(ev.Seq, err)
+		return false, err
+	}
 	if f.parallel && alone && !f.unsettled {
 		// INVARIANT: every event since the last commit is in the queue (a
 		// failed Settle folds them all again); this one is settled now.
@@ -273,7 +291,9 @@ func (f *Folder) foldInline(ev *events.Event, data events.Payload) error {
 			if errors.Is(err, ErrStorage) {
 				return err
 			}
-			return fmt.Errorf("%w: seq %d: %s: %v", ErrPoison, ev.Seq, l.model.Name(), err)
+			err = fmt.Errorf("%w: seq %d: %s: %v", ErrPoison, ev.Seq, l.model.Name(), err)
+			f.notePoison(ev.Seq, err)
+			return err
 		}
 	}
 	if f.announce && ev.Seq > f.liveFrom {
@@ -284,6 +304,7 @@ func (f *Folder) foldInline(ev *events.Event, data events.Payload) error {
 					l.rollback()
 				}
 				f.outbox = f.outbox[:n]
+				f.notePoison(ev.Seq, err)
 				return err
 			}
 		}

@@ -24,6 +24,10 @@ type ReplayOptions struct {
 	// OnPoison, when set, receives events that could not be folded (a replay
 	// never dead-letters: the live projector already did).
 	OnPoison func(seq uint64, reason error)
+	// Poisoned, when set, are events passed over as poison without folding
+	// them (Folder.SetPoisoned): the refusals of a fold of every model,
+	// for a replay of some of them (Store.Poisoned).
+	Poisoned map[uint64]bool
 }
 
 // ReplayStats summarise a replay.
@@ -64,6 +68,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	if err != nil {
 		return stats, err
 	}
+	f.SetPoisoned(o.Poisoned)
 	f.Parallel()
 	defer f.Close()
 	// Each batch is written while the next one folds (CommitAsync); the

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"math"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -346,22 +348,55 @@ func digest(r pebble.Reader) (string, error) {
 		return "", fmt.Errorf("%w: digest: %v", ErrStorage, err)
 	}
 	defer it.Close()
-	h := sha256.New()
-	var n [8]byte
+	h := newDigester()
 	for it.First(); it.Valid(); it.Next() {
-		binary.BigEndian.PutUint64(n[:], uint64(len(it.Key())))
-		h.Write(n[:])
-		h.Write(it.Key())
-		v := it.Value()
-		binary.BigEndian.PutUint64(n[:], uint64(len(v)))
-		h.Write(n[:])
-		h.Write(v)
+		h.add(it.Key(), it.Value())
 	}
 	if err := it.Error(); err != nil {
 		return "", fmt.Errorf("%w: digest: %v", ErrStorage, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return h.sum(), nil
 }
+
+// ModelsDigest is the Digest of a store holding the keys model(name)
+// reads for each of models (and no other model's keys), read through
+// those readers: a view whose models live in different stores digests as
+// the one store folding them all would.
+func ModelsDigest(models []Model, model func(name string) Reader) (string, error) {
+	prefixes := make([]string, len(models))
+	for i, m := range models {
+		prefixes[i] = modelPrefix + m.Name() + "/"
+	}
+	slices.Sort(prefixes) // the store's key order
+	h := newDigester()
+	for _, p := range prefixes {
+		err := model(p[len(modelPrefix):len(p)-1]).Scan(nil, func(k, v []byte) error {
+			h.add(append([]byte(p), k...), v)
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("digest %s: %w", p, err)
+		}
+	}
+	return h.sum(), nil
+}
+
+// digester hashes a sequence of keys and values, each with its length.
+type digester struct{ h hash.Hash }
+
+func newDigester() digester { return digester{sha256.New()} }
+
+func (d digester) add(k, v []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(k)))
+	d.h.Write(n[:])
+	d.h.Write(k)
+	binary.BigEndian.PutUint64(n[:], uint64(len(v)))
+	d.h.Write(n[:])
+	d.h.Write(v)
+}
+
+func (d digester) sum() string { return hex.EncodeToString(d.h.Sum(nil)) }
 
 // MarkAnnounced records that every transition caused at or below seq was
 // announced elsewhere (by the replica a snapshot came from, or another): it
