@@ -28,6 +28,16 @@ type AuditReport struct {
 	ByKind map[string]Latency `json:"by_kind"`
 	// ByQuery splits them by the query asked (each reads one read model).
 	ByQuery map[string]Latency `json:"by_query"`
+	// Fold is the part of each audit before its query: the view opened and
+	// the query's read model folded to the audit's point (its first read);
+	// Query the query's own run on that view after it. LiveQuery is the
+	// same queries on the live read model (no audit), for comparison.
+	Fold      Latency `json:"fold"`
+	Query     Latency `json:"query"`
+	LiveQuery Latency `json:"live_query"`
+	// AtCheckpoint is an audit exactly at a checkpoint (up to ten of
+	// them): the copy opened, read and removed, nothing folded.
+	AtCheckpoint Latency `json:"at_checkpoint"`
 	// Every is the checkpoint interval (events); Checkpoints how many were
 	// kept at the end, and ExtraBytes the disk they hold beyond the live
 	// store (tables the live store no longer has, and their own files).
@@ -44,14 +54,15 @@ type AuditReport struct {
 // with as_of / at_seq.
 var auditQueries = []struct {
 	group, name string
+	model       string // the read model it reads
 	args        func(o Options, rng *rand.Rand) (project string, args []byte)
 }{
-	{"learning", "weights", func(Options, *rand.Rand) (string, []byte) { return events.DefaultProject, []byte(`{}`) }},
-	{"knowledge", "stats", func(o Options, rng *rand.Rand) (string, []byte) {
+	{"learning", "weights", "learning", func(Options, *rand.Rand) (string, []byte) { return events.DefaultProject, []byte(`{}`) }},
+	{"knowledge", "stats", "knowledge", func(o Options, rng *rand.Rand) (string, []byte) {
 		return KnowledgeProject(rng.IntN(max(KnowledgeProjects(o.Knowledge), 1))), []byte(`{}`)
 	}},
-	{"patterns", "metrics", func(Options, *rand.Rand) (string, []byte) { return events.DefaultProject, []byte(`{"loops":0}`) }},
-	{"audit", "stats", func(Options, *rand.Rand) (string, []byte) { return events.DefaultProject, []byte(`{}`) }},
+	{"patterns", "metrics", "crossloop", func(Options, *rand.Rand) (string, []byte) { return events.DefaultProject, []byte(`{"loops":0}`) }},
+	{"audit", "stats", "eventlog", func(Options, *rand.Rand) (string, []byte) { return events.DefaultProject, []byte(`{}`) }},
 }
 
 // measureAudits waits for the checkpoint of the projected log, then times
@@ -74,6 +85,7 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0xa0d1))
 	span := time.Duration(o.Events) * 10 * time.Millisecond
 	ds := make([]time.Duration, 0, AuditPoints)
+	var folds, queries, live []time.Duration
 	byKind, byQuery := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for i := range AuditPoints {
 		var asOf *time.Time
@@ -93,22 +105,62 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 			return r, fmt.Errorf("audit query %s.%s is not registered", q.group, q.name)
 		}
 		project, args := q.args(o, rng)
+		req := app.Request{Now: now, Project: project, Source: "bench", Args: args}
 		start := time.Now()
 		v, release, err := n.At(ctx, asOf, atSeq)
 		if err != nil {
 			return r, fmt.Errorf("audit at seq %d as of %v: %w", atSeq, asOf, err)
 		}
-		_, err = ep.Query(ctx, v, app.Request{Now: now, Project: project, Source: "bench", Args: args})
+		// The first read of the query's model folds it (node.auditView).
+		if _, _, err = v.Model(q.model).Get([]byte{0}); err == nil {
+			folded := time.Now()
+			folds = append(folds, folded.Sub(start))
+			_, err = ep.Query(ctx, v, req)
+			queries = append(queries, time.Since(folded))
+		}
 		release()
 		if err != nil {
 			return r, fmt.Errorf("audit %s.%s at seq %d as of %v: %w", q.group, q.name, atSeq, asOf, err)
 		}
 		d := time.Since(start)
+		if d > time.Second && o.Logf != nil {
+			target := last
+			if atSeq > 0 {
+				target = atSeq
+			}
+			cp := n.AuditCheckpointFor(asOf, target)
+			o.Logf("audit %d (%s, %s.%s) took %.2f s: at seq %d as of %v, from the checkpoint at %d (%d sequences after it); fold %.2f s",
+				i, kind, q.group, q.name, d.Seconds(), target, asOf, cp, target-cp, folds[len(folds)-1].Seconds())
+		}
+		t0 := time.Now()
+		if _, err := ep.Query(ctx, n.Live(), req); err != nil {
+			return r, fmt.Errorf("%s.%s on the live read model: %w", q.group, q.name, err)
+		}
+		live = append(live, time.Since(t0))
 		ds = append(ds, d)
 		byKind[kind] = append(byKind[kind], d)
 		byQuery[q.group+"."+q.name] = append(byQuery[q.group+"."+q.name], d)
 	}
+	// The fixed part: audits exactly at a checkpoint (a copy opened and
+	// closed; nothing to fold).
+	var opens []time.Duration
+	cps := n.AuditCheckpoints()
+	for i := 0; i < len(cps); i += max(len(cps)/10, 1) {
+		start := time.Now()
+		v, release, err := n.At(ctx, nil, cps[i].Seq)
+		if err != nil {
+			return r, fmt.Errorf("audit at checkpoint %d: %w", cps[i].Seq, err)
+		}
+		_, _, err = v.Model(auditQueries[0].model).Get([]byte{0})
+		release()
+		if err != nil {
+			return r, fmt.Errorf("audit at checkpoint %d: %w", cps[i].Seq, err)
+		}
+		opens = append(opens, time.Since(start))
+	}
+	r.AtCheckpoint = Summarise(opens)
 	r.Latency = Summarise(ds)
+	r.Fold, r.Query, r.LiveQuery = Summarise(folds), Summarise(queries), Summarise(live)
 	for k, d := range byKind {
 		r.ByKind[k] = Summarise(d)
 	}

@@ -63,6 +63,12 @@ func (r *Report) Print(w io.Writer) {
 	a := r.Audit
 	fmt.Fprintf(w, "\naudits (--as-of/--at-seq at random points): p50 %.1f ms, p99 %.1f ms (%d audits; p99 = %.4f of a full rebuild); %d checkpoints every %d events, %.1f MiB beyond the live store\n",
 		a.P50us/1e3, a.P99us/1e3, a.N, a.P99ToRebuild, a.Checkpoints, a.Every, float64(a.ExtraBytes)/(1<<20))
+	for _, l := range []struct {
+		name string
+		l    Latency
+	}{{"fold (view and model)", a.Fold}, {"query on the audit's view", a.Query}, {"query on the live model", a.LiveQuery}, {"at a checkpoint (nothing to fold)", a.AtCheckpoint}} {
+		fmt.Fprintf(w, "  %-30s p50 %8.1f ms  p99 %8.1f ms\n", l.name, l.l.P50us/1e3, l.l.P99us/1e3)
+	}
 	for _, by := range []map[string]Latency{a.ByKind, a.ByQuery} {
 		keys := make([]string, 0, len(by))
 		for k := range by {

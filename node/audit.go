@@ -74,21 +74,14 @@ func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func
 	if a == nil {
 		return empty()
 	}
-	format := projector.FormatVersion(n.models)
 	a.mu.Lock()
-	var src string
-	for i := len(a.list) - 1; i >= 0; i-- {
-		if m := a.list[i].mark; m.Format == format && m.UsableFor(asOf, target) {
-			src = a.list[i].dir
-			break
-		}
-	}
-	if src == "" {
+	i := n.usableCheckpoint(asOf, target)
+	if i < 0 {
 		a.mu.Unlock()
 		return empty()
 	}
 	dst := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
-	err := copyCheckpoint(src, dst)
+	err := copyCheckpoint(a.list[i].dir, dst)
 	a.mu.Unlock()
 	if err != nil {
 		_ = os.RemoveAll(dst)
@@ -100,6 +93,32 @@ func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func
 		return nil, nil, err
 	}
 	return st, func() { st.Close(); _ = os.RemoveAll(dst) }, nil
+}
+
+// usableCheckpoint is the index in n.audits.list of the newest checkpoint
+// an audit at target as of asOf can start from, or -1. n.audits.mu is held.
+func (n *Node) usableCheckpoint(asOf *time.Time, target uint64) int {
+	format := projector.FormatVersion(n.models)
+	for i := len(n.audits.list) - 1; i >= 0; i-- {
+		if m := n.audits.list[i].mark; m.Format == format && m.UsableFor(asOf, target) {
+			return i
+		}
+	}
+	return -1
+}
+
+// AuditCheckpointFor is the sequence of the checkpoint an audit at target
+// as of asOf starts from (0: the start of the log).
+func (n *Node) AuditCheckpointFor(asOf *time.Time, target uint64) uint64 {
+	if n.audits == nil {
+		return 0
+	}
+	n.audits.mu.Lock()
+	defer n.audits.mu.Unlock()
+	if i := n.usableCheckpoint(asOf, target); i >= 0 {
+		return n.audits.list[i].mark.Seq
+	}
+	return 0
 }
 
 // copyCheckpoint copies a Pebble folder: tables (immutable) as hard links,

@@ -106,6 +106,18 @@ func TestBench(t *testing.T) {
 	if a := rep.Audit; a.N == 0 || !(a.P99us > 0) || a.Every <= 0 || !(a.P99ToRebuild > 0) {
 		t.Errorf("audit: %+v, want audits timed at random points next to the rebuild", a)
 	}
+	if a := rep.Audit; len(a.ByKind) != 3 || len(a.ByQuery) != 4 || a.Fold.N != a.N || a.Query.N != a.N || a.LiveQuery.N != a.N || (a.AtCheckpoint.N > 0) != (a.Checkpoints > 0) {
+		t.Errorf("audit: by kind %v, by query %v, fold %+v, query %+v, live %+v, at a checkpoint %+v: want every audit in each split",
+			a.ByKind, a.ByQuery, a.Fold, a.Query, a.LiveQuery, a.AtCheckpoint)
+	} else {
+		n := 0
+		for _, l := range a.ByKind {
+			n += l.N
+		}
+		if n != a.N {
+			t.Errorf("audits by kind add up to %d, want %d", n, a.N)
+		}
+	}
 	if len(rep.Targets) != 9 || rep.PeakRSSBytes <= 0 {
 		t.Errorf("targets %d, peak RSS %d", len(rep.Targets), rep.PeakRSSBytes)
 	}
