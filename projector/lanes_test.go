@@ -52,15 +52,11 @@ func (m tally) Fold(tx Tx, ev *events.Event, data events.Payload) error {
 	return nil
 }
 
-// TestParallelFolderEqualsSequential folds the same events, poison among
-// them (refused by one model or another, after writing), into three stores:
-// model after model; with a lane per model; and with lanes, some events
-// folded alone (on the caller's goroutine while the lanes are settled, as
-// the live runtime does when its pipeline runs dry), a poison one among
-// them and a batch where a lane's poison makes Settle fold again events
-// folded alone. The stores, the announcements and the poison reported
-// must be the same.
-func TestParallelFolderEqualsSequential(t *testing.T) {
+// tallyCase is three tally models, two of which refuse two beads each (one
+// by panicking), and 120 outcomes of beads b0..b119 at sequences 1..120
+// (poison, folded by every model: 18, 43, 44 and 61).
+func tallyCase(t *testing.T) ([]Model, []*events.Event) {
+	t.Helper()
 	models := []Model{
 		tally{name: "a", refuse: map[string]bool{"b17": true, "b60": true}},
 		tally{name: "b"},
@@ -76,6 +72,19 @@ func TestParallelFolderEqualsSequential(t *testing.T) {
 		ev.Seq = uint64(i + 1)
 		evs = append(evs, ev)
 	}
+	return models, evs
+}
+
+// TestParallelFolderEqualsSequential folds the same events, poison among
+// them (refused by one model or another, after writing), into three stores:
+// model after model; with a lane per model; and with lanes, some events
+// folded alone (on the caller's goroutine while the lanes are settled, as
+// the live runtime does when its pipeline runs dry), a poison one among
+// them and a batch where a lane's poison makes Settle fold again events
+// folded alone. The stores, the announcements and the poison reported
+// must be the same.
+func TestParallelFolderEqualsSequential(t *testing.T) {
+	models, evs := tallyCase(t)
 	type result struct {
 		digest string
 		outbox []outboxEntry

@@ -16,21 +16,7 @@ import (
 // exactly the state it has in that fold; alone without it, a model the
 // others' refusals touch does not (the index is what makes them equal).
 func TestModelFoldedAloneWithPoisonIndex(t *testing.T) {
-	models := []Model{
-		tally{name: "a", refuse: map[string]bool{"b17": true, "b60": true}},
-		tally{name: "b"},
-		tally{name: "c", refuse: map[string]bool{"b42": true, "b43": true}, panics: true},
-	}
-	var evs []*events.Event
-	for i := range 120 {
-		ev, err := events.New("outcome.recorded/v1", "p", "test", time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC),
-			&events.OutcomeRecorded{BeadID: fmt.Sprintf("b%d", i), DurationMs: 1, Success: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Seq = uint64(i + 1)
-		evs = append(evs, ev)
-	}
+	models, evs := tallyCase(t)
 	// A copy of refused b17 sent again later: it folds, as the first one's
 	// id was never recorded.
 	evs[90].ID = evs[17].ID
