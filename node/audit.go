@@ -267,12 +267,15 @@ func (v *auditView) fold(model projector.Model) (f *auditFold, all bool) {
 		return f, false
 	}
 	models := []projector.Model{model}
-	poisoned, covered, err := n.Store.Poisoned(from, v.target)
-	if err != nil {
-		f.err = fmt.Errorf("audit: %w", err)
-		return f, false
+	var poisoned map[uint64]bool
+	covered := false
+	if v.asOf == nil { // as of a time, the refusals can differ from the live fold's
+		if poisoned, covered, err = n.Store.Poisoned(from, v.target); err != nil {
+			f.err = fmt.Errorf("audit: %w", err)
+			return f, false
+		}
 	}
-	if !covered || v.asOf != nil {
+	if !covered {
 		models, all, poisoned = n.models, true, nil
 	}
 	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned); err != nil {
@@ -292,15 +295,19 @@ func (f *auditFold) reader(name string) projector.Reader {
 func (v *auditView) release() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.all != nil {
-		v.folds[""] = v.all
-	}
 	for _, f := range v.folds {
-		if f.release != nil {
-			f.release()
-		}
+		f.close()
+	}
+	if v.all != nil {
+		v.all.close()
 	}
 	v.folds, v.all = nil, nil
+}
+
+func (f *auditFold) close() {
+	if f.release != nil {
+		f.release()
+	}
 }
 
 // errReader answers every read with the error that kept an audit from

@@ -123,10 +123,7 @@ func auditReads(b *testing.B, n *node.Node, asOf *time.Time, atSeq, last uint64)
 	if atSeq > 0 && atSeq < last {
 		target = atSeq
 	}
-	from, err := n.AuditStart(asOf, target)
-	if err != nil {
-		b.Fatal(err)
-	}
+	from := n.AuditCheckpointFor(asOf, target)
 	ranges, err := n.Store.AuditRanges(from, target, asOf)
 	if err != nil {
 		b.Fatal(err)

@@ -28,17 +28,6 @@ func (n *Node) AnsweredLive(asOf *time.Time, target uint64) bool {
 	return ok
 }
 
-// AuditStart is the sequence of the checkpoint an audit at target as of
-// asOf starts from (0: the start of the log).
-func (n *Node) AuditStart(asOf *time.Time, target uint64) (uint64, error) {
-	st, release, err := n.openAudit(asOf, target)
-	if err != nil {
-		return 0, err
-	}
-	defer release()
-	return st.Checkpoint()
-}
-
 // AuditFoldedTogether reports whether an audit view folded every model
 // together (its models were not folded alone), once read.
 func AuditFoldedTogether(v app.View) bool {
