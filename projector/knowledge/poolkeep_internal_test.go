@@ -295,3 +295,86 @@ func benchSummaries(n int) []*summary {
 	(&relVocab{}).index(sums)
 	return sums
 }
+
+// TestForkKeepsCachesApart: a fork folds what the model folds, under the
+// same budgets, and leaves the model's pool states where they were: the
+// fold of another store (an audit, a rebuild) does not take them out, and
+// the model's next submission does not read its pools again.
+func TestForkKeepsCachesApart(t *testing.T) {
+	open := func() *projector.Store {
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	m := New()
+	m.SetBudgets(Budgets{Fold: 5 << 20, Query: 3 << 20})
+	f, ok := projector.Fork([]projector.Model{m})[0].(*Model)
+	if !ok || f == m {
+		t.Fatalf("fork of the knowledge model: %T, the same instance: %v", f, f == m)
+	}
+	if f.budgets() != m.budgets() {
+		t.Fatalf("fork budgets %+v, model's %+v", f.budgets(), m.budgets())
+	}
+	var evs []*events.Event
+	for i, l := range []string{"retry the flaky network call with backoff", "pin the compiler version in the build image",
+		"close the file handle before renaming the output", "never log the request body of the login call"} {
+		conf := 0.8
+		ev, err := events.New("knowledge.submitted/v1", "p", "test", time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC),
+			&events.KnowledgeSubmitted{Lesson: l, Category: "tooling", Confidence: &conf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq = uint64(i + 1)
+		evs = append(evs, ev)
+	}
+	fold := func(st *projector.Store, m projector.Model, evs []*events.Event) {
+		t.Helper()
+		if poison, err := projector.FoldEvents(st, []projector.Model{m}, evs); err != nil || len(poison) > 0 {
+			t.Fatal(err, poison)
+		}
+	}
+	live, other := open(), open()
+	fold(live, m, evs)
+	// The other store folds the first half only: another point of the
+	// same log, folded after the live one.
+	fold(other, f, evs[:2])
+	scope := sumScope(TierSwarm, "p")
+	version := func(st *projector.Store) string {
+		v, _, err := st.Model(ModelName).Get([]byte(poolVersionKey(scope)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v)
+	}
+	held := func(c *foldPools) string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if p := c.pools[scope]; p != nil {
+			return p.version
+		}
+		return ""
+	}
+	if got := held(&m.folds); got == "" || got != version(live) {
+		t.Fatal("the model's state of the pool is not at the live store's version after the fork folded")
+	}
+	if got := held(&f.folds); got == "" || got != version(other) {
+		t.Fatal("the fork's state of the pool is not at its store's version")
+	}
+	// Folded alike: the other store, brought to the same point, holds the
+	// same read model.
+	fold(other, f, evs[2:])
+	a, err := live.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := other.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatalf("the fork folded another read model: digest %s, the model's %s", b, a)
+	}
+}
