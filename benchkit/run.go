@@ -485,7 +485,10 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 		return mr, err
 	}
 	defer dropStore(st, dir)
-	models := []projector.Model{m}
+	// One fork of the model for the four replays: its caches carry over
+	// from window to window, as in one rebuild.
+	models := projector.Fork([]projector.Model{m})
+	defer projector.Release(models)
 	if err := st.Reset(projector.FormatVersion(models), last); err != nil {
 		return mr, err
 	}
@@ -498,7 +501,7 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 	var took []time.Duration
 	for _, b := range bounds {
 		start := time.Now()
-		if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{UntilSeq: b}); err != nil {
+		if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{UntilSeq: b, Forked: true}); err != nil {
 			return mr, fmt.Errorf("rebuild %s: %w", m.Name(), err)
 		}
 		took = append(took, time.Since(start))
