@@ -75,6 +75,11 @@ type auditCheckpoints struct {
 	last  atomic.Uint64
 	tmp   atomic.Uint64 // names temporary folders
 
+	// The log's last sequence as the gap fill last saw it, and since when
+	// it has stayed there; owned by runAuditCheckpoints's goroutine.
+	seenLog    uint64
+	quietSince time.Time
+
 	mu     sync.Mutex // guards what follows and the folders list names
 	loaded bool
 	list   []auditCheckpoint // by sequence
@@ -100,9 +105,17 @@ func newAuditCheckpoints(dir, live string, every uint64, keep int, disk int64) (
 // auditPoll is how often the node looks whether a checkpoint is due;
 // every auditRetainPolls polls it measures the disk and applies the
 // retention even when no checkpoint was taken.
+//
+// A gap is filled only once the log has taken no write for auditFillQuiet
+// (and the projector folded it all): a fill folds up to an interval of
+// events again, and on a node taking writes (an import, a catch-up) that
+// fold would compete with the live one for the same cores. A live
+// checkpoint is taken every interval whatever the load: gaps are what a
+// burst left, filled after it.
 const (
 	auditPoll        = 20 * time.Millisecond
 	auditRetainPolls = 250
+	auditFillQuiet   = time.Second
 )
 
 // runAuditCheckpoints reloads the checkpoints of an earlier run, then takes
@@ -321,8 +334,8 @@ func (a *auditCheckpoints) fillDue(format string) (src string, below, target uin
 	return src, below, below + min(a.every, gap-a.every), true
 }
 
-// fillAuditGap adds one checkpoint to the gap fillDue picks, when the live
-// projector is caught up: the checkpoint below the gap (nothing, before the
+// fillAuditGap adds one checkpoint to the gap fillDue picks, when the log
+// is quiet and the live projector caught up (auditFillQuiet): the checkpoint below the gap (nothing, before the
 // first) folded forward without a time bound, the state of the log prefix
 // it names, as a live checkpoint there would be (a fold is a function of
 // the log prefix).
@@ -339,8 +352,12 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("log stream: %w", err)
 	}
-	if last := stream.CachedInfo().State.LastSeq; n.Runtime.Seq()+a.every < last {
-		return nil // the live projector is behind: it comes first
+	last := stream.CachedInfo().State.LastSeq
+	if last != a.seenLog {
+		a.seenLog, a.quietSince = last, time.Now()
+	}
+	if n.Runtime.Seq() < last || time.Since(a.quietSince) < auditFillQuiet {
+		return nil // the log takes writes, or the projector folds them: they come first
 	}
 	a.mu.Lock()
 	src, below, target, due := a.fillDue(format)
