@@ -334,11 +334,11 @@ func (a *auditCheckpoints) fillDue(format string) (src string, below, target uin
 	return src, below, below + min(a.every, gap-a.every), true
 }
 
-// fillAuditGap adds one checkpoint to the gap fillDue picks, when the log
-// is quiet and the live projector caught up (auditFillQuiet): the checkpoint below the gap (nothing, before the
-// first) folded forward without a time bound, the state of the log prefix
-// it names, as a live checkpoint there would be (a fold is a function of
-// the log prefix).
+// fillAuditGap adds one checkpoint to the gap fillDue picks, once the log
+// is quiet and the live projector caught up (auditFillQuiet): the
+// checkpoint below the gap (nothing, before the first) folded forward
+// without a time bound, the state of the log prefix it names, as a live
+// checkpoint there would be (a fold is a function of the log prefix).
 func (n *Node) fillAuditGap(ctx context.Context) error {
 	a := n.audits
 	format := projector.FormatVersion(n.models)
