@@ -485,10 +485,7 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 		return mr, err
 	}
 	defer dropStore(st, dir)
-	// One fork of the model for the four replays: its caches carry over
-	// from window to window, as in one rebuild.
-	models := projector.Fork([]projector.Model{m})
-	defer projector.Release(models)
+	models := []projector.Model{m}
 	if err := st.Reset(projector.FormatVersion(models), last); err != nil {
 		return mr, err
 	}
@@ -501,7 +498,7 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 	var took []time.Duration
 	for _, b := range bounds {
 		start := time.Now()
-		if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{UntilSeq: b, Forked: true}); err != nil {
+		if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{UntilSeq: b}); err != nil {
 			return mr, fmt.Errorf("rebuild %s: %w", m.Name(), err)
 		}
 		took = append(took, time.Since(start))

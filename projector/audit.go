@@ -21,9 +21,8 @@ import (
 func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool) (ReplayStats, error) {
 	start := time.Now()
 	models = Fork(models)
-	defer Release(models)
 	var stats ReplayStats
-	o := ReplayOptions{Poisoned: poisoned, Forked: true}
+	o := ReplayOptions{Poisoned: poisoned}
 	if asOf != nil {
 		o.UntilTime = *asOf
 	}
@@ -45,7 +44,7 @@ func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, model
 			return stats, err
 		}
 		o.UntilSeq = r.To
-		s, err := Replay(ctx, js, store, models, o)
+		s, err := replay(ctx, js, store, models, o)
 		if err != nil {
 			return stats, fmt.Errorf("audit fold %d..%d: %w", r.From, r.To, err)
 		}

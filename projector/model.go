@@ -84,26 +84,10 @@ type Model interface {
 // each other's entries out: every such miss costs a read of what the
 // entry held, and that grows with the store. Fork returns the same model
 // (name, version, configuration and fold) with caches of its own,
-// empty, under the same budgets: a fork's caches count against the
-// budgets of the model it was forked from (one budget for the process),
-// and Release gives back what they hold once its folder is done.
+// empty, under the same budgets.
 type Forker interface {
 	Model
 	Fork() Model
-}
-
-// A Releaser is a fork whose caches are dropped once its folder is done.
-type Releaser interface {
-	Release()
-}
-
-// Release drops the caches of forks (Fork) whose folder is done.
-func Release(forks []Model) {
-	for _, m := range forks {
-		if r, ok := m.(Releaser); ok {
-			r.Release()
-		}
-	}
 }
 
 // Fork returns the models for a folder of its own: a fork of each Forker,

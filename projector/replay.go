@@ -28,10 +28,6 @@ type ReplayOptions struct {
 	// them (Folder.SetPoisoned): the refusals of a fold of every model,
 	// for a replay of some of them (Store.Poisoned).
 	Poisoned map[uint64]bool
-	// Forked says the models given are forks already (Fork), kept by the
-	// caller across replays into one store so their caches carry over:
-	// Replay folds them as given.
-	Forked bool
 }
 
 // ReplayStats summarise a replay.
@@ -48,12 +44,13 @@ type ReplayStats struct {
 // Replay folds the log into store's models from the store's checkpoint+1 to
 // the bound, with an ordered consumer, announcing nothing: a rebuild or an
 // audit never re-announces derived events. It folds forks of the models
-// (Fork) unless o.Forked: the caches of the models given stay as they were.
+// (Fork): the caches of the models given stay as they were.
 func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, o ReplayOptions) (ReplayStats, error) {
-	if !o.Forked {
-		models = Fork(models)
-		defer Release(models)
-	}
+	return replay(ctx, js, store, Fork(models), o)
+}
+
+// replay is Replay with the models given (forks already).
+func replay(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, o ReplayOptions) (ReplayStats, error) {
 	start := time.Now()
 	var stats ReplayStats
 	st, err := js.Stream(ctx, events.LogStream)

@@ -47,22 +47,15 @@ func (m *Model) budgets() Budgets {
 	return Budgets{Fold: fold, Query: query}
 }
 
-// Fork returns the model with the same base configuration and caches of
-// its own, empty (projector.Forker): a fold of another store (an audit, a
-// rebuild) then neither takes the live fold's pool states nor leaves its
-// own in their place. The fork's pool states count against m's fold
-// budget (one budget, the process's: past it each evicts its own least
-// recently used); Release gives them back.
+// Fork returns the model with the same base configuration and budgets
+// and caches of its own, empty (projector.Forker): a fold of another
+// store (an audit, a rebuild) then neither takes the live fold's pool
+// states nor leaves its own in their place.
 func (m *Model) Fork() projector.Model {
 	f := &Model{Base: m.Base}
-	f.cache.setBudget(m.budgets().Query)
-	f.folds.shareWith(&m.folds)
+	f.SetBudgets(m.budgets())
 	return f
 }
-
-// Release drops the pool states of a fork (projector.Releaser), giving
-// their bytes back to the budget it shares.
-func (m *Model) Release() { m.folds.drop() }
 
 // summaryBase is the fixed memory of a decoded summary: the struct, the
 // headers of its slices and a map entry or slot that refers to it.

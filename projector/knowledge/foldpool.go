@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/loredev/lore/projector"
 )
@@ -502,46 +501,8 @@ type foldPools struct {
 	used  map[string]uint64     // last put, by scope; guarded by mu
 	held  int                   // estimated bytes of pools (poolState.size); guarded by mu
 	clock uint64                // guarded by mu
-	// budget bounds shared (bytes; 0: DefaultFoldBudget); guarded by mu.
+	// budget bounds held (bytes; 0: DefaultFoldBudget); guarded by mu.
 	budget int64
-	// shared counts the bytes held by this cache and by the caches of the
-	// model's forks (Model.Fork): one budget bounds them together, so a
-	// fold of another store (an audit, a rebuild) adds no budget of its
-	// own. Set by shareWith, else made by counter; guarded by mu.
-	shared *atomic.Int64
-}
-
-// counter returns the count of bytes c's budget bounds. REQUIRES: c.mu.
-func (c *foldPools) counter() *atomic.Int64 {
-	if c.shared == nil {
-		c.shared = new(atomic.Int64)
-	}
-	return c.shared
-}
-
-// add counts n more bytes held by c. REQUIRES: c.mu.
-func (c *foldPools) add(n int) {
-	c.held += n
-	c.counter().Add(int64(n))
-}
-
-// shareWith makes c, empty, a cache under parent's budget, its bytes
-// counted with parent's (Model.Fork).
-func (c *foldPools) shareWith(parent *foldPools) {
-	parent.mu.Lock()
-	budget, shared := parent.budget, parent.counter()
-	parent.mu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.budget, c.shared = budget, shared
-}
-
-// drop forgets every state c holds and gives its bytes back to the budget.
-func (c *foldPools) drop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.add(-c.held)
-	c.pools, c.used = nil, nil
 }
 
 func (c *foldPools) setBudget(b int64) {
@@ -560,12 +521,11 @@ func (c *foldPools) take(scope, version string) *poolState {
 	}
 	delete(c.pools, scope)
 	delete(c.used, scope)
-	c.add(-p.size())
+	c.held -= p.size()
 	return p
 }
 
-// put keeps states for later folds, evicting its own least recently put
-// while the bytes its budget bounds (its own and its forks') exceed it.
+// put keeps states for later folds, evicting the least recently put.
 func (c *foldPools) put(states map[string]*poolState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -574,11 +534,11 @@ func (c *foldPools) put(states map[string]*poolState) {
 	}
 	for scope, p := range states {
 		if old := c.pools[scope]; old != nil {
-			c.add(-old.size())
+			c.held -= old.size()
 		}
 		c.clock++
 		c.pools[scope], c.used[scope] = p, c.clock
-		c.add(p.size())
+		c.held += p.size()
 	}
 	// The states just put stay, even one larger than the bound: their
 	// pools are the ones the next events read.
@@ -586,7 +546,7 @@ func (c *foldPools) put(states map[string]*poolState) {
 	if budget <= 0 {
 		budget = DefaultFoldBudget
 	}
-	for c.counter().Load() > budget {
+	for int64(c.held) > budget {
 		victim := ""
 		for s := range c.pools {
 			if states[s] == nil && (victim == "" || c.used[s] < c.used[victim]) {
@@ -596,7 +556,7 @@ func (c *foldPools) put(states map[string]*poolState) {
 		if victim == "" {
 			break
 		}
-		c.add(-c.pools[victim].size())
+		c.held -= c.pools[victim].size()
 		delete(c.pools, victim)
 		delete(c.used, victim)
 	}

@@ -299,8 +299,7 @@ func benchSummaries(n int) []*summary {
 // TestForkKeepsCachesApart: a fork folds what the model folds, under the
 // same budgets, and leaves the model's pool states where they were: the
 // fold of another store (an audit, a rebuild) does not take them out, and
-// the model's next submission does not read its pools again. The fork's
-// states count against the model's budget until they are released.
+// the model's next submission does not read its pools again.
 func TestForkKeepsCachesApart(t *testing.T) {
 	open := func() *projector.Store {
 		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
@@ -377,28 +376,5 @@ func TestForkKeepsCachesApart(t *testing.T) {
 	}
 	if a != b {
 		t.Fatalf("the fork folded another read model: digest %s, the model's %s", b, a)
-	}
-	counted := func() (own, fork, shared int64) {
-		m.folds.mu.Lock()
-		own, shared = int64(m.folds.held), m.folds.counter().Load()
-		m.folds.mu.Unlock()
-		f.folds.mu.Lock()
-		fork = int64(f.folds.held)
-		f.folds.mu.Unlock()
-		return own, fork, shared
-	}
-	if own, fork, shared := counted(); own == 0 || fork == 0 || shared != own+fork {
-		t.Fatalf("one budget: the model holds %d bytes, the fork %d, the budget counts %d", own, fork, shared)
-	}
-	projector.Release([]projector.Model{f})
-	if own, fork, shared := counted(); fork != 0 || shared != own || held(&f.folds) != "" {
-		t.Fatalf("after the fork's release: the model holds %d bytes, the fork %d, the budget counts %d", own, fork, shared)
-	}
-	// Past the budget, a fork evicts its own states, never the model's.
-	m.SetBudgets(Budgets{Fold: 1, Query: 3 << 20})
-	g := m.Fork().(*Model)
-	fold(open(), g, evs[:1])
-	if held(&m.folds) != version(live) {
-		t.Fatal("a fork's fold over the shared budget evicted the model's state")
 	}
 }
