@@ -16,11 +16,9 @@ import (
 // result is the state a full Replay to target as of asOf folds. models may
 // be some of the models only when poisoned holds the refusals of the fold
 // of every model over (checkpoint, target] (Store.Poisoned); it is nil
-// otherwise. Its ranges fold one set of forks of the models (Fork), so
-// the live projector's caches stay as they were.
+// otherwise.
 func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool) (ReplayStats, error) {
 	start := time.Now()
-	models = Fork(models)
 	var stats ReplayStats
 	o := ReplayOptions{Poisoned: poisoned}
 	if asOf != nil {
@@ -44,7 +42,7 @@ func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, model
 			return stats, err
 		}
 		o.UntilSeq = r.To
-		s, err := replay(ctx, js, store, models, o)
+		s, err := Replay(ctx, js, store, models, o)
 		if err != nil {
 			return stats, fmt.Errorf("audit fold %d..%d: %w", r.From, r.To, err)
 		}

@@ -75,33 +75,3 @@ type Model interface {
 	// not poison: return them wrapped and the runtime stops and retries.
 	Fold(tx Tx, ev *events.Event, data events.Payload) error
 }
-
-// A Forker is a Model that keeps caches between events: decoded state
-// found again by a version or a fingerprint of what it decodes, so that
-// an entry is right for any store the model folds into. Two folders
-// folding different points of the log at once (the live projector and
-// an audit, an audit checkpoint's gap fill, a rebuild) would still take
-// each other's entries out: every such miss costs a read of what the
-// entry held, and that grows with the store. Fork returns the same model
-// (name, version, configuration and fold) with caches of its own,
-// empty, under the same budgets.
-type Forker interface {
-	Model
-	Fork() Model
-}
-
-// Fork returns the models for a folder of its own: a fork of each Forker,
-// the others as they are. Every fold of a store other than the live one
-// (Replay, FoldRanges) folds forks, so it leaves the live projector's
-// caches as they were.
-func Fork(models []Model) []Model {
-	out := make([]Model, len(models))
-	for i, m := range models {
-		if f, ok := m.(Forker); ok {
-			out[i] = f.Fork()
-		} else {
-			out[i] = m
-		}
-	}
-	return out
-}

@@ -43,14 +43,8 @@ type ReplayStats struct {
 
 // Replay folds the log into store's models from the store's checkpoint+1 to
 // the bound, with an ordered consumer, announcing nothing: a rebuild or an
-// audit never re-announces derived events. It folds forks of the models
-// (Fork): the caches of the models given stay as they were.
+// audit never re-announces derived events.
 func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, o ReplayOptions) (ReplayStats, error) {
-	return replay(ctx, js, store, Fork(models), o)
-}
-
-// replay is Replay with the models given (forks already).
-func replay(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, o ReplayOptions) (ReplayStats, error) {
 	start := time.Now()
 	var stats ReplayStats
 	st, err := js.Stream(ctx, events.LogStream)

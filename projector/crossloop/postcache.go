@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/loredev/lore/projector"
 )
 
 // postingCache keeps the decoded postings of the terms queries read, each
@@ -76,17 +74,6 @@ func (m *Model) SetCacheBudget(bytes int) {
 	c.mu.Lock()
 	c.budget = bytes
 	c.mu.Unlock()
-}
-
-// Fork returns the model with the same configuration and no posting
-// cache (projector.Forker): a fold of another store (an audit, a
-// rebuild) then logs no deltas into the live cache, whose logs are
-// bounded (postdelta.go) and would forget deltas its entries need.
-// Queries go through the model the API holds, never through a fork.
-func (m *Model) Fork() projector.Model {
-	cfg := m.cfg
-	cfg.postings = nil
-	return &Model{cfg: cfg, filters: &filterPool{}}
 }
 
 // cacheGen is one generation of a cache: its entries, and the numbering

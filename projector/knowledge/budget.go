@@ -3,8 +3,6 @@ package knowledge
 import (
 	"strings"
 	"unsafe"
-
-	"github.com/loredev/lore/projector"
 )
 
 // Memory budgets of the model's two pool caches, in bytes of estimated
@@ -34,27 +32,6 @@ type Budgets struct {
 func (m *Model) SetBudgets(b Budgets) {
 	m.folds.setBudget(b.Fold)
 	m.cache.setBudget(b.Query)
-}
-
-// budgets returns the byte budgets SetBudgets set (0: the default).
-func (m *Model) budgets() Budgets {
-	m.folds.mu.Lock()
-	fold := m.folds.budget
-	m.folds.mu.Unlock()
-	m.cache.mu.Lock()
-	query := m.cache.budget
-	m.cache.mu.Unlock()
-	return Budgets{Fold: fold, Query: query}
-}
-
-// Fork returns the model with the same base configuration and budgets
-// and caches of its own, empty (projector.Forker): a fold of another
-// store (an audit, a rebuild) then neither takes the live fold's pool
-// states nor leaves its own in their place.
-func (m *Model) Fork() projector.Model {
-	f := &Model{Base: m.Base}
-	f.SetBudgets(m.budgets())
-	return f
 }
 
 // summaryBase is the fixed memory of a decoded summary: the struct, the

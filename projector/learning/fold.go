@@ -69,10 +69,6 @@ func New(cfg Config) (*Model, error) {
 	return &Model{cfg: cfg}, nil
 }
 
-// Fork returns the model with the same base configuration and a
-// configuration cache of its own (projector.Forker).
-func (m *Model) Fork() projector.Model { return &Model{cfg: m.cfg} }
-
 // Name is the key prefix of the read model.
 func (m *Model) Name() string { return ModelName }
 
