@@ -22,9 +22,7 @@ type Model struct {
 
 	// cache holds decoded pools by version (poolcache.go) for queries,
 	// folds the pool states of folds between events (foldpool.go): both
-	// shared by every store the model serves, which versions make safe;
-	// a fold of another store (an audit, a rebuild) folds a Fork, whose
-	// caches are its own (budget.go).
+	// shared by every store the model serves, which versions make safe.
 	cache poolCache
 	folds foldPools
 }
