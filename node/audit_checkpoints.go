@@ -75,10 +75,12 @@ type auditCheckpoints struct {
 	last  atomic.Uint64
 	tmp   atomic.Uint64 // names temporary folders
 
-	// The log's last sequence as the gap fill last saw it, and since when
-	// it has stayed there; owned by runAuditCheckpoints's goroutine.
+	// The log's last sequence as the gap fill last saw it, since when it
+	// has stayed there, and when the last fill began (the start, before
+	// the first); owned by runAuditCheckpoints's goroutine.
 	seenLog    uint64
 	quietSince time.Time
+	lastFill   time.Time
 
 	mu     sync.Mutex // guards what follows and the folders list names
 	loaded bool
@@ -99,23 +101,28 @@ func newAuditCheckpoints(dir, live string, every uint64, keep int, disk int64) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("audit checkpoints: %w", err)
 	}
-	return &auditCheckpoints{dir: dir, live: live, every: every, keep: keep, disk: disk, refs: map[FileID]fileRef{}}, nil
+	return &auditCheckpoints{dir: dir, live: live, every: every, keep: keep, disk: disk, refs: map[FileID]fileRef{},
+		lastFill: time.Now()}, nil
 }
 
 // auditPoll is how often the node looks whether a checkpoint is due;
 // every auditRetainPolls polls it measures the disk and applies the
 // retention even when no checkpoint was taken.
 //
-// A gap is filled only once the log has taken no write for auditFillQuiet
-// (and the projector folded it all): a fill folds up to an interval of
-// events again, and on a node taking writes (an import, a catch-up) that
-// fold would compete with the live one for the same cores. A live
-// checkpoint is taken every interval whatever the load: gaps are what a
-// burst left, filled after it.
+// A gap is filled once the log has taken no write for auditFillQuiet (and
+// the projector folded it all): a fill folds up to an interval of events
+// again, and on a node taking writes (an import, a catch-up) that fold
+// would compete with the live one for the same cores, and take the model
+// caches the live fold keeps between events (a fill folds the same model
+// instances into another store, so each event of the one evicts what the
+// other holds). A log that is never quiet still gets one fill each
+// auditFillEvery, while the projector is within an interval of its end. A live checkpoint is taken every
+// interval whatever the load: gaps are what a burst or a restart left.
 const (
 	auditPoll        = 20 * time.Millisecond
 	auditRetainPolls = 250
 	auditFillQuiet   = time.Second
+	auditFillEvery   = 5 * time.Minute
 )
 
 // runAuditCheckpoints reloads the checkpoints of an earlier run, then takes
@@ -335,7 +342,8 @@ func (a *auditCheckpoints) fillDue(format string) (src string, below, target uin
 }
 
 // fillAuditGap adds one checkpoint to the gap fillDue picks, once the log
-// is quiet and the live projector caught up (auditFillQuiet): the
+// is quiet and the live projector caught up, or at most each
+// auditFillEvery on a log that is never quiet (auditFillQuiet): the
 // checkpoint below the gap (nothing, before the first) folded forward
 // without a time bound, the state of the log prefix it names, as a live
 // checkpoint there would be (a fold is a function of the log prefix).
@@ -352,11 +360,12 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("log stream: %w", err)
 	}
-	last := stream.CachedInfo().State.LastSeq
+	last, seq := stream.CachedInfo().State.LastSeq, n.Runtime.Seq()
 	if last != a.seenLog {
 		a.seenLog, a.quietSince = last, time.Now()
 	}
-	if n.Runtime.Seq() < last || time.Since(a.quietSince) < auditFillQuiet {
+	quiet := seq >= last && time.Since(a.quietSince) >= auditFillQuiet
+	if seq+a.every < last || !quiet && time.Since(a.lastFill) < auditFillEvery {
 		return nil // the log takes writes, or the projector folds them: they come first
 	}
 	a.mu.Lock()
@@ -374,6 +383,7 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 		_ = os.RemoveAll(dst)
 		return err
 	}
+	a.lastFill = time.Now()
 	mark, err := foldCheckpoint(ctx, n, dst, below, target)
 	if err != nil {
 		_ = os.RemoveAll(dst)
