@@ -116,8 +116,9 @@ func newAuditCheckpoints(dir, live string, every uint64, keep int, disk int64) (
 // caches the live fold keeps between events (a fill folds the same model
 // instances into another store, so each event of the one evicts what the
 // other holds). A log that is never quiet still gets one fill each
-// auditFillEvery, while the projector is within an interval of its end. A live checkpoint is taken every
-// interval whatever the load: gaps are what a burst or a restart left.
+// auditFillEvery, while the projector is within an interval of its end.
+// A live checkpoint is taken every interval whatever the load: gaps are
+// what a burst or a restart left.
 const (
 	auditPoll        = 20 * time.Millisecond
 	auditRetainPolls = 250
@@ -365,7 +366,7 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 		a.seenLog, a.quietSince = last, time.Now()
 	}
 	quiet := seq >= last && time.Since(a.quietSince) >= auditFillQuiet
-	if seq+a.every < last || !quiet && time.Since(a.lastFill) < auditFillEvery {
+	if seq+a.every < last || (!quiet && time.Since(a.lastFill) < auditFillEvery) {
 		return nil // the log takes writes, or the projector folds them: they come first
 	}
 	a.mu.Lock()
