@@ -119,7 +119,7 @@ func (s *server) handler(e app.Endpoint) micro.HandlerFunc {
 // encoding or publish error — so that the handler answers that error:
 // the caller never waits for its timeout on a reply that was never sent.
 func (s *server) respond(e app.Endpoint, req micro.Request, reply any) error {
-	body, err := json.Marshal(reply)
+	body, err := app.EncodeReply(reply)
 	if err != nil {
 		return fmt.Errorf("%s: encode the reply: %w", e.Subject(), err)
 	}

@@ -282,6 +282,28 @@ func (p *Pipeline) replay(ctx context.Context, e Endpoint, req Request, first *e
 	return reply, reply.setResult(result)
 }
 
+// EncodeReply is reply's JSON: json.Marshal's bytes. A CommandReply's
+// Result is copied as it is rather than validated and compacted again
+// (for a ranking or a block of lessons, that is most of the reply).
+//
+// INVARIANT: Result is only ever set by setResult, from json.Marshal, so
+// it is compact valid JSON with HTML escaped, as json.Marshal would write it.
+func EncodeReply(reply any) ([]byte, error) {
+	r, ok := reply.(CommandReply)
+	if !ok || len(r.Result) == 0 {
+		return json.Marshal(reply)
+	}
+	result := r.Result
+	r.Result = nil
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b[:len(b)-1], `,"result":`...) // Result is the last field
+	b = append(b, result...)
+	return append(b, '}'), nil
+}
+
 func (r *CommandReply) setResult(result any) error {
 	if result == nil {
 		return nil

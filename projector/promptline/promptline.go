@@ -76,6 +76,14 @@ func isBreak(r rune) bool {
 // and tabs into spaces and spaces apart "<|" and "|>". With collapse, runs
 // of white space become one space and the ends are trimmed.
 func flatten(s string, collapse bool) string {
+	if flat(s, collapse) {
+		return s // most stored text: nothing to change, nothing to copy
+	}
+	return rewrite(s, collapse)
+}
+
+// rewrite is flatten's loop, for any text.
+func rewrite(s string, collapse bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
@@ -107,6 +115,27 @@ func flatten(s string, collapse bool) string {
 		return strings.TrimSpace(b.String())
 	}
 	return b.String()
+}
+
+// flat reports whether flatten would return s unchanged, for the text
+// its loop cannot change: printable ASCII and single spaces (with
+// collapse: neither leading nor trailing), without "<|" or "|>". Every
+// other byte (controls, tabs, DEL, any non-ASCII) takes flatten's loop.
+func flat(s string, collapse bool) bool {
+	var prev byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c < ' ' || c > '~':
+			return false
+		case c == ' ' && collapse && (i == 0 || prev == ' ' || i == len(s)-1):
+			return false
+		case (prev == '<' && c == '|') || (prev == '|' && c == '>'):
+			return false
+		}
+		prev = c
+	}
+	return true
 }
 
 // roles are the words that, followed by a colon at a line start, read as a
