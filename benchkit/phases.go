@@ -22,6 +22,11 @@ type Phase struct {
 	// reset the peak (/proc/self/clear_refs), else the peak since the
 	// process started.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// AuditFills and AuditFillSeconds are the audit checkpoint gap fills
+	// that ended during the phase and their wall time: background folds
+	// that shared the cores and the read models' caches with it.
+	AuditFills       int64   `json:"audit_fills"`
+	AuditFillSeconds float64 `json:"audit_fill_s"`
 }
 
 // phases times the steps of a run, one after another, and logs each as it
@@ -35,6 +40,12 @@ type phases struct {
 	started time.Time
 	peak    int64 // the highest phase peak: the run's peak RSS
 
+	// fills, when set, reports the node's gap fills so far (node.AuditFills);
+	// fills0 and busy0 are its figures when the running phase started.
+	fills  func() (int64, time.Duration)
+	fills0 int64
+	busy0  time.Duration
+
 	mu      sync.Mutex
 	running string // the running phase's name; guarded by mu
 }
@@ -47,6 +58,9 @@ func (p *phases) start(name string, format string, args ...any) {
 	p.running = name
 	p.mu.Unlock()
 	p.list = append(p.list, Phase{Name: name})
+	if p.fills != nil {
+		p.fills0, p.busy0 = p.fills()
+	}
 	p.started = time.Now()
 	p.logf(format+" (RSS %.0f MiB)", append(args, mib(RSS()))...)
 }
@@ -59,6 +73,10 @@ func (p *phases) end() {
 	ph := &p.list[len(p.list)-1]
 	ph.Seconds = time.Since(p.started).Seconds()
 	ph.PeakRSSBytes = PeakRSS()
+	if p.fills != nil {
+		n, busy := p.fills()
+		ph.AuditFills, ph.AuditFillSeconds = n-p.fills0, (busy - p.busy0).Seconds()
+	}
 	p.peak = max(p.peak, ph.PeakRSSBytes)
 	p.started = time.Time{}
 	if p.heapDir != "" {

@@ -79,10 +79,14 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %-30s p50 %8.1f ms  p99 %8.1f ms  (%d audits)\n", k, by[k].P50us/1e3, by[k].P99us/1e3, by[k].N)
 		}
 	}
-	fmt.Fprintf(w, "\npeak RSS: %.0f MiB\n\nphases (wall time, peak RSS):\n", float64(r.PeakRSSBytes)/(1<<20))
+	fmt.Fprintf(w, "\npeak RSS: %.0f MiB\n\nphases (wall time, peak RSS; audit checkpoint gap fills run beside it):\n", float64(r.PeakRSSBytes)/(1<<20))
 	total := 0.0
 	for _, p := range r.Phases {
-		fmt.Fprintf(w, "  %-20s %9.1f s %8.0f MiB\n", p.Name, p.Seconds, mib(p.PeakRSSBytes))
+		fmt.Fprintf(w, "  %-20s %9.1f s %8.0f MiB", p.Name, p.Seconds, mib(p.PeakRSSBytes))
+		if p.AuditFills > 0 {
+			fmt.Fprintf(w, "  (%d gap fills, %.1f s)", p.AuditFills, p.AuditFillSeconds)
+		}
+		fmt.Fprintln(w)
 		total += p.Seconds
 	}
 	fmt.Fprintf(w, "  %-20s %9.1f s\n", "total", total)

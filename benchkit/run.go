@@ -208,6 +208,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		n.Close()
 		o.Logf("stopped the node in %.1f s", time.Since(start).Seconds())
 	}()
+	ph.fills = n.AuditFills
 
 	// 1. Raw publish vs lore's append, after the seeded lessons and
 	// patterns. The workload is generated once, genChunk events at a time:

@@ -82,6 +82,11 @@ type auditCheckpoints struct {
 	quietSince time.Time
 	lastFill   time.Time
 
+	// fills counts the gap fills that ended (folded or failed) and
+	// fillNanos their wall time: what background folding cost, for
+	// reports (Node.AuditFills).
+	fills, fillNanos atomic.Int64
+
 	mu     sync.Mutex // guards what follows and the folders list names
 	loaded bool
 	list   []auditCheckpoint // by sequence
@@ -386,6 +391,8 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 	}
 	a.lastFill = time.Now()
 	mark, err := foldCheckpoint(ctx, n, dst, below, target)
+	a.fills.Add(1)
+	a.fillNanos.Add(int64(time.Since(a.lastFill)))
 	if err != nil {
 		_ = os.RemoveAll(dst)
 		return err
@@ -396,6 +403,16 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 		return os.RemoveAll(dst) // taken meanwhile
 	}
 	return a.list1(dst, mark)
+}
+
+// AuditFills reports the audit checkpoint gap fills this node ran in the
+// background since it started (fold of the events between two
+// checkpoints, beside the live projector) and their wall time in all.
+func (n *Node) AuditFills() (fills int64, busy time.Duration) {
+	if n.audits == nil {
+		return 0, 0
+	}
+	return n.audits.fills.Load(), time.Duration(n.audits.fillNanos.Load())
 }
 
 // foldCheckpoint folds the store in dir (a copy of the checkpoint at

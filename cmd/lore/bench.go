@@ -45,8 +45,9 @@ The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
 --heap-profiles DIR a heap profile at the end of each phase, and one each time the
 resident set reaches a new peak (heap-peak-PHASE.pprof; the progress line says how
 much of the peak is Go memory and how much lies outside it, such as Pebble's cache).
-The report gives each phase's wall time and peak RSS. Progress lines go to stderr,
-with --json too (the report alone is on stdout).
+The report gives each phase's wall time and peak RSS, and the audit checkpoint gap
+fills that ran beside it (background folds; audit_fills, audit_fill_s). Progress
+lines go to stderr, with --json too (the report alone is on stdout).
 
 The process's memory is set as lore serve sets its own: the same --store-cache,
 --pattern-cache, --knowledge-cache and --memory-limit, with the same defaults (the
