@@ -57,15 +57,15 @@ func (r *Runtime) publishOutbox(ctx context.Context) error {
 	if err != nil || len(entries) == 0 {
 		return err
 	}
-	return r.announce(ctx, entries, keys[len(keys)-1], time.Time{})
+	return r.announce(ctx, entries, keys, time.Time{})
 }
 
 // announceWindow is how many announcements are published before their
 // acks are awaited.
 const announceWindow = 256
 
-// announce publishes entries (the outbox up to key last) in order, each
-// with its deterministic message id, then clears the outbox through last.
+// announce publishes entries (stored in the outbox at keys) in order, each
+// with its deterministic message id, then clears them from the outbox.
 // stored is the server's time of the oldest event of their batch (zero:
 // unknown, every entry is looked up). Publishes are asynchronous within a
 // window; an entry whose ack fails is looked up and re-sent, with the ones
@@ -75,7 +75,7 @@ const announceWindow = 256
 // INVARIANT: the outbox is cleared only after every entry was acked or
 // found in the stream, so a crash in between re-announces (deduplicated),
 // never loses one.
-func (r *Runtime) announce(ctx context.Context, entries []outboxEntry, last []byte, stored time.Time) error {
+func (r *Runtime) announce(ctx context.Context, entries []outboxEntry, keys [][]byte, stored time.Time) error {
 	msgs := make([]*nats.Msg, len(entries))
 	for i, e := range entries {
 		m, err := derivedMsg(e)
@@ -93,7 +93,7 @@ func (r *Runtime) announce(ctx context.Context, entries []outboxEntry, last []by
 			return fmt.Errorf("announce %s: %w", m.Header.Get(jetstream.MsgIDHeader), err)
 		}
 	}
-	return r.store.clearOutboxThrough(last)
+	return r.store.clearOutbox(keys)
 }
 
 // announceAsync publishes msgs window by window and returns how many, from

@@ -462,8 +462,12 @@ func (r *Runtime) finish(ctx context.Context, j syncJob) error {
 			r.opts.Logger.Debug("ack", "err", err) // the checkpoint is the truth; the consumer is recreated on restart
 		}
 	}
-	if n := len(j.out); n > 0 {
-		return r.announce(ctx, j.out, outboxKey(j.out[n-1].Cause, n-1), j.stored)
+	if len(j.out) > 0 {
+		keys := make([][]byte, len(j.out))
+		for i, e := range j.out {
+			keys[i] = outboxKey(e.Cause, i) // as the commit wrote them
+		}
+		return r.announce(ctx, j.out, keys, j.stored)
 	}
 	return nil
 }

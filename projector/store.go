@@ -324,12 +324,21 @@ func (s *Store) outbox() ([][]byte, []outboxEntry, error) {
 	return keys, es, it.Error()
 }
 
-// clearOutboxThrough removes every outbox entry up to and including key
-// last with one range deletion: point deletions would leave a tombstone per
-// announcement for every later outbox scan to step over.
-func (s *Store) clearOutboxThrough(last []byte) error {
-	end := append(append([]byte(nil), last...), 0) // the smallest key after last
-	if err := s.db.DeleteRange([]byte(sysOutbox), end, pebble.NoSync); err != nil {
+// clearOutbox removes the outbox entries at keys with point deletions, in
+// one batch. Not a range deletion: every range deletion in the memtable
+// makes the next read of any key re-fragment all of them, so reads after
+// each announcing commit would cost more the more commits the memtable
+// holds. The tombstones left only concern the outbox scan of a restart,
+// until a compaction drops them.
+func (s *Store) clearOutbox(keys [][]byte) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, k := range keys {
+		if err := b.Delete(k, nil); err != nil {
+			return fmt.Errorf("%w: clear outbox: %v", ErrStorage, err)
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("%w: clear outbox: %v", ErrStorage, err)
 	}
 	return nil

@@ -3,9 +3,11 @@ package test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/loredev/lore/app"
@@ -131,4 +133,78 @@ func TestAnnouncementsOncePerCause(t *testing.T) {
 	if da != db {
 		t.Fatalf("replicas differ: %s vs %s", da, db)
 	}
+}
+
+// TestAnnouncedOutboxClearedByPointDeletes: each commit that announces
+// clears its outbox entries once they are published, and does so without
+// a range deletion (a range deletion in the memtable makes the next read
+// of any key re-fragment every one the memtable holds: reads would cost
+// more with each announcing commit).
+func TestAnnouncedOutboxClearedByPointDeletes(t *testing.T) {
+	models := append(app.Models(), milestone{})
+	n := startNode(t, node.Config{Models: models})
+	runNode(t, n)
+	ctx := context.Background()
+	res, err := n.Appender.Append(ctx, outcome(t, "default", "bd-ok", day0, true)) // announces nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Runtime.WaitFor(ctx, res.Seq); err != nil {
+		t.Fatal(err)
+	}
+	db := n.Store.DB()
+	before := rangeDeletions(t, db) // those of the store's creation
+	const commits = 40
+	for i := range commits { // one failure a commit: one announcement each
+		res, err := n.Appender.Append(ctx, outcome(t, "default", fmt.Sprintf("bd-%d", i), day0.Add(time.Duration(i)*time.Hour), false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Runtime.WaitFor(ctx, res.Seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outbox := []byte("sys/outbox/") // the store's outbox prefix (projector/store.go)
+	pending := func() int {
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: outbox, UpperBound: append(slices.Clone(outbox[:len(outbox)-1]), '/'+1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		k := 0
+		for it.First(); it.Valid(); it.Next() {
+			k++
+		}
+		return k
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for pending() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if k := pending(); k > 0 {
+		t.Fatalf("%d announcements still in the outbox after they were published", k)
+	}
+	if got := rangeDeletions(t, db); got > before {
+		t.Fatalf("the store holds %d range deletions after %d announcing commits, %d before them", got, commits, before)
+	}
+}
+
+// rangeDeletions flushes db's memtable and counts the range deletions of
+// its tables.
+func rangeDeletions(t *testing.T, db *pebble.DB) uint64 {
+	t.Helper()
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	levels, err := db.SSTables(pebble.WithProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, level := range levels {
+		for _, tb := range level {
+			n += tb.Properties.NumRangeDeletions
+		}
+	}
+	return n
 }
