@@ -317,6 +317,16 @@ func docFreq(cand []*summary) map[uint64]int32 {
 // bigrams common to many lessons sort last and are not indexed, so the
 // work stays near linear.
 //
+// A pair is compared only if the positions allow it (apart): a set is
+// indexed once per distinct hash of its prefix, at the position of that
+// hash's first occurrence in its order, and a candidate is met first
+// through the first shared hash of both orders (a shared hash before it
+// would be in both prefixes and met earlier), so every shared element
+// lies at or after those positions: the intersection is at most
+// min(|x| − i, |y| − j), and the hash Jaccard at most what that implies.
+// Below t the pair is no near-duplicate (nearDuplicate checks this same
+// hash Jaccard first), so skipping it changes no decision.
+//
 // REQUIRES: threshold > 0.
 type dedupper struct {
 	threshold float64
@@ -329,6 +339,7 @@ type dedupper struct {
 	seen      []bool     // by index in kept; all false between adds
 	emptyKept bool       // an entry without bigrams is kept
 	touched   []int32
+	near      []int32
 	prefix    []hashRank
 }
 
@@ -372,37 +383,56 @@ func (d *dedupper) add(e *summary) {
 	}
 	d.prefix = rarest(e.bghash, d.df, prefixLen(len(e.bghash), d.threshold), d.prefix[:0])
 	d.touched = d.touched[:0]
-	for _, r := range d.prefix {
+	lx := len(e.bghash)
+	// met: k is seen; touched lists every k met (to clear seen), near
+	// the ones whose positions allow a near-duplicate.
+	near := d.near[:0]
+	meet := func(k int32, j int32, i int) {
+		if d.seen[k] {
+			return
+		}
+		d.seen[k] = true
+		d.touched = append(d.touched, k)
+		if !apart(lx, i, len(d.kept[k].bghash), int(j), d.threshold) {
+			near = append(near, k)
+		}
+	}
+	for i, r := range d.prefix {
 		if d.base != nil {
 			for n := d.base.post.first(r.h); n >= 0; n = d.base.post.next[n] {
-				if k := d.base.post.kept[n]; !d.seen[k] {
-					d.seen[k] = true
-					d.touched = append(d.touched, k)
-				}
+				meet(d.base.post.kept[n], d.base.post.pos[n], i)
 			}
 		}
 		for n := d.post.first(r.h); n >= 0; n = d.post.next[n] {
-			if k := d.post.kept[n]; !d.seen[k] {
-				d.seen[k] = true
-				d.touched = append(d.touched, k)
-			}
+			meet(d.post.kept[n], d.post.pos[n], i)
 		}
 	}
-	dup := false
 	for _, k := range d.touched {
 		d.seen[k] = false
-		if !dup && nearDuplicate(e.features, d.kept[k].features, d.threshold) {
-			dup = true
-		}
 	}
-	if dup {
-		return
+	d.near = near
+	for _, k := range near {
+		if nearDuplicate(e.features, d.kept[k].features, d.threshold) {
+			return
+		}
 	}
 	k := int32(len(d.kept))
 	d.kept, d.seen = append(d.kept, e), append(d.seen, false)
-	for _, r := range d.prefix {
-		d.post.add(r.h, k)
+	for i, r := range d.prefix {
+		if i == 0 || r.h != d.prefix[i-1].h { // a hash's first occurrence only
+			d.post.add(r.h, k, int32(i))
+		}
 	}
+}
+
+// apart reports that sets of sizes lx and ly, first met through a shared
+// hash at positions i and j of their orders, cannot have a hash Jaccard
+// of t: every shared element lies at or after those positions, so the
+// intersection is at most min(lx − i, ly − j) (hashJaccard's float
+// formula, increasing in the intersection).
+func apart(lx, i, ly, j int, t float64) bool {
+	ub := min(lx-i, ly-j)
+	return float64(ub)/float64(lx+ly-ub) < t
 }
 
 // postings lists, by hash, indexes of kept entries: linked lists in
@@ -411,6 +441,7 @@ type postings struct {
 	head map[uint64]int32 // hash → its last node
 	next []int32          // node → the node before it in its list, -1 at the end
 	kept []int32          // node → index of the kept entry
+	pos  []int32          // node → position of the hash's first occurrence in that entry's order
 }
 
 // first is the first node of h's list, -1 when empty.
@@ -421,9 +452,10 @@ func (p *postings) first(h uint64) int32 {
 	return -1
 }
 
-func (p *postings) add(h uint64, k int32) {
+func (p *postings) add(h uint64, k, pos int32) {
 	p.next = append(p.next, p.first(h))
 	p.kept = append(p.kept, k)
+	p.pos = append(p.pos, pos)
 	p.head[h] = int32(len(p.kept) - 1)
 }
 

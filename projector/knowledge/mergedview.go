@@ -54,8 +54,8 @@ type mergedView struct {
 	sums      []*summary  // the swarm pool the view is at
 	nodes     []*vnode    // the swarm's candidates, in pool order
 	byID      map[string]*vnode
-	post      map[uint64][]*vnode // prefix hash → kept nodes
-	empties   []*vnode            // kept nodes without bigrams
+	post      map[uint64][]vpost // prefix hash → kept nodes
+	empties   []*vnode           // kept nodes without bigrams
 	gen       uint32
 	baseSeen  []uint32 // by index of base.kept: gen when last probed
 	work      vheap
@@ -168,7 +168,7 @@ func (v *mergedView) reset(base *dedupIndex, hv string, scopes map[string]bool, 
 	v.threshold, v.scopes, v.hive, v.base = k.threshold, scopes, hv, base
 	v.structural = true
 	v.sums, v.nodes, v.empties, v.work = nil, nil, nil, nil
-	v.byID, v.post, v.baseSeen = map[string]*vnode{}, map[uint64][]*vnode{}, make([]uint32, len(base.kept))
+	v.byID, v.post, v.baseSeen = map[string]*vnode{}, map[uint64][]vpost{}, make([]uint32, len(base.kept))
 }
 
 func (v *mergedView) candidate(s *summary) bool { return s.active() && v.scopes[s.Scope] }
@@ -306,7 +306,7 @@ func (v *mergedView) unkeep(n *vnode) {
 		v.empties = slices.DeleteFunc(v.empties, func(x *vnode) bool { return x == n })
 	}
 	for _, h := range n.prefix {
-		v.post[h] = slices.DeleteFunc(v.post[h], func(x *vnode) bool { return x == n })
+		v.post[h] = slices.DeleteFunc(v.post[h], func(x vpost) bool { return x.n == n })
 		if len(v.post[h]) == 0 {
 			delete(v.post, h)
 		}
@@ -345,16 +345,19 @@ func (v *mergedView) decide(n *vnode) {
 			n.prefix[i] = r.h
 		}
 		v.gen++
-		for _, h := range n.prefix {
-			for _, y := range v.post[h] {
-				if y.mark != v.gen && n.before(y) {
+		lx := len(n.s.bghash)
+		for i, h := range n.prefix {
+			for _, p := range v.post[h] {
+				if y := p.n; y.mark != v.gen && n.before(y) {
 					y.mark = v.gen
-					if nearDuplicate(n.s.features, y.s.features, v.threshold) {
+					if !apart(lx, i, len(y.s.bghash), int(p.pos), v.threshold) && nearDuplicate(n.s.features, y.s.features, v.threshold) {
 						v.queue(y)
 					}
 				}
 			}
-			v.post[h] = append(v.post[h], n)
+			if i == 0 || h != n.prefix[i-1] { // a hash's first occurrence only
+				v.post[h] = append(v.post[h], vpost{n, int32(i)})
+			}
 		}
 		return
 	}
@@ -387,27 +390,36 @@ func (v *mergedView) duplicateOf(n *vnode) (bool, *vnode) {
 	}
 	v.prefix = rarest(n.s.bghash, v.base.df, prefixLen(len(n.s.bghash), v.threshold), v.prefix[:0])
 	v.gen++
-	for _, r := range v.prefix {
+	lx := len(n.s.bghash)
+	for i, r := range v.prefix {
 		for x := v.base.post.first(r.h); x >= 0; x = v.base.post.next[x] {
 			if k := v.base.post.kept[x]; v.baseSeen[k] != v.gen {
 				v.baseSeen[k] = v.gen
-				if nearDuplicate(n.s.features, v.base.kept[k].features, v.threshold) {
+				b := v.base.kept[k]
+				if !apart(lx, i, len(b.bghash), int(v.base.post.pos[x]), v.threshold) && nearDuplicate(n.s.features, b.features, v.threshold) {
 					return true, nil
 				}
 			}
 		}
 	}
-	for _, r := range v.prefix {
-		for _, y := range v.post[r.h] {
-			if y.mark != v.gen && y != n && y.before(n) {
+	for i, r := range v.prefix {
+		for _, p := range v.post[r.h] {
+			if y := p.n; y.mark != v.gen && y != n && y.before(n) {
 				y.mark = v.gen
-				if nearDuplicate(n.s.features, y.s.features, v.threshold) {
+				if !apart(lx, i, len(y.s.bghash), int(p.pos), v.threshold) && nearDuplicate(n.s.features, y.s.features, v.threshold) {
 					return true, y
 				}
 			}
 		}
 	}
 	return false, nil
+}
+
+// vpost is a kept node in the postings of one of its prefix hashes, with
+// the position of that hash's first occurrence in its order (apart).
+type vpost struct {
+	n   *vnode
+	pos int32
 }
 
 // patchedKept is the kept list after a move that changed no decision: the
