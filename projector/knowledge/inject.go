@@ -384,8 +384,10 @@ func (d *dedupper) add(e *summary) {
 	d.prefix = rarest(e.bghash, d.df, prefixLen(len(e.bghash), d.threshold), d.prefix[:0])
 	d.touched = d.touched[:0]
 	lx := len(e.bghash)
-	// met: k is seen; touched lists every k met (to clear seen), near
-	// the ones whose positions allow a near-duplicate.
+	// meet marks the kept entry k seen when it is first met, through a
+	// hash at position j of its order and i of e's: touched lists every
+	// entry met (to clear seen), near those whose positions allow a
+	// near-duplicate (apart).
 	near := d.near[:0]
 	meet := func(k int32, j int32, i int) {
 		if d.seen[k] {
@@ -436,7 +438,7 @@ func apart(lx, i, ly, j int, t float64) bool {
 }
 
 // postings lists, by hash, indexes of kept entries: linked lists in
-// three flat slices, so adding one allocates nothing per hash.
+// flat slices, so adding one allocates nothing per hash.
 type postings struct {
 	head map[uint64]int32 // hash → its last node
 	next []int32          // node → the node before it in its list, -1 at the end
