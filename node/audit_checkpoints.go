@@ -82,9 +82,9 @@ type auditCheckpoints struct {
 	quietSince time.Time
 	lastFill   time.Time
 
-	// fills counts the gap fills that ended (folded or failed) and
-	// fillNanos their wall time: what background folding cost, for
-	// reports (Node.AuditFills).
+	// fills counts the gap fills that ended (listed, dropped or failed)
+	// and fillNanos their wall time, the checkpoint's copy included: what
+	// background folding cost, for reports (Node.AuditFills).
 	fills, fillNanos atomic.Int64
 
 	mu     sync.Mutex // guards what follows and the folders list names
@@ -380,6 +380,8 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 		a.mu.Unlock()
 		return nil
 	}
+	start := time.Now()
+	defer func() { a.fills.Add(1); a.fillNanos.Add(int64(time.Since(start))) }()
 	dst := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
 	if src != "" {
 		err = copyCheckpoint(src, dst)
@@ -391,8 +393,6 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 	}
 	a.lastFill = time.Now()
 	mark, err := foldCheckpoint(ctx, n, dst, below, target)
-	a.fills.Add(1)
-	a.fillNanos.Add(int64(time.Since(a.lastFill)))
 	if err != nil {
 		_ = os.RemoveAll(dst)
 		return err
