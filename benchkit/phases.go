@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loredev/lore/node/cmalloc"
 )
 
 // Phase is one step of a bench run: its wall time and the peak resident
@@ -113,8 +115,9 @@ func (p *phases) watchPeak(ctx context.Context) {
 		p.mu.Unlock()
 		metrics.Read(samples)
 		goMem := int64(samples[0].Value.Uint64() - samples[1].Value.Uint64())
-		p.logf("peak RSS %.0f MiB in %s: Go runtime %.0f MiB (heap objects %.0f MiB), outside it %.0f MiB",
-			mib(rss), name, mib(goMem), mib(int64(samples[2].Value.Uint64())), mib(rss-goMem))
+		cs, _ := cmalloc.Read()
+		p.logf("peak RSS %.0f MiB in %s: Go runtime %.0f MiB (heap objects %.0f MiB), outside it %.0f MiB (C allocator: %.0f MiB in use, %.0f MiB freed and held)",
+			mib(rss), name, mib(goMem), mib(int64(samples[2].Value.Uint64())), mib(rss-goMem), mib(cs.InUse), mib(cs.Free))
 		file := filepath.Join(p.heapDir, "heap-peak-"+strings.ReplaceAll(name, " ", "-")+".pprof")
 		if err := writeHeapProfile(file); err != nil {
 			p.logf("heap profile: %v", err)

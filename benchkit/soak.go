@@ -95,6 +95,10 @@ type SoakSample struct {
 	// Pebble's block cache and memtables (outside the Go heap).
 	BlockCacheBytes int64 `json:"pebble_block_cache_bytes"`
 	MemTableBytes   int64 `json:"pebble_memtable_bytes"`
+	// The C allocator (Pebble's cache and memtables in a cgo build):
+	// allocated and not freed, and freed but still held.
+	MallocInUseBytes int64 `json:"malloc_in_use_bytes"`
+	MallocFreeBytes  int64 `json:"malloc_free_bytes"`
 	// Sent events so far; LagEvents not yet projected.
 	Sent      int64 `json:"sent"`
 	LagEvents int64 `json:"lag_events"`
@@ -289,6 +293,8 @@ func meanSample(ss []SoakSample, from, to float64) SoakSample {
 			m.Goroutines += s.Goroutines
 			m.BlockCacheBytes += s.BlockCacheBytes
 			m.MemTableBytes += s.MemTableBytes
+			m.MallocInUseBytes += s.MallocInUseBytes
+			m.MallocFreeBytes += s.MallocFreeBytes
 			m.LagEvents += s.LagEvents
 		}
 	}
@@ -311,6 +317,8 @@ func meanSample(ss []SoakSample, from, to float64) SoakSample {
 		m.Goroutines /= ns
 		m.BlockCacheBytes /= ns
 		m.MemTableBytes /= ns
+		m.MallocInUseBytes /= ns
+		m.MallocFreeBytes /= ns
 		m.LagEvents /= ns
 	}
 	return m
@@ -546,6 +554,8 @@ func (s *server) sample(ctx context.Context) SoakSample {
 	out.Goroutines = int64(m["go_goroutines"])
 	out.BlockCacheBytes = int64(m["lore_pebble_block_cache_bytes"])
 	out.MemTableBytes = int64(m["lore_pebble_memtable_bytes"])
+	out.MallocInUseBytes = int64(m["lore_malloc_in_use_bytes"])
+	out.MallocFreeBytes = int64(m["lore_malloc_free_bytes"])
 	out.LagEvents = int64(m["lore_projector_lag_events"])
 	out.Scraped = true
 	return out

@@ -23,6 +23,8 @@
 //	lore_pebble_memtable_bytes                read-model memtables allocated (with zombies)
 //	lore_pebble_zombie_memtable_bytes         read-model memtables flushed but still held by a reader
 //	lore_pebble_memtables                     read-model memtables
+//	lore_malloc_in_use_bytes                  C allocator: allocated, not freed (Pebble's cache and memtables in a cgo build)
+//	lore_malloc_free_bytes                    C allocator: freed, still held by its heaps
 package metrics
 
 import (
@@ -40,6 +42,7 @@ import (
 
 	"github.com/loredev/lore/api"
 	"github.com/loredev/lore/events"
+	"github.com/loredev/lore/node/cmalloc"
 	"github.com/loredev/lore/projector"
 )
 
@@ -275,11 +278,13 @@ var (
 	descMemTable   = prometheus.NewDesc("lore_pebble_memtable_bytes", "Bytes allocated by the read-model store's memtables, zombies included.", nil, nil)
 	descZombieMem  = prometheus.NewDesc("lore_pebble_zombie_memtable_bytes", "Bytes of read-model memtables flushed but still held by an open iterator or snapshot.", nil, nil)
 	descMemTables  = prometheus.NewDesc("lore_pebble_memtables", "Memtables of the read-model store.", nil, nil)
+	descMallocUsed = prometheus.NewDesc("lore_malloc_in_use_bytes", "Bytes the C allocator has allocated and not freed (Pebble's block cache and memtables in a cgo build).", nil, nil)
+	descMallocFree = prometheus.NewDesc("lore_malloc_free_bytes", "Bytes freed to the C allocator and still held by its heaps (resident unless trimmed).", nil, nil)
 )
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLastSeq, descCheckpoint, descLagEvents, descLagSeconds,
-		descPoisoned, descDuplicates, descDLQ, descDerived, descConnected, descRunning, descBlockCache, descCacheHits, descCacheMiss, descMemTable, descZombieMem, descMemTables} {
+		descPoisoned, descDuplicates, descDLQ, descDerived, descConnected, descRunning, descBlockCache, descCacheHits, descCacheMiss, descMemTable, descZombieMem, descMemTables, descMallocUsed, descMallocFree} {
 		ch <- d
 	}
 }
@@ -302,6 +307,10 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 		gauge(descMemTable, float64(sm.MemTableBytes))
 		gauge(descZombieMem, float64(sm.ZombieMemTableBytes))
 		gauge(descMemTables, float64(sm.MemTables))
+	}
+	if cs, ok := cmalloc.Read(); ok {
+		gauge(descMallocUsed, float64(cs.InUse))
+		gauge(descMallocFree, float64(cs.Free))
 	}
 	if m.cfg.JS == nil {
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/metrics"
 	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/node/cmalloc"
 	"github.com/loredev/lore/test/natstest"
 )
 
@@ -128,6 +129,15 @@ func TestMetricsMoveWithEvents(t *testing.T) {
 	for k, want := range checks {
 		if got, ok := s[k]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
+		}
+	}
+	if cs, ok := cmalloc.Read(); ok {
+		// the C allocator holds Pebble's memory in a cgo build
+		if got, present := s["lore_malloc_in_use_bytes"]; !present || got <= 0 {
+			t.Errorf("lore_malloc_in_use_bytes = %v (present %v), want > 0 (the allocator reports %d)", got, present, cs.InUse)
+		}
+		if _, present := s["lore_malloc_free_bytes"]; !present {
+			t.Error("lore_malloc_free_bytes is missing")
 		}
 	}
 }

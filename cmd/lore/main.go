@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/loredev/lore/node/cmalloc"
 )
 
 // commands are added by each command file in init; see addCommand.
@@ -59,6 +61,7 @@ func knownSubcommands(c *cobra.Command) {
 }
 
 func main() {
+	cmalloc.Tune() // before the store's first allocation
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	f := NewFactory(os.Stdin, os.Stdout, os.Stderr)

@@ -1,0 +1,63 @@
+//go:build linux && cgo
+
+package cmalloc
+
+/*
+#include <stdlib.h>
+#include <malloc.h>
+
+// NB: __GLIBC__ comes with malloc.h's features.h; musl and others have no
+// mallopt parameters to set and no mallinfo2.
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+static int lore_glibc(void) { return 1; }
+static int lore_tune(int arenas, int mmapThreshold) {
+	return mallopt(M_ARENA_MAX, arenas) && mallopt(M_MMAP_THRESHOLD, mmapThreshold);
+}
+static void lore_stats(long long *inuse, long long *free_) {
+	struct mallinfo2 mi = mallinfo2();
+	*inuse = (long long)(mi.uordblks + mi.hblkhd);
+	*free_ = (long long)mi.fordblks;
+}
+#else
+static int lore_glibc(void) { return 0; }
+static int lore_tune(int arenas, int mmapThreshold) { return 0; }
+static void lore_stats(long long *inuse, long long *free_) { *inuse = 0; *free_ = 0; }
+#endif
+*/
+import "C"
+
+// Arenas and MmapThreshold are what Tune sets.
+//
+// glibc raises its mmap threshold to the size of each mmapped chunk freed
+// (up to 32 MiB): after Pebble's first memtables are freed, every block
+// and memtable below that size is carved from an arena, and an arena
+// returns memory only from its top, so blocks evicted in its middle stay
+// resident. A fixed threshold keeps the large allocations (memtables)
+// mmapped, returned whole when freed. glibc also makes up to eight arenas
+// per core, each keeping its own free memory; Pebble allocates from every
+// thread that reads, so the free memory of many arenas adds up.
+const (
+	Arenas        = 2
+	MmapThreshold = 128 << 10
+)
+
+// Tune sets glibc's malloc for Pebble's allocations (Arenas,
+// MmapThreshold) unless the environment sets malloc parameters. It must
+// run before the first C allocation that matters (the store's open). It
+// reports whether it changed anything.
+func Tune() bool {
+	if C.lore_glibc() == 0 || userTuned() {
+		return false
+	}
+	return C.lore_tune(C.int(Arenas), C.int(MmapThreshold)) != 0
+}
+
+// Read returns the allocator's state, ok false without glibc.
+func Read() (Stats, bool) {
+	if C.lore_glibc() == 0 {
+		return Stats{}, false
+	}
+	var inuse, free C.longlong
+	C.lore_stats(&inuse, &free)
+	return Stats{InUse: int64(inuse), Free: int64(free)}, true
+}
