@@ -141,6 +141,39 @@ func (c *commitLog) lagOf(seqs []uint64, acked []time.Time) (lags []time.Duratio
 	return lags, true
 }
 
+// LagEpisode is a run of consecutive paced events that each lagged at or
+// above a threshold.
+type LagEpisode struct {
+	// Index is the run's first event (0: the first paced event), Type
+	// its type; Events the run's length; MaxUs its worst lag.
+	Index  int     `json:"index"`
+	Type   string  `json:"type"`
+	Events int     `json:"events"`
+	MaxUs  float64 `json:"max_us"`
+}
+
+// lagEpisodes returns at most k runs of consecutive events whose lag is at
+// least at (at > 0), the worst first.
+func lagEpisodes(lags []time.Duration, types []string, at time.Duration, k int) []LagEpisode {
+	if at <= 0 {
+		return nil
+	}
+	var eps []LagEpisode
+	for i := 0; i < len(lags); i++ {
+		if lags[i] < at {
+			continue
+		}
+		e := LagEpisode{Index: i, Type: types[i]}
+		for ; i < len(lags) && lags[i] >= at; i++ {
+			e.Events++
+			e.MaxUs = max(e.MaxUs, float64(lags[i].Microseconds()))
+		}
+		eps = append(eps, e)
+	}
+	sort.SliceStable(eps, func(a, b int) bool { return eps[a].MaxUs > eps[b].MaxUs })
+	return eps[:min(k, len(eps))]
+}
+
 // Latency summarises a set of durations, in microseconds.
 type Latency struct {
 	N     int     `json:"n"`

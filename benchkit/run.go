@@ -129,6 +129,11 @@ type Report struct {
 	// when one append at a time cannot keep the pace).
 	LagOfferedPerS float64 `json:"lag_offered_per_s"`
 	Lag            Latency `json:"lag"`
+	// LagEpisodes are the paced load's worst runs of consecutive events
+	// lagging at or above the p99: a run is a stall that every event
+	// behind it waited out; its first event is the one folding when it
+	// began, or the first to arrive during a stall of something else.
+	LagEpisodes []LagEpisode `json:"lag_episodes,omitempty"`
 
 	Inject map[string]Latency `json:"inject"`
 
@@ -298,11 +303,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// 3. End-to-end lag under a steady paced load.
 	ph.start("paced load", "paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
-	lags, offered, err := pacedLag(ctx, n, commits, o)
+	lags, types, offered, err := pacedLag(ctx, n, commits, o)
 	if err != nil {
 		return nil, err
 	}
 	rep.Lag, rep.LagOfferedPerS = Summarise(lags), offered
+	rep.LagEpisodes = lagEpisodes(lags, types, time.Duration(rep.Lag.P99us*1e3), 5)
 
 	// 4. Injection queries, in-process and over NATS; read your writes.
 	ph.start("injection", "injection queries")
@@ -519,43 +525,44 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 
 // pacedLag appends new workload events one by one at o.PacedRate for
 // o.PacedFor and returns, per event, the time from its append ack to the
-// projector's commit covering it.
-func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) ([]time.Duration, float64, error) {
+// projector's commit covering it, and its type.
+func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) ([]time.Duration, []string, float64, error) {
 	total := int(float64(o.PacedRate) * o.PacedFor.Seconds())
 	s := Workload{Seed: o.Seed, Prefix: "lag"}.Stream()
 	seqs := make([]uint64, 0, total)
 	acked := make([]time.Time, 0, total)
+	types := make([]string, 0, total)
 	start := time.Now()
 	for i := range total {
 		ev, _, err := s.Next()
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		due := start.Add(time.Duration(float64(i) / float64(o.PacedRate) * float64(time.Second)))
 		if d := time.Until(due); d > 0 {
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
-				return nil, 0, ctx.Err()
+				return nil, nil, 0, ctx.Err()
 			}
 		}
 		r, err := n.Appender.Append(ctx, ev)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
-		seqs, acked = append(seqs, r.Seq), append(acked, time.Now())
+		seqs, acked, types = append(seqs, r.Seq), append(acked, time.Now()), append(types, ev.Type)
 	}
 	offered := float64(total) / time.Since(start).Seconds()
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := n.Runtime.WaitFor(wctx, seqs[len(seqs)-1]); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	lags, ok := commits.lagOf(seqs, acked)
 	if !ok {
-		return nil, 0, errors.New("paced load: an acknowledged event was never committed")
+		return nil, nil, 0, errors.New("paced load: an acknowledged event was never committed")
 	}
-	return lags, offered, nil
+	return lags, types, offered, nil
 }
 
 // injectLatencies times knowledge.inject and patterns.inject: in-process
