@@ -135,6 +135,7 @@ func (r *SoakReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "  blockcache %8.1f → %8.1f MiB\n", mib(a.BlockCacheBytes), mib(b.BlockCacheBytes))
 	fmt.Fprintf(w, "  memtables  %8.1f → %8.1f MiB\n", mib(a.MemTableBytes), mib(b.MemTableBytes))
 	fmt.Fprintf(w, "  C malloc   %8.1f → %8.1f MiB in use; %.1f → %.1f MiB freed and held\n", mib(a.MallocInUseBytes), mib(b.MallocInUseBytes), mib(a.MallocFreeBytes), mib(b.MallocFreeBytes))
+	fmt.Fprintf(w, "  C trims    %8d → %8d (%.3f → %.3f s in all)\n", a.MallocTrims, b.MallocTrims, a.MallocTrimSeconds, b.MallocTrimSeconds)
 	fmt.Fprintf(w, "  goroutines %8d → %8d\n", a.Goroutines, b.Goroutines)
 	fmt.Fprintf(w, "  lag        %8d → %8d events not yet projected (projected %.0f/s of %.0f/s sent)\n",
 		a.LagEvents, b.LagEvents, r.ProjectedPerS, r.SentPerS)

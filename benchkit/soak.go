@@ -99,6 +99,9 @@ type SoakSample struct {
 	// allocated and not freed, and freed but still held.
 	MallocInUseBytes int64 `json:"malloc_in_use_bytes"`
 	MallocFreeBytes  int64 `json:"malloc_free_bytes"`
+	// Trims of the C allocator so far, and their total time.
+	MallocTrims       int64   `json:"malloc_trims"`
+	MallocTrimSeconds float64 `json:"malloc_trim_s"`
 	// Sent events so far; LagEvents not yet projected.
 	Sent      int64 `json:"sent"`
 	LagEvents int64 `json:"lag_events"`
@@ -295,6 +298,7 @@ func meanSample(ss []SoakSample, from, to float64) SoakSample {
 			m.MemTableBytes += s.MemTableBytes
 			m.MallocInUseBytes += s.MallocInUseBytes
 			m.MallocFreeBytes += s.MallocFreeBytes
+			m.MallocTrims, m.MallocTrimSeconds = s.MallocTrims, s.MallocTrimSeconds // counters: the last
 			m.LagEvents += s.LagEvents
 		}
 	}
@@ -556,6 +560,8 @@ func (s *server) sample(ctx context.Context) SoakSample {
 	out.MemTableBytes = int64(m["lore_pebble_memtable_bytes"])
 	out.MallocInUseBytes = int64(m["lore_malloc_in_use_bytes"])
 	out.MallocFreeBytes = int64(m["lore_malloc_free_bytes"])
+	out.MallocTrims = int64(m["lore_malloc_trims_total"])
+	out.MallocTrimSeconds = m["lore_malloc_trim_seconds_total"]
 	out.LagEvents = int64(m["lore_projector_lag_events"])
 	out.Scraped = true
 	return out

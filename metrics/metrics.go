@@ -25,6 +25,8 @@
 //	lore_pebble_memtables                     read-model memtables
 //	lore_malloc_in_use_bytes                  C allocator: allocated, not freed (Pebble's cache and memtables in a cgo build)
 //	lore_malloc_free_bytes                    C allocator: freed, still held by its heaps
+//	lore_malloc_trims_total                   C allocator: trims (free pages returned to the system)
+//	lore_malloc_trim_seconds_total            C allocator: time spent trimming
 package metrics
 
 import (
@@ -280,11 +282,13 @@ var (
 	descMemTables  = prometheus.NewDesc("lore_pebble_memtables", "Memtables of the read-model store.", nil, nil)
 	descMallocUsed = prometheus.NewDesc("lore_malloc_in_use_bytes", "Bytes the C allocator has allocated and not freed (Pebble's block cache and memtables in a cgo build).", nil, nil)
 	descMallocFree = prometheus.NewDesc("lore_malloc_free_bytes", "Bytes freed to the C allocator and still held by its heaps (resident unless trimmed).", nil, nil)
+	descTrims      = prometheus.NewDesc("lore_malloc_trims_total", "Trims of the C allocator: the free pages inside its heaps returned to the system.", nil, nil)
+	descTrimTime   = prometheus.NewDesc("lore_malloc_trim_seconds_total", "Time spent trimming the C allocator.", nil, nil)
 )
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLastSeq, descCheckpoint, descLagEvents, descLagSeconds,
-		descPoisoned, descDuplicates, descDLQ, descDerived, descConnected, descRunning, descBlockCache, descCacheHits, descCacheMiss, descMemTable, descZombieMem, descMemTables, descMallocUsed, descMallocFree} {
+		descPoisoned, descDuplicates, descDLQ, descDerived, descConnected, descRunning, descBlockCache, descCacheHits, descCacheMiss, descMemTable, descZombieMem, descMemTables, descMallocUsed, descMallocFree, descTrims, descTrimTime} {
 		ch <- d
 	}
 }
@@ -311,6 +315,8 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	if cs, ok := cmalloc.Read(); ok {
 		gauge(descMallocUsed, float64(cs.InUse))
 		gauge(descMallocFree, float64(cs.Free))
+		ch <- prometheus.MustNewConstMetric(descTrims, prometheus.CounterValue, float64(cs.Trims))
+		ch <- prometheus.MustNewConstMetric(descTrimTime, prometheus.CounterValue, cs.TrimTime.Seconds())
 	}
 	if m.cfg.JS == nil {
 		return

@@ -1,6 +1,10 @@
 package node
 
 import (
+	"context"
+	"time"
+
+	"github.com/loredev/lore/node/cmalloc"
 	"github.com/loredev/lore/projector"
 	"github.com/loredev/lore/projector/crossloop"
 	"github.com/loredev/lore/projector/knowledge"
@@ -77,6 +81,37 @@ func applyBudgets(b MemoryBudgets, models []projector.Model) {
 		case *knowledge.Model:
 			query := b.KnowledgeCache / 4
 			m.SetBudgets(knowledge.Budgets{Fold: b.KnowledgeCache - query, Query: query})
+		}
+	}
+}
+
+// trimLook is how often a running node looks at the C allocator's free
+// bytes; trimStep is how much must have been freed since its lowest point
+// for a trim (cmalloc.Trimmer).
+const (
+	trimLook = 5 * time.Second
+	trimStep = 32 << 20
+)
+
+// trimLoop returns what Pebble freed inside the C allocator's heaps to the
+// system, whenever trimStep more of it is free, until ctx ends.
+func trimLoop(ctx context.Context) {
+	if _, ok := cmalloc.Read(); !ok {
+		return
+	}
+	t := time.NewTicker(trimLook)
+	defer t.Stop()
+	tr := cmalloc.Trimmer{Step: trimStep}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s, _ := cmalloc.Read(); tr.Due(s.Free) {
+			cmalloc.Trim()
+			s, _ = cmalloc.Read()
+			tr.Trimmed(s.Free)
 		}
 	}
 }

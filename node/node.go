@@ -214,6 +214,8 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); n.warmPatterns() }()
+	wg.Add(1)
+	go func() { defer wg.Done(); trimLoop(ctx) }()
 	tick := n.cfg.TickInterval
 	if tick == 0 {
 		tick = time.Minute

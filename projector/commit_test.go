@@ -222,3 +222,85 @@ func BenchmarkOneEventCommit(b *testing.B) {
 		})
 	}
 }
+
+// bulky writes size bytes per event under one key per bead, and rewrites
+// one shared key with as much: the batch holds each bead's write and the
+// shared key's last.
+type bulky struct{ size int }
+
+func (m bulky) Name() string { return "bulky" }
+func (m bulky) Version() int { return 1 }
+func (m bulky) Fold(tx Tx, ev *events.Event, data events.Payload) error {
+	v := make([]byte, m.size)
+	if err := tx.Set([]byte("shared"), v); err != nil {
+		return err
+	}
+	return tx.Set([]byte("bead/"+data.(*events.OutcomeRecorded).BeadID), v)
+}
+
+// A batch is due for its commit once its writes reach maxBatchBytes,
+// whatever the number of events; a key written again counts once, and
+// the count starts again after the commit. In parallel lanes, once the
+// lanes have folded what they were given.
+func TestBatchFullByBytes(t *testing.T) {
+	const per = 1 << 20
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parallel=%v", parallel), func(t *testing.T) {
+			st, err := OpenStore("", StoreOptions{InMemory: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			f, err := NewFolder(st, []Model{bulky{size: per}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if parallel {
+				f.Parallel()
+			}
+			defer f.Close()
+			// shared + one bead per event: after k events the batch holds
+			// k+1 values of per bytes (and the keys and entries' cost).
+			want := maxBatchBytes/per - 1
+			seq := uint64(0)
+			fold := func(n int) {
+				for range n {
+					seq++
+					ev, err := events.New("outcome.recorded/v1", "p", "test", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+						&events.OutcomeRecorded{BeadID: fmt.Sprintf("b%d", seq), DurationMs: 1, Success: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ev.Seq = seq
+					if _, err := f.Fold(ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if parallel {
+					if _, err := f.Settle(); err != nil { // the lanes have folded
+						t.Fatal(err)
+					}
+				}
+			}
+			for round := range 2 {
+				fold(want - 1)
+				if f.Full(1000) {
+					t.Fatalf("round %d: full after %d events of %d bytes (bound %d)", round, want-1, per, maxBatchBytes)
+				}
+				fold(1)
+				if !f.Full(1000) {
+					t.Fatalf("round %d: not full after %d events of %d bytes (bound %d)", round, want, per, maxBatchBytes)
+				}
+				if _, err := f.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				if f.Full(1000) {
+					t.Fatalf("round %d: full right after a commit", round)
+				}
+			}
+			if !f.Full(0) {
+				t.Fatal("Full(0): a batch of no events is always due")
+			}
+		})
+	}
+}

@@ -196,6 +196,29 @@ func (f *Folder) Seq() uint64 { return f.seq }
 // Pending is the number of events folded since the last commit.
 func (f *Folder) Pending() int { return f.pending }
 
+// maxBatchBytes bounds the writes a batch holds before its commit. A batch
+// is held twice in memory while it commits (the overlays the folds read,
+// the Pebble batch written from them), and a few events can write a lot:
+// a patterns import of thousands of patterns, a pool rewritten. Pebble
+// also keeps a batch larger than half a memtable as a memtable of its own
+// until it is flushed.
+const maxBatchBytes = 8 << 20
+
+// Full reports whether the batch is due for its commit: maxEvents events
+// folded since the last one, or maxBatchBytes of writes. Folds in
+// parallel lanes may not have counted their writes yet: the next event's
+// check sees them.
+func (f *Folder) Full(maxEvents int) bool {
+	if f.pending >= maxEvents {
+		return true
+	}
+	n := f.sys.size.Load()
+	for _, l := range f.lanes {
+		n += l.batch.size.Load()
+	}
+	return n >= maxBatchBytes
+}
+
 // SetLiveFrom marks events up to seq as rebuild-only: they fold without
 // announcing. It is committed with the next batch.
 func (f *Folder) SetLiveFrom(seq uint64) {

@@ -2,6 +2,7 @@ package projector
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/RaduBerinde/btreemap"
 )
@@ -16,11 +17,19 @@ type overlayVal struct {
 // for point reads and an ordered set of the same keys for prefix scans, so
 // a scan costs the keys it returns, not the size of the batch.
 //
-// INVARIANT: keys holds exactly the keys of vals.
+// INVARIANT: keys holds exactly the keys of vals; size is the bytes of
+// vals' keys and values plus overlayEntryBytes an entry.
 type batchOverlay struct {
 	vals map[string]overlayVal
 	keys *btreemap.BTreeMap[string, struct{}]
+	// size is written by the lane folding into the overlay and read by
+	// the loop deciding when to commit (Folder.Full).
+	size atomic.Int64
 }
+
+// overlayEntryBytes is what an overlay entry costs beyond its key and
+// value (the map's and the tree's slots, the value's header).
+const overlayEntryBytes = 64
 
 func newBatchOverlay() *batchOverlay {
 	return &batchOverlay{vals: map[string]overlayVal{}, keys: btreemap.New[string, struct{}](32, strings.Compare)}
@@ -32,16 +41,20 @@ func (b *batchOverlay) get(k string) (overlayVal, bool) {
 }
 
 func (b *batchOverlay) set(k string, v overlayVal) {
-	if _, ok := b.vals[k]; !ok {
+	if old, ok := b.vals[k]; ok {
+		b.size.Add(int64(len(v.v) - len(old.v)))
+	} else {
 		b.keys.ReplaceOrInsert(k, struct{}{})
+		b.size.Add(int64(len(k) + len(v.v) + overlayEntryBytes))
 	}
 	b.vals[k] = v
 }
 
 func (b *batchOverlay) remove(k string) {
-	if _, ok := b.vals[k]; ok {
+	if old, ok := b.vals[k]; ok {
 		delete(b.vals, k)
 		b.keys.Delete(k)
+		b.size.Add(-int64(len(k) + len(old.v) + overlayEntryBytes))
 	}
 }
 
@@ -51,6 +64,7 @@ func (b *batchOverlay) len() int { return len(b.vals) }
 func (b *batchOverlay) clear() {
 	b.vals = emptied(b.vals)
 	b.keys.Clear(true)
+	b.size.Store(0)
 }
 
 // keepMapOf is the most entries a map emptied for reuse may have held.

@@ -149,7 +149,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 				stats.Folded++
 			}
 		}
-		if f.Pending() >= 1000 {
+		if f.Full(1000) {
 			// A cancelled replay stops at its next commit: a long rebuild
 			// answers SIGTERM without folding the rest of the log.
 			if err := ctx.Err(); err != nil {

@@ -395,7 +395,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			oldest = time.Now()
 			flush.Reset(r.opts.FlushInterval)
 		}
-		if folder.Pending() >= r.opts.BatchSize || (folder.Pending() > 0 && dry(deliveries, decoding)) {
+		if folder.Full(r.opts.BatchSize) || (folder.Pending() > 0 && dry(deliveries, decoding)) {
 			if err := commit(); err != nil {
 				return err
 			}

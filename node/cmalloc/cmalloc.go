@@ -8,6 +8,8 @@ package cmalloc
 import (
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // Stats is the C allocator's state (glibc mallinfo2).
@@ -17,7 +19,14 @@ type Stats struct {
 	// Free is held by the allocator's heaps, free: memory freed by the
 	// program and not (yet) returned to the system.
 	Free int64
+	// Trims counts the trims of this process (Trim), TrimTime their
+	// total duration.
+	Trims    int64
+	TrimTime time.Duration
 }
+
+// trims and trimNanos count Trim's calls and their time.
+var trims, trimNanos atomic.Int64
 
 // userTuned reports whether the user tunes glibc's malloc through the
 // environment: then Tune leaves it as set.
@@ -29,3 +38,25 @@ func userTuned() bool {
 	}
 	return false
 }
+
+// Trimmer decides when freed memory is worth returning: when the
+// allocator's free bytes rose by Step since their lowest point after the
+// last trim. A trim leaves the chunks free (the allocator still counts
+// them), so the free bytes alone would call for a trim at every look.
+type Trimmer struct {
+	Step int64
+	low  int64 // lowest free bytes seen since the last trim
+	init bool
+}
+
+// Due reports whether, with free bytes now free, a trim is due; the caller
+// trims when it is and then calls Trimmed with the free bytes after.
+func (t *Trimmer) Due(free int64) bool {
+	if !t.init || free < t.low {
+		t.low, t.init = free, true
+	}
+	return free-t.low >= t.Step
+}
+
+// Trimmed records the free bytes after a trim.
+func (t *Trimmer) Trimmed(free int64) { t.low, t.init = free, true }

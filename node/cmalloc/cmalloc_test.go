@@ -41,3 +41,31 @@ func TestTuneAndReadOnGlibc(t *testing.T) {
 		t.Fatalf("Read = %+v, %v: want memory in use", s, ok)
 	}
 }
+
+// A trim is due when the free bytes rose by a step above their lowest
+// point since the last trim; a trim's leftovers are the new base.
+func TestTrimmerDueAfterAStepFreed(t *testing.T) {
+	tr := cmalloc.Trimmer{Step: 10}
+	steps := []struct {
+		free    int64
+		due     bool
+		trimmed int64 // free bytes after the trim, when due
+	}{
+		{free: 100, due: false}, // the first look is the base
+		{free: 109, due: false},
+		{free: 95, due: false}, // reused: a lower base
+		{free: 105, due: true, trimmed: 104},
+		{free: 110, due: false}, // trimmed chunks stay counted as free
+		{free: 114, due: true, trimmed: 114},
+		{free: 50, due: false},
+		{free: 60, due: true, trimmed: 60},
+	}
+	for i, s := range steps {
+		if got := tr.Due(s.free); got != s.due {
+			t.Fatalf("step %d: Due(%d) = %v, want %v", i, s.free, got, s.due)
+		}
+		if s.due {
+			tr.Trimmed(s.trimmed)
+		}
+	}
+}

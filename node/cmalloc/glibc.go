@@ -13,6 +13,7 @@ static int lore_glibc(void) { return 1; }
 static int lore_tune(int arenas, int mmapThreshold) {
 	return mallopt(M_ARENA_MAX, arenas) && mallopt(M_MMAP_THRESHOLD, mmapThreshold);
 }
+static void lore_trim(void) { malloc_trim(0); }
 static void lore_stats(long long *inuse, long long *free_) {
 	struct mallinfo2 mi = mallinfo2();
 	*inuse = (long long)(mi.uordblks + mi.hblkhd);
@@ -21,10 +22,13 @@ static void lore_stats(long long *inuse, long long *free_) {
 #else
 static int lore_glibc(void) { return 0; }
 static int lore_tune(int arenas, int mmapThreshold) { return 0; }
+static void lore_trim(void) {}
 static void lore_stats(long long *inuse, long long *free_) { *inuse = 0; *free_ = 0; }
 #endif
 */
 import "C"
+
+import "time"
 
 // Arenas and MmapThreshold are what Tune sets.
 //
@@ -52,6 +56,18 @@ func Tune() bool {
 	return C.lore_tune(C.int(Arenas), C.int(MmapThreshold)) != 0
 }
 
+// Trim returns the free pages inside the allocator's heaps to the system
+// (malloc_trim): an arena gives back on its own only what is free at its
+// top, and Pebble frees cached blocks (an evicted block, a compacted
+// table's blocks) anywhere in it. It walks each arena's free chunks under
+// the arena's lock.
+func Trim() {
+	t0 := time.Now()
+	C.lore_trim()
+	trims.Add(1)
+	trimNanos.Add(int64(time.Since(t0)))
+}
+
 // Read returns the allocator's state, ok false without glibc.
 func Read() (Stats, bool) {
 	if C.lore_glibc() == 0 {
@@ -59,5 +75,5 @@ func Read() (Stats, bool) {
 	}
 	var inuse, free C.longlong
 	C.lore_stats(&inuse, &free)
-	return Stats{InUse: int64(inuse), Free: int64(free)}, true
+	return Stats{InUse: int64(inuse), Free: int64(free), Trims: trims.Load(), TrimTime: time.Duration(trimNanos.Load())}, true
 }

@@ -7,3 +7,6 @@ func Tune() bool { return false }
 
 // Read reports nothing.
 func Read() (Stats, bool) { return Stats{}, false }
+
+// Trim does nothing.
+func Trim() {}
