@@ -10,9 +10,7 @@ package cmalloc
 // mallopt parameters to set and no mallinfo2.
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
 static int lore_glibc(void) { return 1; }
-static int lore_tune(int arenas, int mmapThreshold) {
-	return mallopt(M_ARENA_MAX, arenas) && mallopt(M_MMAP_THRESHOLD, mmapThreshold);
-}
+static int lore_tune(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
 static void lore_trim(void) { malloc_trim(0); }
 static void lore_stats(long long *inuse, long long *free_) {
 	struct mallinfo2 mi = mallinfo2();
@@ -21,7 +19,7 @@ static void lore_stats(long long *inuse, long long *free_) {
 }
 #else
 static int lore_glibc(void) { return 0; }
-static int lore_tune(int arenas, int mmapThreshold) { return 0; }
+static int lore_tune(int arenas) { return 0; }
 static void lore_trim(void) {}
 static void lore_stats(long long *inuse, long long *free_) { *inuse = 0; *free_ = 0; }
 #endif
@@ -30,30 +28,23 @@ import "C"
 
 import "time"
 
-// Arenas and MmapThreshold are what Tune sets.
-//
-// glibc raises its mmap threshold to the size of each mmapped chunk freed
-// (up to 32 MiB): after Pebble's first memtables are freed, every block
-// and memtable below that size is carved from an arena, and an arena
-// returns memory only from its top, so blocks evicted in its middle stay
-// resident. A fixed threshold keeps the large allocations (memtables)
-// mmapped, returned whole when freed. glibc also makes up to eight arenas
-// per core, each keeping its own free memory; Pebble allocates from every
-// thread that reads, so the free memory of many arenas adds up.
-const (
-	Arenas        = 2
-	MmapThreshold = 128 << 10
-)
+// Arenas is the most arenas Tune lets glibc make. By default glibc makes
+// up to eight per core, each keeping its own free memory; Pebble
+// allocates its cached blocks from every thread that reads, so the free
+// memory of many arenas adds up. (A fixed mmap threshold was measured too:
+// no less memory than two arenas alone, and an mmap and munmap for every
+// large block.)
+const Arenas = 2
 
-// Tune sets glibc's malloc for Pebble's allocations (Arenas,
-// MmapThreshold) unless the environment sets malloc parameters. It must
-// run before the first C allocation that matters (the store's open). It
-// reports whether it changed anything.
+// Tune sets glibc's malloc for Pebble's allocations (Arenas) unless the
+// environment sets malloc parameters. It must run before the first C
+// allocation that matters (the store's open). It reports whether it
+// changed anything.
 func Tune() bool {
 	if C.lore_glibc() == 0 || userTuned() {
 		return false
 	}
-	return C.lore_tune(C.int(Arenas), C.int(MmapThreshold)) != 0
+	return C.lore_tune(C.int(Arenas)) != 0
 }
 
 // Trim returns the free pages inside the allocator's heaps to the system
