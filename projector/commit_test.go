@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -240,8 +241,9 @@ func (m bulky) Fold(tx Tx, ev *events.Event, data events.Payload) error {
 
 // A batch is due for its commit once its writes reach maxBatchBytes,
 // whatever the number of events; a key written again counts once, and
-// the count starts again after the commit. In parallel lanes, once the
-// lanes have folded what they were given.
+// the count starts again after the commit. In parallel lanes too, without
+// waiting for them: events of maxLanesAhead bytes of payload make the
+// loop wait for the lanes after each, so their writes show at once.
 func TestBatchFullByBytes(t *testing.T) {
 	const per = 1 << 20
 	for _, parallel := range []bool{false, true} {
@@ -251,7 +253,7 @@ func TestBatchFullByBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			f, err := NewFolder(st, []Model{bulky{size: per}}, false)
+			f, err := NewFolder(st, []Model{bulky{size: per}, lister{name: "l"}}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,12 +274,9 @@ func TestBatchFullByBytes(t *testing.T) {
 						t.Fatal(err)
 					}
 					ev.Seq = seq
+					// the same payload, padded (JSON allows trailing space)
+					ev.Data = append(ev.Data, bytes.Repeat([]byte{' '}, maxLanesAhead)...)
 					if _, err := f.Fold(ev); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if parallel {
-					if _, err := f.Settle(); err != nil { // the lanes have folded
 						t.Fatal(err)
 					}
 				}
@@ -290,6 +289,11 @@ func TestBatchFullByBytes(t *testing.T) {
 				fold(1)
 				if !f.Full(1000) {
 					t.Fatalf("round %d: not full after %d events of %d bytes (bound %d)", round, want, per, maxBatchBytes)
+				}
+				if parallel {
+					if _, err := f.Settle(); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if _, err := f.Commit(); err != nil {
 					t.Fatal(err)

@@ -64,6 +64,9 @@ type Folder struct {
 	queue     []*queued
 	settled   int // queue[:settled] was checked by Settle
 	unsettled bool
+	// ahead is the payload bytes handed to the lanes since they were last
+	// waited for (drainLanes, Settle).
+	ahead int
 
 	// writing is the batch CommitAsync handed to its writer (nil: none).
 	writing *writing
@@ -206,8 +209,8 @@ const maxBatchBytes = 8 << 20
 
 // Full reports whether the batch is due for its commit: maxEvents events
 // folded since the last one, or maxBatchBytes of writes. Folds in
-// parallel lanes may not have counted their writes yet: the next event's
-// check sees them.
+// parallel lanes may not have counted their writes yet (at most
+// maxLanesAhead of payload): a later event's check sees them.
 func (f *Folder) Full(maxEvents int) bool {
 	if f.pending >= maxEvents {
 		return true
@@ -297,9 +300,31 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error, 
 		for _, l := range f.lanes {
 			l.in <- laneWork{q: q}
 		}
+		if f.ahead += len(ev.Data); f.ahead >= maxLanesAhead {
+			f.drainLanes()
+		}
 		return false, nil
 	}
 	return false, f.foldInline(ev, data)
+}
+
+// maxLanesAhead bounds the payload bytes handed to the lanes and not yet
+// folded by them. The batch's writes are counted as the lanes fold
+// (Full), so without it a loop running ahead of slow lanes could hand a
+// whole batch of large events (imports of thousands of patterns) before
+// the first one's writes showed. Small events never reach it within a
+// batch of 1 000.
+const maxLanesAhead = 1 << 20
+
+// drainLanes waits until every lane has folded what it was handed.
+func (f *Folder) drainLanes() {
+	var wg sync.WaitGroup
+	wg.Add(len(f.lanes))
+	for _, l := range f.lanes {
+		l.in <- laneWork{barrier: &wg}
+	}
+	wg.Wait()
+	f.ahead = 0
 }
 
 // foldInline folds one event into every lane, model after model, and adds
@@ -371,12 +396,7 @@ func (f *Folder) Settle() ([]Poisoned, error) {
 		return nil, nil
 	}
 	f.unsettled = false
-	var wg sync.WaitGroup
-	wg.Add(len(f.lanes))
-	for _, l := range f.lanes {
-		l.in <- laneWork{barrier: &wg}
-	}
-	wg.Wait()
+	f.drainLanes()
 	failed := false
 	for _, l := range f.lanes {
 		failed = failed || l.failed
