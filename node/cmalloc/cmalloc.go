@@ -1,8 +1,8 @@
 // Package cmalloc shapes and reads the process's C allocator. In a cgo
 // build Pebble's block cache and memtables are C memory (calloc/free): the
 // Go runtime's memory limit does not reach them, and glibc's defaults keep
-// much of what Pebble frees. Without glibc or cgo every function here does
-// nothing and Stats reports nothing.
+// much of what Pebble frees. Without glibc or cgo Tune and Trim do nothing
+// and Read reports no allocator.
 package cmalloc
 
 import (
