@@ -41,9 +41,14 @@ type AuditReport struct {
 	// Every is the checkpoint interval (events); Checkpoints how many were
 	// kept at the end, and ExtraBytes the disk they hold beyond the live
 	// store (tables the live store no longer has, and their own files).
-	Every       int   `json:"checkpoint_every"`
-	Checkpoints int   `json:"checkpoints"`
-	ExtraBytes  int64 `json:"checkpoint_extra_bytes"`
+	// Spacing is the live checkpoints' spacing at the end (Every, or the
+	// wider gap the disk budget keeps) and Taken how many live checkpoints
+	// the node took over the run.
+	Every       int    `json:"checkpoint_every"`
+	Spacing     uint64 `json:"checkpoint_spacing"`
+	Taken       uint64 `json:"checkpoints_taken"`
+	Checkpoints int    `json:"checkpoints"`
+	ExtraBytes  int64  `json:"checkpoint_extra_bytes"`
 	// P99ToRebuild is the p99 audit time ÷ the full rebuild's time in the
 	// same run (an audit used to fold the whole log).
 	P99ToRebuild float64 `json:"p99_to_rebuild"`
@@ -82,6 +87,7 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 		}
 	}
 	r.Checkpoints = len(n.AuditCheckpoints())
+	r.Spacing, r.Taken = n.AuditCheckpointSpacing(), n.AuditCheckpointsTaken()
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0xa0d1))
 	span := time.Duration(o.Events) * 10 * time.Millisecond
 	ds := make([]time.Duration, 0, AuditPoints)

@@ -64,8 +64,8 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "  %-30s p50 %8.1f µs  p99 %8.1f µs  (%d calls)\n", k, l.P50us, l.P99us, l.N)
 	}
 	a := r.Audit
-	fmt.Fprintf(w, "\naudits (--as-of/--at-seq at random points): p50 %.1f ms, p99 %.1f ms (%d audits; p99 = %.4f of a full rebuild); %d checkpoints every %d events, %.1f MiB beyond the live store\n",
-		a.P50us/1e3, a.P99us/1e3, a.N, a.P99ToRebuild, a.Checkpoints, a.Every, float64(a.ExtraBytes)/(1<<20))
+	fmt.Fprintf(w, "\naudits (--as-of/--at-seq at random points): p50 %.1f ms, p99 %.1f ms (%d audits; p99 = %.4f of a full rebuild); %d checkpoints kept (interval %d events, %d taken live, spaced %d apart at the end), %.1f MiB beyond the live store\n",
+		a.P50us/1e3, a.P99us/1e3, a.N, a.P99ToRebuild, a.Checkpoints, a.Every, a.Taken, a.Spacing, float64(a.ExtraBytes)/(1<<20))
 	for _, l := range []struct {
 		name string
 		l    Latency

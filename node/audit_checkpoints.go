@@ -35,6 +35,10 @@ import (
 //     live store), and optionally a count; over either, the checkpoint whose
 //     neighbours are closest goes (never the newest), so the kept ones stay
 //     spread evenly and the gaps widen evenly when the budget binds.
+//   - While a bound binds, the live poll spaces its checkpoints by the gap
+//     the bound keeps rather than by `every` (liveSpacing): one taken
+//     sooner would be thinned out at the next, having cost a flush of the
+//     live memtable, a copy and a seal for nothing.
 //   - Restart: the checkpoints and their marks (cp-<seq>.json) survive a
 //     restart of the node; they are dropped when the log they were folded
 //     from is not the log found (its stream was created at another time, or
@@ -74,6 +78,10 @@ type auditCheckpoints struct {
 	disk  int64 // bytes beyond the live store; 0: no bound
 	last  atomic.Uint64
 	tmp   atomic.Uint64 // names temporary folders
+	// spacing is how far past the newest checkpoint the live poll takes
+	// the next (liveSpacing), set by retain; taken counts the live
+	// checkpoints taken since the start.
+	spacing, taken atomic.Uint64
 
 	// The log's last sequence as the gap fill last saw it, since when it
 	// has stayed there, and when the last fill began (the start, before
@@ -106,8 +114,10 @@ func newAuditCheckpoints(dir, live string, every uint64, keep int, disk int64) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("audit checkpoints: %w", err)
 	}
-	return &auditCheckpoints{dir: dir, live: live, every: every, keep: keep, disk: disk, refs: map[FileID]fileRef{},
-		lastFill: time.Now()}, nil
+	a := &auditCheckpoints{dir: dir, live: live, every: every, keep: keep, disk: disk, refs: map[FileID]fileRef{},
+		lastFill: time.Now()}
+	a.spacing.Store(every)
+	return a, nil
 }
 
 // auditPoll is how often the node looks whether a checkpoint is due;
@@ -157,7 +167,7 @@ func (n *Node) runAuditCheckpoints(ctx context.Context) {
 				n.log.Warn("audit checkpoint retention", "err", err)
 			}
 		}
-		if seq := n.Runtime.Seq(); seq > 0 && seq >= a.last.Load()+a.every {
+		if seq := n.Runtime.Seq(); seq > 0 && seq >= a.last.Load()+a.spacing.Load() {
 			if err := n.takeAuditCheckpoint(); err != nil {
 				n.log.Warn("audit checkpoint", "err", err)
 			}
@@ -311,6 +321,7 @@ func (n *Node) takeAuditCheckpoint() error {
 	if a.has(mark.Seq) {
 		return os.RemoveAll(tmp) // nothing new since the last one
 	}
+	a.taken.Add(1)
 	return a.list1(tmp, mark)
 }
 
@@ -323,10 +334,7 @@ func (n *Node) takeAuditCheckpoint() error {
 // an interval on, or the interval below the next one when the gap is
 // shorter than two (so a gap of every+d costs a fold of d events).
 func (a *auditCheckpoints) fillDue(format string) (src string, below, target uint64, ok bool) {
-	if a.keep > 0 && len(a.list) >= a.keep {
-		return "", 0, 0, false
-	}
-	if k := int64(len(a.list)); a.disk > 0 && k > 0 && a.extra+a.extra/k > a.disk/10*9 {
+	if a.full() {
 		return "", 0, 0, false
 	}
 	var gap uint64
@@ -444,6 +452,34 @@ func foldCheckpoint(ctx context.Context, n *Node, dir string, below, target uint
 	return mark, nil
 }
 
+// full reports whether the count or the disk leaves no room for one more
+// checkpoint (a.mu held): the count is at its bound, or the disk beyond
+// the live store plus one more checkpoint's mean share would pass 9/10 of
+// the budget (the live store's compactions widen the checkpoints' share
+// as it goes).
+func (a *auditCheckpoints) full() bool {
+	if a.keep > 0 && len(a.list) >= a.keep {
+		return true
+	}
+	k := int64(len(a.list))
+	return a.disk > 0 && k > 0 && a.extra+a.extra/k > a.disk/10*9
+}
+
+// liveSpacing is how many events past the newest checkpoint the live poll
+// takes the next: every, or, while the bounds leave no room for one more
+// (full), the mean gap of the kept checkpoints over the log they cover
+// (newest ÷ kept), if wider. Kept checkpoints about g apart and a new one s
+// < g past the newest make the previous newest the one whose neighbours
+// are closest (g+s against 2g): the retention drops it, and the work of
+// taking it (a flush of the live memtable, a copy, a seal) bought nothing.
+// Spaced by g, the gap an audit folds is the one the bounds keep anyway.
+func liveSpacing(every, newest uint64, kept int, full bool) uint64 {
+	if !full || kept == 0 {
+		return every
+	}
+	return max(every, newest/uint64(kept))
+}
+
 // has reports whether a checkpoint at seq is listed (a.mu held).
 func (a *auditCheckpoints) has(seq uint64) bool {
 	_, found := slices.BinarySearchFunc(a.list, seq, func(c auditCheckpoint, s uint64) int {
@@ -530,6 +566,11 @@ func (a *auditCheckpoints) retain() error {
 		}
 		over := (a.keep > 0 && len(a.list) > a.keep) || (a.disk > 0 && a.extra > a.disk)
 		if !over || len(a.list) < 2 {
+			var newest uint64
+			if k := len(a.list); k > 0 {
+				newest = a.list[k-1].mark.Seq
+			}
+			a.spacing.Store(liveSpacing(a.every, newest, len(a.list), a.full()))
 			return nil
 		}
 		i := thinOut(a.list)
@@ -635,7 +676,26 @@ func (n *Node) AuditCheckpointsSettled() bool {
 		newest = a.list[k-1].mark.Seq
 	}
 	_, _, _, due := a.fillDue(projector.FormatVersion(n.models))
-	return newest+a.every > n.Runtime.Seq() && !due
+	return newest+a.spacing.Load() > n.Runtime.Seq() && !due
+}
+
+// AuditCheckpointSpacing is how many events past the newest audit
+// checkpoint the next live one is taken (the interval, or the wider gap
+// the disk or count bound keeps), and AuditCheckpointsTaken how many live
+// checkpoints this node took since it started.
+func (n *Node) AuditCheckpointSpacing() uint64 {
+	if n.audits == nil {
+		return 0
+	}
+	return n.audits.spacing.Load()
+}
+
+// AuditCheckpointsTaken: see AuditCheckpointSpacing.
+func (n *Node) AuditCheckpointsTaken() uint64 {
+	if n.audits == nil {
+		return 0
+	}
+	return n.audits.taken.Load()
 }
 
 // AuditCheckpointDisk is the disk the audit checkpoints hold beyond the

@@ -54,6 +54,31 @@ func ingest(t *testing.T, n *node.Node, evs []*events.Event, batch int) uint64 {
 	return last
 }
 
+// ingestPolled appends evs a batch at a time and waits after each batch
+// for its fold and for the live poll's checkpoint of it (the newest within
+// the live spacing of the batch's end): each batch end is looked at by
+// the poll, as on a log taking writes slower than the fold.
+func ingestPolled(t *testing.T, n *node.Node, evs []*events.Event, batch int) uint64 {
+	t.Helper()
+	var last uint64
+	for i := 0; i < len(evs); i += batch {
+		rs, err := n.Appender.AppendBatch(t.Context(), evs[i:min(i+batch, len(evs))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = rs[len(rs)-1].Seq
+		if err := n.WaitFor(t.Context(), last); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the batch's audit checkpoint", func() bool {
+			cps := n.AuditCheckpoints()
+			return len(cps) > 0 && cps[len(cps)-1].Seq+n.AuditCheckpointSpacing() > last
+		})
+	}
+	waitFor(t, "audit checkpoints settled", n.AuditCheckpointsSettled)
+	return last
+}
+
 // checkAudits compares audits at random points with full folds; it returns
 // how many started from a checkpoint.
 func checkAudits(t *testing.T, n *node.Node, evs []*events.Event, last uint64, seed uint64, count int) int {
@@ -170,9 +195,10 @@ func TestAuditCheckpointDiskBudget(t *testing.T) {
 	evs := backfilledWorkload(t, 2000, 23)
 	// The unbounded run gives the disk one checkpoint holds here.
 	free, stop := auditNode(t, t.TempDir(), every, -1)
-	last := ingest(t, free, evs, 200)
+	last := ingestPolled(t, free, evs, every)
 	all := free.AuditCheckpoints()
 	disk := free.AuditCheckpointDisk()
+	takenFree := free.AuditCheckpointsTaken()
 	stop()
 	if len(all) < 15 || disk <= 0 {
 		t.Fatalf("without a budget %d checkpoints holding %d bytes for %d events every %d", len(all), disk, last, every)
@@ -180,7 +206,7 @@ func TestAuditCheckpointDiskBudget(t *testing.T) {
 	budget := disk / 3
 	n, stop := auditNode(t, t.TempDir(), every, budget)
 	defer stop()
-	if got := ingest(t, n, evs, 200); got != last {
+	if got := ingestPolled(t, n, evs, every); got != last {
 		t.Fatalf("log ends at %d, the unbounded one at %d", got, last)
 	}
 	// Retention runs after each checkpoint and every few seconds (the live
@@ -201,8 +227,41 @@ func TestAuditCheckpointDiskBudget(t *testing.T) {
 	if len(cps) == 0 || len(cps) >= len(all) {
 		t.Fatalf("%d audit checkpoints kept within %d bytes, %d without a budget", len(cps), budget, len(all))
 	}
-	if newest := cps[len(cps)-1].Seq; newest+every <= last {
-		t.Fatalf("the newest checkpoint %d was dropped (log at %d)", newest, last)
+	// The live poll spaced its checkpoints by the gap the budget keeps
+	// once it bound: fewer taken than without a budget, and the newest
+	// within that spacing of the log's end.
+	spacing := n.AuditCheckpointSpacing()
+	t.Logf("spacing %d, taken %d, without a budget %d; kept %d of %d", spacing, n.AuditCheckpointsTaken(), takenFree, len(cps), len(all))
+	if taken := n.AuditCheckpointsTaken(); spacing <= every || taken >= takenFree {
+		t.Fatalf("within the budget: spacing %d (interval %d), %d live checkpoints taken against %d without a budget",
+			spacing, every, taken, takenFree)
+	}
+	if newest := cps[len(cps)-1].Seq; newest+spacing <= last {
+		t.Fatalf("the newest checkpoint %d was dropped (log at %d, spacing %d)", newest, last, spacing)
 	}
 	checkAudits(t, n, evs, last, 7, 6)
+}
+
+// TestLiveSpacing: the live poll's spacing is the interval until the bounds
+// leave no room, then the mean gap the kept checkpoints cover, never less
+// than the interval.
+func TestLiveSpacing(t *testing.T) {
+	for _, c := range []struct {
+		every, newest uint64
+		kept          int
+		full          bool
+		want          uint64
+	}{
+		{2000, 0, 0, false, 2000},
+		{2000, 0, 0, true, 2000},            // nothing kept yet
+		{2000, 80_000, 40, false, 2000},     // room left: the interval
+		{2000, 80_000, 40, true, 2000},      // full, gaps of the interval
+		{2000, 1_100_000, 39, true, 28_205}, // full: the kept gap
+		{2000, 1_100_000, 39, false, 2000},  // room again (a compaction freed disk)
+		{100, 150, 3, true, 100},            // never below the interval
+	} {
+		if got := node.LiveSpacing(c.every, c.newest, c.kept, c.full); got != c.want {
+			t.Errorf("liveSpacing(%d, %d, %d, %v) = %d, want %d", c.every, c.newest, c.kept, c.full, got, c.want)
+		}
+	}
 }

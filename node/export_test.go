@@ -34,3 +34,6 @@ func AuditFoldedTogether(v app.View) bool {
 	a, ok := v.(*auditView)
 	return ok && a.all != nil
 }
+
+// LiveSpacing is liveSpacing, the live poll's spacing rule.
+var LiveSpacing = liveSpacing
