@@ -29,3 +29,12 @@ func CacheBytes(c Config) int {
 	defer c.postings.mu.RUnlock()
 	return c.postings.gen.bytes
 }
+
+// SetBoundScoring turns the bounds of rankLexical on or off (off: every
+// candidate's scoring record is read and scored); it returns the previous
+// setting.
+func SetBoundScoring(on bool) bool {
+	old := boundScoring
+	boundScoring = on
+	return old
+}

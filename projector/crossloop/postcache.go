@@ -513,6 +513,7 @@ type scratch struct {
 	seen    []bool
 	meta    []uint32 // meta number of the doc's first posting met
 	touched []uint32 // docs met, in first-met order
+	held    []uint64 // the query terms each doc met holds (termBit), by the scan
 	vals    []float64
 	// prunedPool's buffers, kept between queries (no garbage per query)
 	words   []uint64 // the counters' planes and the multi bitmap
@@ -534,6 +535,7 @@ func getScratch(n int) *scratch {
 		sc.s = make([]float64, n)
 		sc.seen = make([]bool, n)
 		sc.meta = make([]uint32, n)
+		sc.held = make([]uint64, n)
 	}
 	return sc
 }
@@ -542,6 +544,7 @@ func (sc *scratch) release() {
 	for _, d := range sc.touched {
 		sc.s[d] = 0
 		sc.seen[d] = false
+		sc.held[d] = 0
 	}
 	sc.touched = sc.touched[:0]
 	sc.vals = sc.vals[:0]

@@ -22,6 +22,11 @@ type Embedder interface {
 // compare it with the scan in benchmarks).
 var prunePool = true
 
+// boundScoring: rankLexical reads the scoring records of the candidates
+// whose bound can still reach the top only (false only for tests that
+// compare it with scoring every candidate).
+var boundScoring = true
+
 // BM25 parameters.
 const (
 	bm25K1 = 1.2
@@ -123,6 +128,7 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	var (
 		cands  []*candidate
 		idfSum float64
+		qterms queryTerms
 	)
 	// With the cache: the records read, the entries brought to them; a
 	// commit between the two reads the records again (a few times, then
@@ -132,7 +138,7 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 		if err != nil || q.n == 0 {
 			return nil, err
 		}
-		idfSum = q.idfSum
+		idfSum, qterms = q.idfSum, q.terms()
 		if pc == nil || attempt == 3 {
 			tl, err := private(r, q.names, q.dfs)
 			if err != nil {
@@ -156,7 +162,7 @@ func Rank(ctx context.Context, r Reader, cfg Config, req InjectRequest, emb Embe
 	if emb != nil {
 		return rankEmbedded(ctx, r, req, emb, cands, minRate, types, limit)
 	}
-	return rankLexical(r, req, cands, idfSum, minRate, types, limit)
+	return rankLexical(r, req, cands, newTaskBigrams(req.Task, qterms), idfSum, minRate, types, limit)
 }
 
 // query is what a query reads before the postings: the index totals, and the
@@ -170,6 +176,7 @@ type query struct {
 	dfs    []termDF
 	idfs   []float64
 	idfSum float64
+	absent []string // query terms no pattern holds (df 0)
 }
 
 func loadQuery(r Reader, terms []string) (query, error) {
@@ -193,7 +200,11 @@ func loadQuery(r Reader, terms []string) (query, error) {
 			return q, err
 		}
 		df := d.df
-		if df == 0 || (st.IndexDocs > 1000 && df*2 > st.IndexDocs) {
+		if df == 0 {
+			q.absent = append(q.absent, t)
+			continue
+		}
+		if st.IndexDocs > 1000 && df*2 > st.IndexDocs {
 			continue
 		}
 		idf := math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
@@ -215,8 +226,10 @@ func loadQuery(r Reader, terms []string) (query, error) {
 func (q *query) pool(tl termLists, n int, prune bool) []*candidate {
 	sc := getScratch(len(tl.ids))
 	defer sc.release()
-	if !prunePool || !prune || !prunedPool(sc, tl.lists, q.idfs, q.avgdl, n) {
+	pruned := prunePool && prune && prunedPool(sc, tl.lists, q.idfs, q.avgdl, n)
+	if !pruned {
 		for i, idf := range q.idfs {
+			bit := termBit(i)
 			for _, p := range tl.lists[i].ps {
 				if !sc.seen[p.doc] {
 					sc.seen[p.doc] = true
@@ -224,6 +237,7 @@ func (q *query) pool(tl termLists, n int, prune bool) []*candidate {
 					sc.touched = append(sc.touched, p.doc)
 				}
 				sc.s[p.doc] += bm25Term(idf, float64(p.tf), float64(p.dl), q.avgdl)
+				sc.held[p.doc] |= bit
 			}
 		}
 	}
@@ -232,10 +246,28 @@ func (q *query) pool(tl termLists, n int, prune bool) []*candidate {
 	slab := make([]candidate, len(top))
 	cands := make([]*candidate, len(top))
 	for i, d := range top {
-		slab[i] = candidate{id: tl.ids[d], s: sc.s[d], meta: tl.metas[sc.meta[d]]}
+		held := sc.held[d]
+		if pruned { // the term lists' bitmaps (prunedPool built them)
+			held = 0
+			for j, l := range tl.lists {
+				if l.index().has(d) {
+					held |= termBit(j)
+				}
+			}
+		}
+		slab[i] = candidate{id: tl.ids[d], s: sc.s[d], meta: tl.metas[sc.meta[d]], held: held}
 		cands[i] = &slab[i]
 	}
 	return cands
+}
+
+// termBit is the bit of query term i in a candidate's held terms (none
+// past the 64th: those terms are not known to be held or not).
+func termBit(i int) uint64 {
+	if i >= 64 {
+		return 0
+	}
+	return 1 << i
 }
 
 // rankLexical filters the candidates and bounds their scores from their
@@ -245,10 +277,11 @@ func (q *query) pool(tl termLists, n int, prune bool) []*candidate {
 // limit; it loads only the patterns returned.
 //
 // INVARIANT: bound ≥ exact score for every candidate (same formula with
-// Jaccard replaced by min(|A|,|B|)/max(|A|,|B|) ≥ Jaccard; float rounding
-// is monotone), so a candidate left unread cannot enter the top limit,
-// ties included: the result equals scoring every candidate.
-func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRate float64,
+// Jaccard replaced by an upper bound of it: min(|A|,|B|)/max(|A|,|B|), or
+// taskBigrams.bound from the query terms the candidate holds; float
+// rounding is monotone), so a candidate left unread cannot enter the top
+// limit, ties included: the result equals scoring every candidate.
+func rankLexical(r Reader, req InjectRequest, cands []*candidate, tb taskBigrams, idfSum, minRate float64,
 	types map[string]bool, limit int) ([]Ranked, error) {
 	type scored struct {
 		id             string
@@ -257,7 +290,7 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 		cat            bool
 		maturity       string
 	}
-	taskBigrams := Bigrams(req.Task)
+	taskBigrams := tb.set
 	nt := len(taskBigrams)
 	kept := make([]scored, 0, len(cands))
 	for _, c := range cands {
@@ -272,6 +305,9 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 		jb := 1.0
 		if lo, hi := min(nt, m.nBigrams), max(nt, m.nBigrams); hi > 0 {
 			jb = float64(lo) / float64(hi)
+			if boundScoring {
+				jb = min(jb, tb.bound(c.held, m.nBigrams))
+			}
 		}
 		sc := scored{id: c.id, bm: BM25Norm(c.s, idfSum), eff: Effectiveness(&p),
 			cat: req.Category != "" && strings.EqualFold(string(m.category), req.Category)}
@@ -291,7 +327,7 @@ func rankLexical(r Reader, req InjectRequest, cands []*candidate, idfSum, minRat
 	better := func(a, b *scored) bool { return a.score > b.score || (a.score == b.score && a.id < b.id) }
 	var top []scored // best first, at most limit
 	for _, sc := range kept {
-		if len(top) == limit && sc.bound < top[limit-1].score {
+		if boundScoring && len(top) == limit && sc.bound < top[limit-1].score {
 			break // kept is by bound: no later candidate reaches the top
 		}
 		v, ok, err := r.Get(scoreKey(sc.id))
@@ -338,6 +374,9 @@ type candidate struct {
 	id   string
 	s    float64
 	meta []byte
+	// held has bit i (termBit) set when the pattern holds query term i
+	// (it has a posting in the term's list).
+	held uint64
 }
 
 // topCandidates returns the best n of docs by score s (descending), ties
