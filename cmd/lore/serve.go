@@ -163,14 +163,16 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	defer stopUI()
 	url := n.ClientURL()
 	if n.Server != nil {
-		writeURLFile(filepath.Join(f.DataDir, urlFile), url)
-		defer os.Remove(filepath.Join(f.DataDir, urlFile))
 		// Clients started in this working directory (or below) find it.
+		// Recorded before DATA/nats.url is written: whoever waits for that
+		// file to start a client finds the serve from this folder too.
 		removeRecord, err := writeServeRecord(serveRecord{URL: url, ServerID: n.Server.ID(), Data: f.DataDir, PID: os.Getpid()})
 		if err != nil {
 			fmt.Fprintf(f.Err, "lore: clients of this folder will need --data or --nats: %v\n", err)
 		}
 		defer removeRecord()
+		writeURLFile(filepath.Join(f.DataDir, urlFile), url)
+		defer os.Remove(filepath.Join(f.DataDir, urlFile))
 	}
 	fmt.Fprintf(f.Err, "lore serving on %s (data %s, read model at seq %d); Ctrl-C to stop\n", url, f.DataDir, n.Runtime.Seq())
 	ifc.running(true)
