@@ -150,6 +150,46 @@ type LagEpisode struct {
 	Type   string  `json:"type"`
 	Events int     `json:"events"`
 	MaxUs  float64 `json:"max_us"`
+	// What the node did around the run (from its worst lag before its
+	// first event's append to its last event's commit, as sampled every
+	// millisecond: what held the projector up began at most that long
+	// before the first event waited): live audit checkpoints completed;
+	// memtable flushes (a checkpoint's forced flush among them),
+	// compactions of the live store and Go collections begun.
+	Checkpoints uint64 `json:"audit_checkpoints"`
+	Flushes     uint64 `json:"flushes"`
+	Compactions uint64 `json:"compactions"`
+	GCs         uint64 `json:"gc_cycles"`
+}
+
+// activity is a sample of the node's background work counters.
+type activity struct {
+	at                                time.Time
+	checkpoints, flushes, compactions uint64
+	gcs                               uint64
+}
+
+// during sets each episode's counts of the work done around it, from
+// acked[first] less its worst lag to acked[last]+lags[last]: the
+// difference between the last sample at or before that start and the
+// first one at or after that end (samples in time order). Without samples
+// around it they stay 0.
+func during(eps []LagEpisode, acked []time.Time, lags []time.Duration, samples []activity) {
+	for i := range eps {
+		e := &eps[i]
+		last := e.Index + e.Events - 1
+		from := acked[e.Index].Add(-time.Duration(e.MaxUs * float64(time.Microsecond)))
+		to := acked[last].Add(lags[last])
+		a := sort.Search(len(samples), func(k int) bool { return samples[k].at.After(from) }) - 1
+		b := sort.Search(len(samples), func(k int) bool { return !samples[k].at.Before(to) })
+		if a < 0 || b == len(samples) {
+			continue
+		}
+		e.Checkpoints = samples[b].checkpoints - samples[a].checkpoints
+		e.Flushes = samples[b].flushes - samples[a].flushes
+		e.Compactions = samples[b].compactions - samples[a].compactions
+		e.GCs = samples[b].gcs - samples[a].gcs
+	}
 }
 
 // lagEpisodes returns at most k runs of consecutive events whose lag is at

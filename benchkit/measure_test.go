@@ -31,3 +31,37 @@ func TestLagEpisodes(t *testing.T) {
 		t.Fatalf("lagEpisodes without a threshold = %+v, want none", got)
 	}
 }
+
+// An episode's counts are the work begun between the last sample at or
+// before its first event's append less its worst lag and the first sample
+// at or after its last event's commit; an episode the samples do not
+// surround counts nothing.
+func TestLagEpisodeActivity(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	samples := []activity{
+		{at: at(0)},
+		{at: at(10), flushes: 1},
+		{at: at(20), flushes: 1, checkpoints: 1, gcs: 2},
+		{at: at(30), flushes: 2, checkpoints: 1, compactions: 1, gcs: 2},
+		{at: at(40), flushes: 3, checkpoints: 2, compactions: 1, gcs: 3},
+	}
+	acked := []time.Time{at(5), at(12), at(14), at(33), at(45)}
+	lags := []time.Duration{time.Millisecond, 3 * time.Millisecond, 12 * time.Millisecond, 2 * time.Millisecond, time.Millisecond}
+	eps := []LagEpisode{
+		{Index: 1, Events: 2, MaxUs: 1000},  // from 11 ms (sample at 10) to 26 ms (sample at 30)
+		{Index: 3, Events: 1, MaxUs: 2000},  // from 31 ms (30) to 35 ms (40)
+		{Index: 3, Events: 1, MaxUs: 15000}, // from 18 ms (10) to 35 ms (40)
+		{Index: 4, Events: 1, MaxUs: 1000},  // to 46 ms: no sample at or after it
+	}
+	during(eps, acked, lags, samples)
+	want := []LagEpisode{
+		{Index: 1, Events: 2, MaxUs: 1000, Checkpoints: 1, Flushes: 1, Compactions: 1, GCs: 2},
+		{Index: 3, Events: 1, MaxUs: 2000, Checkpoints: 1, Flushes: 1, GCs: 1},
+		{Index: 3, Events: 1, MaxUs: 15000, Checkpoints: 2, Flushes: 2, Compactions: 1, GCs: 3},
+		{Index: 4, Events: 1, MaxUs: 1000},
+	}
+	if !reflect.DeepEqual(eps, want) {
+		t.Fatalf("during = %+v, want %+v", eps, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -73,6 +74,21 @@ type Store struct {
 	noWAL      bool          // Ephemeral: nothing to sync
 	cache      *pebble.Cache // referenced by db while it is open
 	cacheBytes int64
+	activity   *storeActivity
+}
+
+// storeActivity counts the background work Pebble began in a store.
+type storeActivity struct{ flushes, compactions atomic.Uint64 }
+
+// Activity is the background work a store began since it was opened:
+// memtable flushes (forced ones included) and compactions.
+type Activity struct {
+	Flushes, Compactions uint64
+}
+
+// Activity returns the flushes and compactions the store began so far.
+func (s *Store) Activity() Activity {
+	return Activity{Flushes: s.activity.flushes.Load(), Compactions: s.activity.compactions.Load()}
 }
 
 // syncOpts are the write options of the store's own durable writes.
@@ -107,6 +123,11 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 		DisableAutomaticCompactions: o.Ephemeral,
 		ReadOnly:                    o.ReadOnly,
 	}
+	act := &storeActivity{}
+	opts.EventListener = &pebble.EventListener{
+		FlushBegin:      func(pebble.FlushInfo) { act.flushes.Add(1) },
+		CompactionBegin: func(pebble.CompactionInfo) { act.compactions.Add(1) },
+	}
 	// Bloom filters on every level (L1+ inherit L0's): the id index is
 	// probed once per folded event, almost always for an id it does not
 	// hold, which a filter answers without reading the table's blocks.
@@ -135,7 +156,7 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open pebble %q: %v", ErrStorage, dir, err)
 	}
-	return &Store{db: db, dir: dir, sync: o.Sync, noWAL: o.Ephemeral, cache: cache, cacheBytes: o.CacheBytes}, nil
+	return &Store{db: db, dir: dir, sync: o.Sync, noWAL: o.Ephemeral, cache: cache, cacheBytes: o.CacheBytes, activity: act}, nil
 }
 
 // memTableSize is an eighth of the cache, between 4 and 64 MiB (32 MiB
