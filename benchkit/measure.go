@@ -155,11 +155,14 @@ type LagEpisode struct {
 	// millisecond: what held the projector up began at most that long
 	// before the first event waited): live audit checkpoints completed;
 	// memtable flushes (a checkpoint's forced flush among them),
-	// compactions of the live store and Go collections begun.
+	// compactions of the live store and Go collections begun; the most
+	// flushes and compactions of the live store running at once, those
+	// begun before included (a collection under way is not seen).
 	Checkpoints uint64 `json:"audit_checkpoints"`
 	Flushes     uint64 `json:"flushes"`
 	Compactions uint64 `json:"compactions"`
 	GCs         uint64 `json:"gc_cycles"`
+	StoreWork   int64  `json:"store_work_running"`
 }
 
 // activity is a sample of the node's background work counters.
@@ -167,12 +170,14 @@ type activity struct {
 	at                                time.Time
 	checkpoints, flushes, compactions uint64
 	gcs                               uint64
+	running                           int64 // the store's flushes and compactions under way
 }
 
 // during sets each episode's counts of the work done around it, from
 // acked[first] less its worst lag to acked[last]+lags[last]: the
 // difference between the last sample at or before that start and the
-// first one at or after that end (samples in time order). Without samples
+// first one at or after that end, and the most store work running in the
+// samples from one to the other (samples in time order). Without samples
 // around it they stay 0.
 func during(eps []LagEpisode, acked []time.Time, lags []time.Duration, samples []activity) {
 	for i := range eps {
@@ -189,6 +194,9 @@ func during(eps []LagEpisode, acked []time.Time, lags []time.Duration, samples [
 		e.Flushes = samples[b].flushes - samples[a].flushes
 		e.Compactions = samples[b].compactions - samples[a].compactions
 		e.GCs = samples[b].gcs - samples[a].gcs
+		for _, x := range samples[a : b+1] {
+			e.StoreWork = max(e.StoreWork, x.running)
+		}
 	}
 }
 

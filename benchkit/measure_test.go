@@ -34,16 +34,17 @@ func TestLagEpisodes(t *testing.T) {
 
 // An episode's counts are the work begun between the last sample at or
 // before its first event's append less its worst lag and the first sample
-// at or after its last event's commit; an episode the samples do not
-// surround counts nothing.
+// at or after its last event's commit, and the most store work running in
+// those samples (not in the ones outside them); an episode the samples do
+// not surround counts nothing.
 func TestLagEpisodeActivity(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	samples := []activity{
-		{at: at(0)},
+		{at: at(0), running: 3},
 		{at: at(10), flushes: 1},
-		{at: at(20), flushes: 1, checkpoints: 1, gcs: 2},
-		{at: at(30), flushes: 2, checkpoints: 1, compactions: 1, gcs: 2},
+		{at: at(20), flushes: 1, checkpoints: 1, gcs: 2, running: 1},
+		{at: at(30), flushes: 2, checkpoints: 1, compactions: 1, gcs: 2, running: 2},
 		{at: at(40), flushes: 3, checkpoints: 2, compactions: 1, gcs: 3},
 	}
 	acked := []time.Time{at(5), at(12), at(14), at(33), at(45)}
@@ -56,9 +57,9 @@ func TestLagEpisodeActivity(t *testing.T) {
 	}
 	during(eps, acked, lags, samples)
 	want := []LagEpisode{
-		{Index: 1, Events: 2, MaxUs: 1000, Checkpoints: 1, Flushes: 1, Compactions: 1, GCs: 2},
-		{Index: 3, Events: 1, MaxUs: 2000, Checkpoints: 1, Flushes: 1, GCs: 1},
-		{Index: 3, Events: 1, MaxUs: 15000, Checkpoints: 2, Flushes: 2, Compactions: 1, GCs: 3},
+		{Index: 1, Events: 2, MaxUs: 1000, Checkpoints: 1, Flushes: 1, Compactions: 1, GCs: 2, StoreWork: 2},
+		{Index: 3, Events: 1, MaxUs: 2000, Checkpoints: 1, Flushes: 1, GCs: 1, StoreWork: 2},
+		{Index: 3, Events: 1, MaxUs: 15000, Checkpoints: 2, Flushes: 2, Compactions: 1, GCs: 3, StoreWork: 2},
 		{Index: 4, Events: 1, MaxUs: 1000},
 	}
 	if !reflect.DeepEqual(eps, want) {

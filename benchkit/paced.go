@@ -80,7 +80,7 @@ func sampleActivity(n *node.Node) (stop func(), samples *[]activity) {
 		metrics.Read(gc)
 		a := n.Store.Activity()
 		*samples = append(*samples, activity{at: time.Now(), checkpoints: n.AuditCheckpointsTaken(),
-			flushes: a.Flushes, compactions: a.Compactions, gcs: gc[0].Value.Uint64()})
+			flushes: a.Flushes, compactions: a.Compactions, gcs: gc[0].Value.Uint64(), running: a.Running})
 	}
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {

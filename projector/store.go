@@ -77,18 +77,25 @@ type Store struct {
 	activity   *storeActivity
 }
 
-// storeActivity counts the background work Pebble began in a store.
-type storeActivity struct{ flushes, compactions atomic.Uint64 }
-
-// Activity is the background work a store began since it was opened:
-// memtable flushes (forced ones included) and compactions.
-type Activity struct {
-	Flushes, Compactions uint64
+// storeActivity counts the background work Pebble began in a store, and
+// how much of it is under way.
+type storeActivity struct {
+	flushes, compactions atomic.Uint64
+	running              atomic.Int64
 }
 
-// Activity returns the flushes and compactions the store began so far.
+// Activity is the background work of a store: the memtable flushes
+// (forced ones included) and compactions begun since it was opened, and
+// how many of them are running now.
+type Activity struct {
+	Flushes, Compactions uint64
+	Running              int64
+}
+
+// Activity returns the store's background work so far.
 func (s *Store) Activity() Activity {
-	return Activity{Flushes: s.activity.flushes.Load(), Compactions: s.activity.compactions.Load()}
+	return Activity{Flushes: s.activity.flushes.Load(), Compactions: s.activity.compactions.Load(),
+		Running: s.activity.running.Load()}
 }
 
 // syncOpts are the write options of the store's own durable writes.
@@ -125,8 +132,10 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	}
 	act := &storeActivity{}
 	opts.EventListener = &pebble.EventListener{
-		FlushBegin:      func(pebble.FlushInfo) { act.flushes.Add(1) },
-		CompactionBegin: func(pebble.CompactionInfo) { act.compactions.Add(1) },
+		FlushBegin:      func(pebble.FlushInfo) { act.flushes.Add(1); act.running.Add(1) },
+		FlushEnd:        func(pebble.FlushInfo) { act.running.Add(-1) },
+		CompactionBegin: func(pebble.CompactionInfo) { act.compactions.Add(1); act.running.Add(1) },
+		CompactionEnd:   func(pebble.CompactionInfo) { act.running.Add(-1) },
 	}
 	// Bloom filters on every level (L1+ inherit L0's): the id index is
 	// probed once per folded event, almost always for an id it does not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -39,5 +40,12 @@ func TestStoreActivityCountsFlushesAndCompactions(t *testing.T) {
 	}
 	if a := st.Activity(); a.Compactions <= before {
 		t.Fatalf("after a manual compaction activity = %+v, want more than %d compactions", a, before)
+	}
+	// Every flush and compaction begun has ended (Compact and Flush wait
+	// for theirs; an automatic compaction may still be finishing).
+	for deadline := time.Now().Add(time.Minute); st.Activity().Running != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d flushes or compactions still running on an idle store", st.Activity().Running)
+		}
 	}
 }
