@@ -251,7 +251,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.RawConsumePerS = float64(msgs) / rc.Seconds()
 
 	commits := &commitLog{}
-	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.Models(), projector.RuntimeOptions{OnCommit: commits.record})
+	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.Models(), projector.RuntimeOptions{OnCommit: commits.record, Sealer: n.Sealer})
 	rctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -459,7 +459,7 @@ func rebuild(ctx context.Context, n *node.Node, models []projector.Model, dir st
 	}
 	defer dropStore(st, dir)
 	start := time.Now()
-	if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{}); err != nil {
+	if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{Sealer: n.Sealer}); err != nil {
 		return 0, "", fmt.Errorf("rebuild: %w", err)
 	}
 	d := time.Since(start)
@@ -506,7 +506,7 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 	var took []time.Duration
 	for _, b := range bounds {
 		start := time.Now()
-		if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{UntilSeq: b}); err != nil {
+		if _, err := projector.Replay(ctx, n.JS, st, models, projector.ReplayOptions{UntilSeq: b, Sealer: n.Sealer}); err != nil {
 			return mr, fmt.Errorf("rebuild %s: %w", m.Name(), err)
 		}
 		took = append(took, time.Since(start))

@@ -39,6 +39,9 @@ type Appender struct {
 	// MaxInFlight bounds the unacknowledged publishes of one AppendBatch
 	// (DefaultMaxInFlight when 0).
 	MaxInFlight int
+	// Sealer, when set, seals every message it prepares (SealHeader), so
+	// that the projectors holding its key need not check it again.
+	Sealer *Sealer
 }
 
 // NewAppender returns an appender publishing with pub.
@@ -91,11 +94,15 @@ func (a *Appender) Prepare(ev *Event) (*nats.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &nats.Msg{Subject: subj, Data: body, Header: nats.Header{
+	h := nats.Header{
 		jetstream.MsgIDHeader: {ev.ID},
 		TypeHeader:            {ev.Type},
 		CheckedHeader:         {ev.Type},
-	}}, nil
+	}
+	if a.Sealer != nil {
+		h[SealHeader] = []string{a.Sealer.Seal(subj, body)}
+	}
+	return &nats.Msg{Subject: subj, Data: body, Header: h}, nil
 }
 
 // Headers of appended events. NB: must not change.
@@ -105,7 +112,7 @@ const (
 	// CheckedHeader says the appender validated the event against the schema
 	// of the type it names. It is informative only: any client can set it,
 	// so the projector checks every event it reads (CheckStored) whatever
-	// its headers say.
+	// its headers say, unless its seal (SealHeader) verifies.
 	CheckedHeader = "Lore-Checked"
 )
 

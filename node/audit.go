@@ -278,7 +278,7 @@ func (v *auditView) fold(model projector.Model) (f *auditFold, all bool) {
 	if !covered {
 		models, all, poisoned = n.models, true, nil
 	}
-	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned); err != nil {
+	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned, n.Sealer); err != nil {
 		f.err = fmt.Errorf("audit replay: %w", err)
 	}
 	return f, all

@@ -432,7 +432,7 @@ func foldCheckpoint(ctx context.Context, n *Node, dir string, below, target uint
 	if err != nil {
 		return projector.AuditMark{}, err
 	}
-	_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: below + 1, To: target}}, target, nil, nil)
+	_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: below + 1, To: target}}, target, nil, nil, n.Sealer)
 	var mark projector.AuditMark
 	if err == nil {
 		err = st.DB().Flush()

@@ -73,8 +73,12 @@ type Node struct {
 	Store    *projector.Store
 	Runtime  *projector.Runtime
 	Appender *events.Appender
-	models   []projector.Model
-	log      *slog.Logger
+	// Sealer seals what Appender appends and verifies what the projector,
+	// the rebuilds and the audits read (nil when the executable cannot be
+	// read: every message is then checked in full).
+	Sealer *events.Sealer
+	models []projector.Model
+	log    *slog.Logger
 	// formatWas is the read-model format found at Start ("" for a new store).
 	formatWas string
 	// audits are the audit checkpoints (nil: none are taken).
@@ -170,13 +174,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	key, err := events.LoadSealKey(cfg.DataDir, true)
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	if n.Sealer, err = events.NewSealer(key); err != nil {
+		n.log.Warn("events are not sealed: each rebuild and audit checks every event again", "err", err)
+	}
 	durable := cfg.Replica
 	if durable == "" {
 		durable = "lore-projector"
 	}
 	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, projector.RuntimeOptions{
-		Durable: durable, Logger: cfg.Logger})
+		Durable: durable, Logger: cfg.Logger, Sealer: n.Sealer})
 	n.Appender = events.NewAppender(n.JS)
+	n.Appender.Sealer = n.Sealer
 	return n, nil
 }
 

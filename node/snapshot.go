@@ -136,7 +136,7 @@ func (n *Node) reopenStore(dir string) error {
 	}
 	n.Store = st
 	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, projector.RuntimeOptions{
-		Durable: n.ReplicaName(), Logger: n.log})
+		Durable: n.ReplicaName(), Logger: n.log, Sealer: n.Sealer})
 	return nil
 }
 

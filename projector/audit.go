@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/loredev/lore/events"
 )
 
 // FoldRanges brings store (the state of an audit at its checkpoint, see
@@ -16,11 +18,11 @@ import (
 // result is the state a full Replay to target as of asOf folds. models may
 // be some of the models only when poisoned holds the refusals of the fold
 // of every model over (checkpoint, target] (Store.Poisoned); it is nil
-// otherwise.
-func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool) (ReplayStats, error) {
+// otherwise. seal (nil: none) verifies the messages' seals.
+func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool, seal *events.Sealer) (ReplayStats, error) {
 	start := time.Now()
 	var stats ReplayStats
-	o := ReplayOptions{Poisoned: poisoned}
+	o := ReplayOptions{Poisoned: poisoned, Sealer: seal}
 	if asOf != nil {
 		o.UntilTime = *asOf
 	}

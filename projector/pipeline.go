@@ -41,7 +41,7 @@ type delivery struct {
 // uncounted just before it is sent on out, so once the fold loop holds a
 // message the count is of those behind it); a message the reader waited
 // for while the sequencer holds none is decoded by the reader itself.
-func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int) {
+func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int, seal *events.Sealer) {
 	// A few messages per decoder between the reader and the sequencer:
 	// what is read ahead of the fold loop is out's buffer and these, so
 	// a replay that stops at a sequence decodes few messages past it.
@@ -57,7 +57,7 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 			for {
 				select {
 				case s := <-todo:
-					s.d.decode()
+					s.d.decode(seal)
 					close(s.ready)
 				case <-done:
 					return
@@ -103,7 +103,7 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 			// for its write) two handoffs. A backlog's messages come
 			// without a wait and go to the decoders. The next message is
 			// read only after, so the order holds.
-			s.d.decode()
+			s.d.decode(seal)
 			decoding.Add(-1)
 			select {
 			case out <- s.d:
@@ -149,8 +149,9 @@ type slot struct {
 }
 
 // decode fills meta, ev, data and derr from msg; a message without
-// JetStream metadata ends the stream.
-func (d *delivery) decode() {
+// JetStream metadata ends the stream. A message sealed under seal's key
+// (events.CheckSealed) is decoded without being checked again.
+func (d *delivery) decode(seal *events.Sealer) {
 	meta, err := d.msg.Metadata()
 	if err != nil {
 		d.err = fmt.Errorf("message metadata: %w", err)
@@ -165,8 +166,13 @@ func (d *delivery) decode() {
 	ev.Seq, ev.Received = meta.Sequence.Stream, meta.Timestamp
 	d.ev = ev
 	// Every message is checked as the appender checks it, whoever
-	// published it and whatever its headers claim: a header is not proof.
-	d.data, d.derr = events.CheckStored(d.msg.Subject(), ev)
+	// published it and whatever its headers claim: a header is not proof,
+	// a seal that verifies under this node's key is.
+	var sealed string
+	if h := d.msg.Headers(); h != nil {
+		sealed = h.Get(events.SealHeader)
+	}
+	d.data, d.derr = events.CheckSealed(seal, d.msg.Subject(), d.msg.Data(), sealed, ev)
 }
 
 // decodePayload checks ev (events.Check) and returns its decoded payload;
@@ -180,12 +186,12 @@ func decodePayload(ev *events.Event) (events.Payload, error) {
 
 // startPump runs pump on new goroutines; decoding is the number of
 // messages read and not yet delivered; stop stops the iterator and the
-// goroutines.
-func startPump(it jetstream.MessagesContext, buffer int) (deliveries <-chan delivery, decoding *atomic.Int64, stop func()) {
+// goroutines. seal (nil: none) verifies the messages' seals.
+func startPump(it jetstream.MessagesContext, buffer int, seal *events.Sealer) (deliveries <-chan delivery, decoding *atomic.Int64, stop func()) {
 	ch := make(chan delivery, buffer)
 	done := make(chan struct{})
 	decoding = new(atomic.Int64)
-	go pump(it, ch, decoding, done, max(runtime.GOMAXPROCS(0), 1))
+	go pump(it, ch, decoding, done, max(runtime.GOMAXPROCS(0), 1), seal)
 	return ch, decoding, func() { it.Stop(); close(done) }
 }
 

@@ -51,7 +51,7 @@ func TestPumpKeepsTheLogOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliveries, decoding, stop := startPump(it, 64)
+	deliveries, decoding, stop := startPump(it, 64, nil)
 	defer stop()
 
 	const total = 3000

@@ -28,6 +28,9 @@ type ReplayOptions struct {
 	// them (Folder.SetPoisoned): the refusals of a fold of every model,
 	// for a replay of some of them (Store.Poisoned).
 	Poisoned map[uint64]bool
+	// Sealer, when set, verifies the seals of the messages read: a sealed
+	// message is not checked again (events.CheckSealed).
+	Sealer *events.Sealer
 }
 
 // ReplayStats summarise a replay.
@@ -107,7 +110,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	if err != nil {
 		return stats, fmt.Errorf("replay consume: %w", err)
 	}
-	deliveries, _, stop := startPump(it, 1000)
+	deliveries, _, stop := startPump(it, 1000, o.Sealer)
 	defer stop()
 	lastReport := time.Now()
 	for f.Seq() < target {

@@ -47,6 +47,9 @@ type RuntimeOptions struct {
 	OnCommit func(seq uint64)
 	// OnPoison, when set, is called for each dead-lettered event.
 	OnPoison func(seq uint64, reason string)
+	// Sealer, when set, verifies the seals of the messages read: a sealed
+	// message is not checked again (events.CheckSealed).
+	Sealer *events.Sealer
 }
 
 func (o *RuntimeOptions) setDefaults() {
@@ -257,7 +260,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consume: %w", err)
 	}
-	deliveries, decoding, stop := startPump(it, r.opts.BatchSize)
+	deliveries, decoding, stop := startPump(it, r.opts.BatchSize, r.opts.Sealer)
 	defer stop()
 
 	var last jetstream.Msg

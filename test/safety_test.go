@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/loredev/lore/api"
@@ -210,5 +211,83 @@ func TestKnowledgeRescanQuarantines(t *testing.T) {
 	call("rescan", map[string]any{}, &rep)
 	if rep.Scanned != 2 || rep.Quarantined != 0 {
 		t.Errorf("second rescan %+v, want 2 scanned, none quarantined", rep)
+	}
+}
+
+// TestCopiedSealDoesNotSpareTheCheck: the node seals what it appends, and
+// a raw publisher that copies a real seal (or makes one up) onto a message
+// of its own gets that message checked in full: the credential in it is
+// dead-lettered. A rebuild with the node's key folds the sealed events to
+// the live read model.
+func TestCopiedSealDoesNotSpareTheCheck(t *testing.T) {
+	n := startNode(t, node.Config{})
+	runNode(t, n)
+	if n.Sealer == nil {
+		t.Fatal("the node seals nothing")
+	}
+	_, js := natstest.Connect(t, n.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	legit := outcome(t, "default", "bd-sealed", day0, true)
+	msg, err := n.Appender.Prepare(legit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seal := msg.Header.Get(events.SealHeader)
+	if !n.Sealer.Verify(msg.Subject, msg.Data, seal) {
+		t.Fatalf("the appender's seal %q does not verify", seal)
+	}
+	if _, err := js.PublishMsg(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	subj := events.AggregateSubject("default", "bead", "bd-forged")
+	forged := []string{seal, n.Sealer.Seal(msg.Subject, []byte("{}")), "AAAAAAAAAAAAAAAAAAAAAA"}
+	var last uint64
+	for i, s := range forged {
+		raw := fmt.Sprintf(`{"id":"forged-%d","type":"error.recorded/v1","time":"2026-01-01T00:00:00Z","project":"default","subject":"bd-forged","data":{"bead_id":"bd-forged","error_type":"tool_failure","message":"token %s"}}`, i, fakeAWSKey)
+		ack, err := js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: []byte(raw), Header: nats.Header{events.SealHeader: {s}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ack.Sequence
+	}
+	if err := n.Runtime.WaitFor(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if got := foldedTotal(t, n.Store); got != 1 {
+		t.Errorf("folded %d events, want the sealed one only", got)
+	}
+	dlq, err := js.Stream(ctx, events.DLQStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range forged {
+		m, err := dlq.GetMsg(ctx, uint64(i+1))
+		if err != nil {
+			t.Fatalf("dead letter %d: %v", i+1, err)
+		}
+		if reason := m.Header.Get(projector.HeaderReason); !strings.Contains(reason, "credential") {
+			t.Errorf("forged seal %d: dead letter reason %q, want the credential named", i, reason)
+		}
+	}
+
+	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stats, err := projector.Replay(ctx, js, st, n.Models(), projector.ReplayOptions{Sealer: n.Sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Folded != 1 || stats.Poison != uint64(len(forged)) {
+		t.Errorf("sealed rebuild folded %d, refused %d; want 1 and %d", stats.Folded, stats.Poison, len(forged))
+	}
+	live, err := n.Store.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Digest(); err != nil || got != live {
+		t.Errorf("the sealed rebuild differs from the live read model (%v)", err)
 	}
 }

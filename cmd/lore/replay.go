@@ -77,6 +77,13 @@ func runReplay(ctx context.Context, f *Factory, o replayOptions) error {
 	if err != nil {
 		return err
 	}
+	// The serve of this data folder sealed what it appended: with its key
+	// those events are not checked again (same executable only).
+	if key, err := events.LoadSealKey(f.DataDir, false); err != nil {
+		return err
+	} else if key != nil {
+		ro.Sealer, _ = events.NewSealer(key) // nil: every event checked
+	}
 	// NB: DIR/pebble is where lore serve --data DIR finds a read model.
 	st, err := projector.OpenStore(filepath.Join(o.out, "pebble"), projector.StoreOptions{})
 	if err != nil {
