@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -163,6 +164,81 @@ type LagEpisode struct {
 	Compactions uint64 `json:"compactions"`
 	GCs         uint64 `json:"gc_cycles"`
 	StoreWork   int64  `json:"store_work_running"`
+	// Where the run's events waited: the worst time from an event's
+	// append ack to its delivery to the projector's fold loop (the
+	// server and the decoders), the worst from its delivery to the commit
+	// covering it (folding and committing, and what the fold loop waited
+	// for), and the slowest commit fsync (visible to durable) of the
+	// commits made meanwhile.
+	DeliveryUs   float64 `json:"delivery_us"`
+	FoldCommitUs float64 `json:"fold_commit_us"`
+	FsyncUs      float64 `json:"slowest_fsync_us"`
+}
+
+// stageLog records, while on, when the projector received each event
+// (RuntimeOptions.OnDelivered) and when each commit became durable
+// (OnDurable).
+type stageLog struct {
+	on        atomic.Bool
+	mu        sync.Mutex
+	delivered map[uint64]time.Time
+	durable   map[uint64]time.Time
+}
+
+func (s *stageLog) start() {
+	s.mu.Lock()
+	s.delivered, s.durable = map[uint64]time.Time{}, map[uint64]time.Time{}
+	s.mu.Unlock()
+	s.on.Store(true)
+}
+
+func (s *stageLog) stop() { s.on.Store(false) }
+
+func (s *stageLog) deliver(seq uint64) { s.record(&s.delivered, seq) }
+
+func (s *stageLog) sync(seq uint64) { s.record(&s.durable, seq) }
+
+func (s *stageLog) record(m *map[uint64]time.Time, seq uint64) {
+	if !s.on.Load() {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	(*m)[seq] = now
+	s.mu.Unlock()
+}
+
+// stagesOf sets each episode's DeliveryUs, FoldCommitUs and FsyncUs from
+// the events' sequences, acks and lags, the stage log and the commits. An
+// event whose delivery was not recorded counts for neither wait.
+func stagesOf(eps []LagEpisode, seqs []uint64, acked []time.Time, lags []time.Duration, st *stageLog, commits *commitLog) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	commits.mu.Lock()
+	defer commits.mu.Unlock()
+	us := func(d time.Duration) float64 { return float64(max(d, 0).Nanoseconds()) / 1e3 }
+	for i := range eps {
+		e := &eps[i]
+		last := e.Index + e.Events - 1
+		for k := e.Index; k <= last; k++ {
+			d, ok := st.delivered[seqs[k]]
+			if !ok {
+				continue
+			}
+			e.DeliveryUs = max(e.DeliveryUs, us(d.Sub(acked[k])))
+			e.FoldCommitUs = max(e.FoldCommitUs, us(acked[k].Add(lags[k]).Sub(d)))
+		}
+		from := acked[e.Index].Add(-time.Duration(e.MaxUs * float64(time.Microsecond)))
+		to := acked[last].Add(lags[last])
+		for j, at := range commits.at {
+			if at.Before(from) || at.After(to) {
+				continue
+			}
+			if d, ok := st.durable[commits.seq[j]]; ok {
+				e.FsyncUs = max(e.FsyncUs, us(d.Sub(at)))
+			}
+		}
+	}
 }
 
 // activity is a sample of the node's background work counters.

@@ -66,3 +66,30 @@ func TestLagEpisodeActivity(t *testing.T) {
 		t.Fatalf("during = %+v, want %+v", eps, want)
 	}
 }
+
+// An episode's waits are the worst of its events' (ack to delivery,
+// delivery to commit), an event without a recorded delivery counting for
+// neither; its fsync is the slowest of the commits made within it (from
+// its first event's ack less its worst lag to its last event's commit),
+// not of those outside it.
+func TestLagEpisodeStages(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	seqs := []uint64{11, 12, 13, 14}
+	acked := []time.Time{at(10), at(11), at(12), at(40)}
+	lags := []time.Duration{20 * time.Millisecond, 19 * time.Millisecond, 18 * time.Millisecond, 2 * time.Millisecond}
+	st := &stageLog{}
+	st.start()
+	st.delivered[11], st.delivered[12] = at(12), at(25) // 13: not recorded
+	st.delivered[14] = at(41)
+	commits := &commitLog{seq: []uint64{10, 13, 14}, at: []time.Time{at(-15), at(30), at(42)}}
+	st.durable[10], st.durable[13], st.durable[14] = at(29), at(37), at(50)
+	eps := []LagEpisode{{Index: 0, Events: 3, MaxUs: 20000}, {Index: 3, Events: 1, MaxUs: 2000}}
+	stagesOf(eps, seqs, acked, lags, st, commits)
+	if e := eps[0]; e.DeliveryUs != 14000 || e.FoldCommitUs != 18000 || e.FsyncUs != 7000 {
+		t.Errorf("first episode: delivery %v, fold and commit %v, fsync %v µs; want 14000, 18000, 7000", e.DeliveryUs, e.FoldCommitUs, e.FsyncUs)
+	}
+	if e := eps[1]; e.DeliveryUs != 1000 || e.FoldCommitUs != 1000 || e.FsyncUs != 8000 {
+		t.Errorf("second episode: delivery %v, fold and commit %v, fsync %v µs; want 1000, 1000, 8000", e.DeliveryUs, e.FoldCommitUs, e.FsyncUs)
+	}
+}

@@ -13,6 +13,7 @@ import (
 // time from it to the projector's commit covering it, and its type; the
 // node's background work sampled meanwhile; the rate offered.
 type pacedRun struct {
+	seqs     []uint64
 	acked    []time.Time
 	lags     []time.Duration
 	types    []string
@@ -22,7 +23,7 @@ type pacedRun struct {
 
 // pacedLag appends new workload events one by one at o.PacedRate for
 // o.PacedFor, sampling the node's background work every millisecond.
-func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) (pacedRun, error) {
+func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, stages *stageLog, o Options) (pacedRun, error) {
 	var run pacedRun
 	total := int(float64(o.PacedRate) * o.PacedFor.Seconds())
 	s := Workload{Seed: o.Seed, Prefix: "lag"}.Stream()
@@ -30,6 +31,8 @@ func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) 
 	run.acked = make([]time.Time, 0, total)
 	run.types = make([]string, 0, total)
 	stop, samples := sampleActivity(n)
+	stages.start()
+	defer stages.stop()
 	start := time.Now()
 	for i := range total {
 		ev, _, err := s.Next()
@@ -61,7 +64,7 @@ func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, o Options) 
 	if err != nil {
 		return run, err
 	}
-	run.activity = *samples
+	run.activity, run.seqs = *samples, seqs
 	lags, ok := commits.lagOf(seqs, run.acked)
 	if !ok {
 		return run, errors.New("paced load: an acknowledged event was never committed")

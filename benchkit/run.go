@@ -250,8 +250,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.RawConsumeSeconds = rc.Seconds()
 	rep.RawConsumePerS = float64(msgs) / rc.Seconds()
 
-	commits := &commitLog{}
-	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.Models(), projector.RuntimeOptions{OnCommit: commits.record, Sealer: n.Sealer})
+	commits, stages := &commitLog{}, &stageLog{}
+	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.Models(), projector.RuntimeOptions{OnCommit: commits.record,
+		OnDelivered: stages.deliver, OnDurable: stages.sync, Sealer: n.Sealer})
 	rctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -303,13 +304,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// 3. End-to-end lag under a steady paced load.
 	ph.start("paced load", "paced load: %d events/s for %s", o.PacedRate, o.PacedFor)
-	paced, err := pacedLag(ctx, n, commits, o)
+	paced, err := pacedLag(ctx, n, commits, stages, o)
 	if err != nil {
 		return nil, err
 	}
 	rep.Lag, rep.LagOfferedPerS = Summarise(paced.lags), paced.offered
 	rep.LagEpisodes = lagEpisodes(paced.lags, paced.types, time.Duration(rep.Lag.P99us*1e3), 5)
 	during(rep.LagEpisodes, paced.acked, paced.lags, paced.activity)
+	stagesOf(rep.LagEpisodes, paced.seqs, paced.acked, paced.lags, stages, commits)
 
 	// 4. Injection queries, in-process and over NATS; read your writes.
 	ph.start("injection", "injection queries")

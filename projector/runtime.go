@@ -47,6 +47,13 @@ type RuntimeOptions struct {
 	OnCommit func(seq uint64)
 	// OnPoison, when set, is called for each dead-lettered event.
 	OnPoison func(seq uint64, reason string)
+	// OnDelivered, when set, is called with each event's sequence as the
+	// fold loop receives it (decoded), and OnDurable with the checkpoint
+	// as each commit's fsync ends: with OnCommit they split an event's
+	// lag into waiting for its delivery, for its fold and commit, and the
+	// fsyncs meanwhile (lore bench's lag episodes).
+	OnDelivered func(seq uint64)
+	OnDurable   func(seq uint64)
 	// Sealer, when set, verifies the seals of the messages read: a sealed
 	// message is not checked again (events.CheckSealed).
 	Sealer *events.Sealer
@@ -317,7 +324,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		r.release(folder.Seq())
 		r.dups.Add(folder.Duplicates() - dupsCounted)
 		dupsCounted = folder.Duplicates()
-		j := syncJob{durable: durable, last: last, stored: stored}
+		j := syncJob{durable: durable, last: last, stored: stored, seq: folder.Seq()}
 		last, stored = nil, time.Time{}
 		if n > 0 {
 			// What this commit wrote, from memory: the store's outbox is
@@ -367,6 +374,9 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			continue
 		case d = <-deliveries:
 			delivered = true
+		}
+		if r.opts.OnDelivered != nil && d.meta != nil {
+			r.opts.OnDelivered(d.meta.Sequence.Stream)
 		}
 		if d.err != nil {
 			if ctx.Err() != nil {
@@ -426,6 +436,7 @@ type syncJob struct {
 	last    jetstream.Msg
 	out     []outboxEntry
 	stored  time.Time // the server's time of the batch's oldest event
+	seq     uint64    // the commit's checkpoint
 }
 
 // startSyncer runs the jobs of commits in order on a goroutine of their
@@ -459,6 +470,9 @@ func (r *Runtime) startSyncer(ctx context.Context) (jobs chan<- syncJob, errc <-
 func (r *Runtime) finish(ctx context.Context, j syncJob) error {
 	if err := j.durable(); err != nil {
 		return err
+	}
+	if r.opts.OnDurable != nil {
+		r.opts.OnDurable(j.seq)
 	}
 	if j.last != nil {
 		if err := j.last.Ack(); err != nil && ctx.Err() == nil {

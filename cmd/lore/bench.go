@@ -34,7 +34,8 @@ window (a tenth of it, 1 000 to 50 000 events: growth with the history shows in 
 run); the lag from append ack to
 projector commit under a steady paced load, with its worst runs of events and what
 the node did around each (lag_episodes: audit checkpoints, the live store's flushes
-and compactions begun and running, Go collections); knowledge.inject and patterns.inject
+and compactions begun and running, Go collections; the worst wait for delivery to the
+projector and for fold and commit, and the slowest commit fsync); knowledge.inject and patterns.inject
 latencies in-process and over NATS; the peak RSS.
 
 The workload is generated from --seed: concurrent agent loops emitting loop events,
