@@ -164,6 +164,10 @@ type LagEpisode struct {
 	Compactions uint64 `json:"compactions"`
 	GCs         uint64 `json:"gc_cycles"`
 	StoreWork   int64  `json:"store_work_running"`
+	// SchedWaitUs is the longest some goroutine of the process waited,
+	// runnable, for a core meanwhile (the lower bound of the runtime's
+	// histogram bucket it fell in).
+	SchedWaitUs float64 `json:"sched_wait_us"`
 	// Where the run's events waited: the worst time from an event's
 	// append ack to its delivery to the projector's fold loop (the
 	// server and the decoders), the worst from its delivery to the commit
@@ -247,6 +251,11 @@ type activity struct {
 	checkpoints, flushes, compactions uint64
 	gcs                               uint64
 	running                           int64 // the store's flushes and compactions under way
+	// sched is the runtime's histogram of the time goroutines waited
+	// runnable before they ran (/sched/latencies:seconds), cumulative
+	// counts by the bounds buckets.
+	sched   []uint64
+	buckets []float64
 }
 
 // during sets each episode's counts of the work done around it, from
@@ -273,7 +282,23 @@ func during(eps []LagEpisode, acked []time.Time, lags []time.Duration, samples [
 		for _, x := range samples[a : b+1] {
 			e.StoreWork = max(e.StoreWork, x.running)
 		}
+		e.SchedWaitUs = schedWaitUs(samples[a].sched, samples[b].sched, samples[b].buckets)
 	}
+}
+
+// schedWaitUs is the lower bound, in µs, of the highest bucket whose
+// count grew from the histogram before to after (0: none, or no
+// histogram).
+func schedWaitUs(before, after []uint64, buckets []float64) float64 {
+	if len(before) != len(after) || len(buckets) != len(after)+1 {
+		return 0
+	}
+	for i := len(after) - 1; i >= 0; i-- {
+		if after[i] > before[i] {
+			return max(buckets[i], 0) * 1e6
+		}
+	}
+	return 0
 }
 
 // lagEpisodes returns at most k runs of consecutive events whose lag is at

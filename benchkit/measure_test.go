@@ -93,3 +93,19 @@ func TestLagEpisodeStages(t *testing.T) {
 		t.Errorf("second episode: delivery %v, fold and commit %v, fsync %v µs; want 1000, 1000, 8000", e.DeliveryUs, e.FoldCommitUs, e.FsyncUs)
 	}
 }
+
+// The longest wait for a core is the lower bound of the highest bucket
+// that gained a count between the two samples; none gained, or samples
+// without the histogram, give 0.
+func TestSchedWait(t *testing.T) {
+	buckets := []float64{0, 1e-6, 1e-3, 1e-2, 1}
+	if got := schedWaitUs([]uint64{5, 2, 1, 0}, []uint64{9, 2, 3, 0}, buckets); got != 1000 {
+		t.Errorf("schedWaitUs = %v µs, want 1000 (the 1 ms bucket gained)", got)
+	}
+	if got := schedWaitUs([]uint64{5, 2, 1, 1}, []uint64{5, 2, 1, 1}, buckets); got != 0 {
+		t.Errorf("schedWaitUs with nothing gained = %v, want 0", got)
+	}
+	if got := schedWaitUs(nil, nil, nil); got != 0 {
+		t.Errorf("schedWaitUs without samples = %v, want 0", got)
+	}
+}

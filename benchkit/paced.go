@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime/metrics"
+	"slices"
 	"time"
 
 	"github.com/loredev/lore/node"
@@ -78,12 +79,17 @@ func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, stages *sta
 // after the stop was asked).
 func sampleActivity(n *node.Node) (stop func(), samples *[]activity) {
 	samples = new([]activity)
-	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	rt := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/sched/latencies:seconds"}}
 	take := func() {
-		metrics.Read(gc)
+		metrics.Read(rt)
 		a := n.Store.Activity()
-		*samples = append(*samples, activity{at: time.Now(), checkpoints: n.AuditCheckpointsTaken(),
-			flushes: a.Flushes, compactions: a.Compactions, gcs: gc[0].Value.Uint64(), running: a.Running})
+		x := activity{at: time.Now(), checkpoints: n.AuditCheckpointsTaken(),
+			flushes: a.Flushes, compactions: a.Compactions, gcs: rt[0].Value.Uint64(), running: a.Running}
+		if rt[1].Value.Kind() == metrics.KindFloat64Histogram {
+			h := rt[1].Value.Float64Histogram()
+			x.sched, x.buckets = slices.Clone(h.Counts), h.Buckets
+		}
+		*samples = append(*samples, x)
 	}
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {

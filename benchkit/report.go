@@ -37,8 +37,8 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "\nend-to-end lag (append ack → projector commit) at %d events/s (reached %.0f/s): p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d events)\n",
 		r.LagRate, r.LagOfferedPerS, r.Lag.P50us/1e3, r.Lag.P99us/1e3, r.Lag.MaxUs/1e3, r.Lag.N)
 	for _, e := range r.LagEpisodes {
-		fmt.Fprintf(w, "  lagging at or above p99 from paced event %d (%s): %d events, worst %.2f ms (waits: delivery %.2f ms, fold and commit %.2f ms; slowest fsync %.2f ms)\n",
-			e.Index, e.Type, e.Events, e.MaxUs/1e3, e.DeliveryUs/1e3, e.FoldCommitUs/1e3, e.FsyncUs/1e3)
+		fmt.Fprintf(w, "  lagging at or above p99 from paced event %d (%s): %d events, worst %.2f ms (waits: delivery %.2f ms, fold and commit %.2f ms; slowest fsync %.2f ms; longest wait for a core %.2f ms)\n",
+			e.Index, e.Type, e.Events, e.MaxUs/1e3, e.DeliveryUs/1e3, e.FoldCommitUs/1e3, e.FsyncUs/1e3, e.SchedWaitUs/1e3)
 	}
 	y := r.ReadYourWrites
 	fmt.Fprintf(w, "\nread your writes (commands one after another over NATS, replied once folded): p50 %.0f µs, p99 %.0f µs (%d calls)\n",

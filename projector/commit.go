@@ -67,7 +67,7 @@ func (f *Folder) CommitAsync() error {
 	f.pending = 0
 	go func() {
 		defer close(w.done)
-		w.durable, w.err = f.store.writeBatch(append([]*batchOverlay{w.sys}, w.lanes...), w.ids, nil, w.seq)
+		w.durable, _, w.err = f.store.writeBatch(append([]*batchOverlay{w.sys}, w.lanes...), w.ids, nil, w.seq)
 	}()
 	return nil
 }
@@ -99,18 +99,19 @@ func (f *Folder) waitWriting() error {
 // writeBatch writes overlays, the id index entries ids, the outbox and the
 // checkpoint seq in one Pebble batch, and returns once it is visible to
 // readers; durable returns once it is durable (the WAL fsync'd when the
-// store syncs) and must be called once, in commit order.
-func (s *Store) writeBatch(overlays []*batchOverlay, ids map[string]uint64, outbox []outboxEntry, seq uint64) (durable func() error, err error) {
-	size := 64
+// store syncs) and must be called once, in commit order. size is the
+// batch's bytes, held until durable returns.
+func (s *Store) writeBatch(overlays []*batchOverlay, ids map[string]uint64, outbox []outboxEntry, seq uint64) (durable func() error, size int, err error) {
+	est := 64
 	for _, o := range overlays {
 		for k, v := range o.vals {
-			size += len(k) + len(v.v) + 16
+			est += len(k) + len(v.v) + 16
 		}
 	}
 	for id := range ids {
-		size += len(sysEventID) + len(id) + 24
+		est += len(sysEventID) + len(id) + 24
 	}
-	b := s.db.NewBatchWithSize(size)
+	b := s.db.NewBatchWithSize(est)
 	closeBatch := true
 	defer func() {
 		if closeBatch {
@@ -126,35 +127,35 @@ func (s *Store) writeBatch(overlays []*batchOverlay, ids map[string]uint64, outb
 				err = b.Set([]byte(k), v.v, nil)
 			}
 			if err != nil {
-				return noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+				return noWait, 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 			}
 		}
 	}
 	for id, seq := range ids {
 		if err := b.Set([]byte(eventIDKey(id)), u64(seq), nil); err != nil {
-			return noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+			return noWait, 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 		}
 	}
 	for i, e := range outbox {
 		raw, err := json.Marshal(e)
 		if err != nil {
-			return noWait, fmt.Errorf("outbox: %w", err)
+			return noWait, 0, fmt.Errorf("outbox: %w", err)
 		}
 		if err := b.Set(outboxKey(e.Cause, i), raw, nil); err != nil {
-			return noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+			return noWait, 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 		}
 	}
 	if err := b.Set([]byte(sysCheckpoint), u64(seq), nil); err != nil {
-		return noWait, fmt.Errorf("%w: batch: %v", ErrStorage, err)
+		return noWait, 0, fmt.Errorf("%w: batch: %v", ErrStorage, err)
 	}
 	if !s.sync {
 		if err := b.Commit(pebble.NoSync); err != nil {
-			return noWait, fmt.Errorf("%w: commit: %v", ErrStorage, err)
+			return noWait, 0, fmt.Errorf("%w: commit: %v", ErrStorage, err)
 		}
-		return noWait, nil
+		return noWait, 0, nil
 	}
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-		return noWait, fmt.Errorf("%w: commit: %v", ErrStorage, err)
+		return noWait, 0, fmt.Errorf("%w: commit: %v", ErrStorage, err)
 	}
 	closeBatch = false
 	return func() error {
@@ -163,5 +164,5 @@ func (s *Store) writeBatch(overlays []*batchOverlay, ids map[string]uint64, outb
 			return fmt.Errorf("%w: commit sync: %v", ErrStorage, err)
 		}
 		return nil
-	}, nil
+	}, b.Len(), nil
 }

@@ -538,7 +538,7 @@ func (f *Folder) Skip(seq uint64) {
 // checkpoint in one Pebble batch, and returns once it is durable (fsync'd
 // when the store syncs). It reports how many outbox entries it wrote.
 func (f *Folder) Commit() (int, error) {
-	n, durable, err := f.commitVisible()
+	n, durable, _, err := f.commitVisible()
 	if err != nil {
 		return n, err
 	}
@@ -551,31 +551,32 @@ func noWait() error { return nil }
 
 // commitVisible writes the batch like Commit and returns as soon as it is
 // visible to readers; durable returns once it is durable (the WAL fsync'd
-// when the store syncs); it must be called once, in commit order.
+// when the store syncs); it must be called once, in commit order. size is
+// the memory the batch holds until then (0 when it waits for nothing).
 //
 // INVARIANT: readers see a batch before its fsync in any case (Pebble
 // publishes a batch to readers before its WAL sync completes), so
 // returning here weakens nothing: a batch lost by a machine crash before
 // its fsync is lost with its checkpoint, and is folded again from the log.
-func (f *Folder) commitVisible() (n int, durable func() error, err error) {
+func (f *Folder) commitVisible() (n int, durable func() error, size int, err error) {
 	if f.unsettled {
 		// Settle may report poison events the caller must dead-letter
 		// before their batch commits.
-		return 0, noWait, errUnsettled
+		return 0, noWait, 0, errUnsettled
 	}
 	if err := f.waitWriting(); err != nil {
-		return 0, noWait, err
+		return 0, noWait, 0, err
 	}
 	writes := f.sys.len() + len(f.ids)
 	for _, l := range f.lanes {
 		writes += l.batch.len()
 	}
 	if f.seq == f.committed && writes == 0 {
-		return 0, noWait, nil
+		return 0, noWait, 0, nil
 	}
-	durable, err = f.store.writeBatch(append([]*batchOverlay{f.sys}, f.laneBatches()...), f.ids, f.outbox, f.seq)
+	durable, size, err = f.store.writeBatch(append([]*batchOverlay{f.sys}, f.laneBatches()...), f.ids, f.outbox, f.seq)
 	if err != nil {
-		return 0, noWait, err
+		return 0, noWait, 0, err
 	}
 	n = len(f.outbox)
 	f.committed = f.seq
@@ -589,7 +590,7 @@ func (f *Folder) commitVisible() (n int, durable func() error, err error) {
 	f.committedOutbox = append(f.committedOutbox[:0], f.outbox...)
 	f.outbox = f.outbox[:0]
 	f.pending = 0
-	return n, durable, nil
+	return n, durable, size, nil
 }
 
 func (f *Folder) laneBatches() []*batchOverlay {

@@ -16,6 +16,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/loredev/lore/events"
 )
@@ -289,7 +290,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	// looked up before they are published).
 	var stored time.Time
 	var dupsCounted uint64 // folder.Duplicates() at the last commit
-	jobs, syncErr, stopSyncer := r.startSyncer(ctx)
+	jobs, syncBytes, syncErr, stopSyncer := r.startSyncer(ctx)
 	defer stopSyncer()
 	commit := func() error {
 		flush.Stop()
@@ -311,7 +312,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		}
 		clear(inBatch)
 		inBatch = inBatch[:0]
-		n, durable, err := folder.commitVisible()
+		n, durable, size, err := folder.commitVisible()
 		if err != nil {
 			return err
 		}
@@ -324,13 +325,17 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 		r.release(folder.Seq())
 		r.dups.Add(folder.Duplicates() - dupsCounted)
 		dupsCounted = folder.Duplicates()
-		j := syncJob{durable: durable, last: last, stored: stored, seq: folder.Seq()}
+		j := syncJob{durable: durable, last: last, stored: stored, seq: folder.Seq(), bytes: min(int64(size), syncQueueBytes)}
 		last, stored = nil, time.Time{}
 		if n > 0 {
 			// What this commit wrote, from memory: the store's outbox is
 			// read back only after a crash (publishOutbox).
 			j.out = slices.Clone(folder.committedOutbox[:n])
 		}
+		// The syncer releases the bytes once the batch is durable: the
+		// syncer drains every job it is handed, failed or not, so this
+		// returns once the batches ahead are.
+		_ = syncBytes.Acquire(context.Background(), j.bytes)
 		select {
 		case jobs <- j:
 			return nil
@@ -437,16 +442,31 @@ type syncJob struct {
 	out     []outboxEntry
 	stored  time.Time // the server's time of the batch's oldest event
 	seq     uint64    // the commit's checkpoint
+	bytes   int64     // of the syncer's byte budget, released once durable
 }
+
+// The commits visible and not yet durable (handed to the syncer) are
+// bounded by count and by the bytes their batches hold, not by time: a
+// slow fsync (hundreds of milliseconds when the disk is busy) is
+// waited for by the syncer while the next events fold and become
+// visible, one commit each on an idle pipeline. The count is Pebble's
+// own bound on pending syncs (record.SyncConcurrency-1); past either
+// bound, the fold loop waits for the fsyncs ahead.
+const (
+	syncQueueJobs  = 1<<12 - 1
+	syncQueueBytes = 64 << 20
+)
 
 // startSyncer runs the jobs of commits in order on a goroutine of their
 // own; the first failure is sent on errc (later jobs only wait for their
-// fsync). stop waits for every job handed over.
+// fsync). A job's bytes are acquired from budget before it is handed over
+// and released once it is done. stop waits for every job handed over.
 //
 // INVARIANT: a batch is acknowledged and announced only after it is
 // durable, in commit order.
-func (r *Runtime) startSyncer(ctx context.Context) (jobs chan<- syncJob, errc <-chan error, stop func()) {
-	ch := make(chan syncJob, 64)
+func (r *Runtime) startSyncer(ctx context.Context) (jobs chan<- syncJob, budget *semaphore.Weighted, errc <-chan error, stop func()) {
+	ch := make(chan syncJob, syncQueueJobs)
+	budget = semaphore.NewWeighted(syncQueueBytes)
 	ec := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
@@ -455,15 +475,14 @@ func (r *Runtime) startSyncer(ctx context.Context) (jobs chan<- syncJob, errc <-
 		for j := range ch {
 			if failed {
 				_ = j.durable()
-				continue
-			}
-			if err := r.finish(ctx, j); err != nil {
+			} else if err := r.finish(ctx, j); err != nil {
 				failed = true
 				ec <- err
 			}
+			budget.Release(j.bytes)
 		}
 	}()
-	return ch, ec, func() { close(ch); <-done }
+	return ch, budget, ec, func() { close(ch); <-done }
 }
 
 // finish waits for j's fsync, then acknowledges and announces its batch.

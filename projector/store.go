@@ -57,6 +57,9 @@ type StoreOptions struct {
 	Ephemeral bool
 	// ReadOnly opens an existing store without writing to it.
 	ReadOnly bool
+	// FS, when set, is the filesystem the store is written through (the
+	// OS's when nil; InMemory takes precedence).
+	FS vfs.FS
 	// ShareCache, when set, is an open store whose block cache this one
 	// shares (CacheBytes is then its): one budget for the stores of a
 	// process that folds into a second store while the first stays open
@@ -157,6 +160,7 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	if o.Ephemeral {
 		opts.L0StopWritesThreshold = math.MaxInt32
 	}
+	opts.FS = o.FS
 	if o.InMemory {
 		opts.FS = vfs.NewMem()
 		dir = ""
