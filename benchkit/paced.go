@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime/metrics"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/loredev/lore/node"
@@ -31,14 +32,15 @@ func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, stages *sta
 	seqs := make([]uint64, 0, total)
 	run.acked = make([]time.Time, 0, total)
 	run.types = make([]string, 0, total)
-	stop, samples := sampleActivity(n)
+	stopSampling, samples := sampleActivity(n)
+	stop := sync.OnceFunc(stopSampling) // called before the samples are read, and on every return
+	defer stop()
 	stages.start()
 	defer stages.stop()
 	start := time.Now()
 	for i := range total {
 		ev, _, err := s.Next()
 		if err != nil {
-			stop()
 			return run, err
 		}
 		due := start.Add(time.Duration(float64(i) / float64(o.PacedRate) * float64(time.Second)))
@@ -46,13 +48,11 @@ func pacedLag(ctx context.Context, n *node.Node, commits *commitLog, stages *sta
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
-				stop()
 				return run, ctx.Err()
 			}
 		}
 		r, err := n.Appender.Append(ctx, ev)
 		if err != nil {
-			stop()
 			return run, err
 		}
 		seqs, run.acked, run.types = append(seqs, r.Seq), append(run.acked, time.Now()), append(run.types, ev.Type)
