@@ -10,7 +10,34 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/loredev/lore/events"
 )
+
+// startJetStream starts an embedded JetStream server on loopback for the
+// test and returns a client of it; both stop when the test ends.
+func startJetStream(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := events.NewJetStream(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
 
 // TestPumpKeepsTheLogOrder: whether a message is decoded by the reader
 // (one it waited for, the sequencer holding none) or by the decoders (a
@@ -19,24 +46,7 @@ import (
 // written in bursts of every size separated by pauses, while it is read,
 // so both ways and their switches are taken.
 func TestPumpKeepsTheLogOrder(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Shutdown()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := startJetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PUMP", Subjects: []string{"pump.>"}})

@@ -11,8 +11,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 
 	"github.com/loredev/lore/events"
 )
@@ -69,24 +67,7 @@ func (g *walGate) String() string { return "walGate" }
 // is acknowledged or reported durable until the syncs go through, and
 // then every one is, in order.
 func TestSlowFsyncHoldsNoCommitBack(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Shutdown()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := events.NewJetStream(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := startJetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := events.EnsureStreams(ctx, js, events.StreamOptions{}); err != nil {
