@@ -44,24 +44,22 @@ const (
 	auditCacheBytes = 32 << 20
 )
 
-// AuditCheckpoints returns the marks of the audit checkpoints kept, oldest
-// first.
+// AuditCheckpoints returns the marks of the states an audit starts from
+// without folding, oldest first: the checkpoints kept and the ends of the
+// deltas they reach.
 func (n *Node) AuditCheckpoints() []projector.AuditMark {
 	if n.audits == nil {
 		return nil
 	}
 	n.audits.mu.Lock()
 	defer n.audits.mu.Unlock()
-	out := make([]projector.AuditMark, len(n.audits.list))
-	for i, c := range n.audits.list {
-		out[i] = c.mark
-	}
-	return out
+	return n.audits.points(n.audits.format)
 }
 
-// openAudit returns a writable store holding the newest checkpoint usable
-// for an audit at target as of asOf (a copy of it), or an empty in-memory
-// store when none is; release closes and removes it.
+// openAudit returns a writable store holding the latest state usable for
+// an audit at target as of asOf: a copy of a checkpoint with the deltas
+// after it applied, or an empty in-memory store when none is; release
+// closes and removes it.
 func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func(), error) {
 	empty := func() (*projector.Store, func(), error) {
 		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: auditCacheBytes, Ephemeral: true})
@@ -75,13 +73,18 @@ func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func
 		return empty()
 	}
 	a.mu.Lock()
-	i := n.usableCheckpoint(asOf, target)
-	if i < 0 {
+	from := a.start(a.format, target, asOf)
+	if from.base < 0 {
 		a.mu.Unlock()
 		return empty()
 	}
 	dst := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
-	err := copyCheckpoint(a.list[i].dir, dst)
+	err := copyCheckpoint(a.list[from.base].dir, dst)
+	if err == nil {
+		// Linked while listed: a delta the retention drops meanwhile
+		// stays readable through the link.
+		err = linkDeltas(from.deltas, dst)
+	}
 	a.mu.Unlock()
 	if err != nil {
 		_ = os.RemoveAll(dst)
@@ -92,31 +95,38 @@ func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func
 		_ = os.RemoveAll(dst)
 		return nil, nil, err
 	}
-	return st, func() { st.Close(); _ = os.RemoveAll(dst) }, nil
-}
-
-// usableCheckpoint is the index in n.audits.list of the newest checkpoint
-// an audit at target as of asOf can start from, or -1. n.audits.mu is held.
-func (n *Node) usableCheckpoint(asOf *time.Time, target uint64) int {
-	format := projector.FormatVersion(n.models)
-	for i := len(n.audits.list) - 1; i >= 0; i-- {
-		if m := n.audits.list[i].mark; m.Format == format && m.UsableFor(asOf, target) {
-			return i
+	release := func() { st.Close(); _ = os.RemoveAll(dst) }
+	for i := range from.deltas {
+		if err := st.ApplyDelta(deltaLink(dst, i)); err != nil {
+			release()
+			return nil, nil, fmt.Errorf("audit: %w", err)
 		}
 	}
-	return -1
+	return st, release, nil
 }
 
-// AuditCheckpointFor is the sequence of the checkpoint an audit at target
-// as of asOf starts from (0: the start of the log).
+// linkDeltas links the tables of ds into dir (deltaLink names them).
+func linkDeltas(ds []auditDelta, dir string) error {
+	for i, d := range ds {
+		if err := os.Link(d.path, deltaLink(dir, i)); err != nil {
+			return fmt.Errorf("audit delta: %w", err)
+		}
+	}
+	return nil
+}
+
+func deltaLink(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf("delta-%d.sst", i)) }
+
+// AuditCheckpointFor is the sequence of the state an audit at target as
+// of asOf starts from (0: the start of the log).
 func (n *Node) AuditCheckpointFor(asOf *time.Time, target uint64) uint64 {
 	if n.audits == nil {
 		return 0
 	}
 	n.audits.mu.Lock()
 	defer n.audits.mu.Unlock()
-	if i := n.usableCheckpoint(asOf, target); i >= 0 {
-		return n.audits.list[i].mark.Seq
+	if from := n.audits.start(n.audits.format, target, asOf); from.base >= 0 {
+		return from.seq
 	}
 	return 0
 }

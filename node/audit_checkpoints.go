@@ -95,11 +95,22 @@ type auditCheckpoints struct {
 	// background folding cost, for reports (Node.AuditFills).
 	fills, fillNanos atomic.Int64
 
-	mu     sync.Mutex // guards what follows and the folders list names
+	// deltasPending counts the deltas cut and not yet listed (or failed).
+	deltasPending atomic.Int64
+	// recording is set while the live store records deltas: the live
+	// poll then checkpoints it every auditBaseEvery intervals.
+	recording atomic.Bool
+
+	format string     // of the models: what an audit or fill starts from
+	mu     sync.Mutex // guards what follows and the files list and deltas name
 	loaded bool
 	list   []auditCheckpoint // by sequence
 	refs   map[FileID]fileRef
-	extra  int64 // disk beyond the live store, as last measured
+	// deltas are the delta tables kept, by end (audit_deltas.go), and
+	// deltaBytes their size.
+	deltas     []auditDelta
+	deltaBytes int64
+	extra      int64 // disk beyond the live store, deltas included, as last measured
 }
 
 // auditLogFile records which log the checkpoints were folded from.
@@ -110,11 +121,11 @@ type auditLog struct {
 	Created time.Time `json:"created"`
 }
 
-func newAuditCheckpoints(dir, live string, every uint64, keep int, disk int64) (*auditCheckpoints, error) {
+func newAuditCheckpoints(dir, live, format string, every uint64, keep int, disk int64) (*auditCheckpoints, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("audit checkpoints: %w", err)
 	}
-	a := &auditCheckpoints{dir: dir, live: live, every: every, keep: keep, disk: disk, refs: map[FileID]fileRef{},
+	a := &auditCheckpoints{dir: dir, live: live, format: format, every: every, keep: keep, disk: disk, refs: map[FileID]fileRef{},
 		lastFill: time.Now()}
 	a.spacing.Store(every)
 	return a, nil
@@ -156,6 +167,10 @@ func (n *Node) runAuditCheckpoints(ctx context.Context) {
 	}
 	t := time.NewTicker(auditPoll)
 	defer t.Stop()
+	// The deltas recorded from here on start where the live store is: a
+	// checkpoint of it anchors them (those of an earlier run end at or
+	// before its last commit, with a hole after).
+	anchor := a.recording.Load()
 	for polls := 1; ; polls++ {
 		if polls%auditRetainPolls == 0 {
 			// The live store's compactions leave the checkpoints more of
@@ -167,9 +182,11 @@ func (n *Node) runAuditCheckpoints(ctx context.Context) {
 				n.log.Warn("audit checkpoint retention", "err", err)
 			}
 		}
-		if seq := n.Runtime.Seq(); seq > 0 && seq >= a.last.Load()+a.spacing.Load() {
+		if seq := n.Runtime.Seq(); seq > 0 && (anchor || seq >= a.last.Load()+a.spacing.Load()) {
 			if err := n.takeAuditCheckpoint(); err != nil {
 				n.log.Warn("audit checkpoint", "err", err)
+			} else {
+				anchor = false
 			}
 		} else if err := n.fillAuditGap(ctx); err != nil && ctx.Err() == nil {
 			n.log.Warn("audit checkpoint gap", "err", err)
@@ -198,7 +215,7 @@ func (n *Node) loadAuditCheckpoints(ctx context.Context) error {
 		for _, c := range a.list {
 			a.unref(c)
 		}
-		a.list = nil
+		a.list, a.deltas, a.deltaBytes = nil, nil, 0
 		if rerr := clearFolder(a.dir); rerr != nil {
 			return errors.Join(err, rerr)
 		}
@@ -237,10 +254,17 @@ func (n *Node) reloadAuditCheckpoints(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("audit checkpoints: %w", err)
 	}
-	format := projector.FormatVersion(n.models)
+	format := a.format
 	marks := map[string]projector.AuditMark{}
+	deltas := map[string]bool{} // dl-<to> listed
 	for _, e := range entries {
 		name := e.Name()
+		if !e.IsDir() && strings.HasPrefix(name, "dl-") && strings.HasSuffix(name, ".json") {
+			if a.reloadDelta(name, format, info.State.LastSeq) {
+				deltas[strings.TrimSuffix(name, ".json")] = true
+			}
+			continue
+		}
 		if e.IsDir() || !strings.HasPrefix(name, "cp-") || !strings.HasSuffix(name, ".json") {
 			continue
 		}
@@ -257,6 +281,9 @@ func (n *Node) reloadAuditCheckpoints(ctx context.Context) error {
 		name := e.Name()
 		if name == auditLogFile {
 			continue
+		}
+		if ext := filepath.Ext(name); !e.IsDir() && (ext == ".sst" || ext == ".json") && deltas[strings.TrimSuffix(name, ext)] {
+			continue // a listed delta's table or mark
 		}
 		m, ok := marks[name]
 		if !ok || !e.IsDir() {
@@ -325,34 +352,43 @@ func (n *Node) takeAuditCheckpoint() error {
 	return a.list1(tmp, mark)
 }
 
-// fillDue picks the gap to fill, if any: the widest gap between kept
-// checkpoints of this format (or before the first) wider than
+// fillDue picks the gap to fill, if any: the widest gap between the
+// points an audit starts from without folding (checkpoints and the deltas
+// they reach, of this format; or before the first) wider than
 // every+every/8, while the count and the disk leave room for one more
-// (with a tenth of the disk budget to spare: the live store's compactions
-// widen the checkpoints' share as it goes). It returns the checkpoint below
-// the gap ("" and 0: the start of the log) and the sequence to fold it to:
-// an interval on, or the interval below the next one when the gap is
-// shorter than two (so a gap of every+d costs a fold of d events).
-func (a *auditCheckpoints) fillDue(format string) (src string, below, target uint64, ok bool) {
+// checkpoint (with a tenth of the disk budget to spare: the live store's
+// compactions widen the checkpoints' share as it goes). It returns where
+// the fill starts (the point below the gap; the empty store before the
+// first) and the sequence to fold it to: an interval on, or the interval
+// below the next point when the gap is shorter than two (so a gap of
+// every+d costs a fold of d events).
+func (a *auditCheckpoints) fillDue() (from auditStart, target uint64, ok bool) {
 	if a.full() {
-		return "", 0, 0, false
+		return auditStart{}, 0, false
 	}
-	var gap uint64
-	prev, prevDir := uint64(0), ""
-	for _, c := range a.list {
-		if c.mark.Format != format {
-			prev, prevDir = c.mark.Seq, ""
+	var gap, below uint64
+	prev := uint64(0)
+	for _, m := range a.points(a.format) {
+		if m.Format != a.format {
 			continue
 		}
-		if g := c.mark.Seq - prev; g > a.every+a.every/8 && g > gap && (prevDir != "" || prev == 0) {
-			src, below, gap = prevDir, prev, g
+		if g := m.Seq - prev; g > a.every+a.every/8 && g > gap {
+			below, gap = prev, g
 		}
-		prev, prevDir = c.mark.Seq, c.dir
+		prev = m.Seq
 	}
 	if gap == 0 {
-		return "", 0, 0, false
+		return auditStart{}, 0, false
 	}
-	return src, below, below + min(a.every, gap-a.every), true
+	target = below + min(a.every, gap-a.every)
+	if below == 0 {
+		return auditStart{base: -1}, target, true
+	}
+	from = a.start(a.format, below, nil)
+	if from.seq != below {
+		return auditStart{}, 0, false // not reached after all
+	}
+	return from, target, true
 }
 
 // fillAuditGap adds one checkpoint to the gap fillDue picks, once the log
@@ -363,9 +399,8 @@ func (a *auditCheckpoints) fillDue(format string) (src string, below, target uin
 // checkpoint there would be (a fold is a function of the log prefix).
 func (n *Node) fillAuditGap(ctx context.Context) error {
 	a := n.audits
-	format := projector.FormatVersion(n.models)
 	a.mu.Lock()
-	_, _, _, due := a.fillDue(format)
+	_, _, due := a.fillDue()
 	a.mu.Unlock()
 	if !due {
 		return nil
@@ -383,7 +418,7 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 		return nil // the log takes writes, or the projector folds them: they come first
 	}
 	a.mu.Lock()
-	src, below, target, due := a.fillDue(format)
+	from, target, due := a.fillDue()
 	if !due {
 		a.mu.Unlock()
 		return nil
@@ -391,8 +426,11 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 	start := time.Now()
 	defer func() { a.fills.Add(1); a.fillNanos.Add(int64(time.Since(start))) }()
 	dst := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
-	if src != "" {
-		err = copyCheckpoint(src, dst)
+	if from.base >= 0 {
+		err = copyCheckpoint(a.list[from.base].dir, dst)
+	}
+	if err == nil {
+		err = linkDeltas(from.deltas, dst)
 	}
 	a.mu.Unlock()
 	if err != nil {
@@ -400,7 +438,7 @@ func (n *Node) fillAuditGap(ctx context.Context) error {
 		return err
 	}
 	a.lastFill = time.Now()
-	mark, err := foldCheckpoint(ctx, n, dst, below, target)
+	mark, err := foldCheckpoint(ctx, n, dst, from, target)
 	if err != nil {
 		_ = os.RemoveAll(dst)
 		return err
@@ -423,16 +461,24 @@ func (n *Node) AuditFills() (fills int64, busy time.Duration) {
 	return n.audits.fills.Load(), time.Duration(n.audits.fillNanos.Load())
 }
 
-// foldCheckpoint folds the store in dir (a copy of the checkpoint at
-// below, or an empty folder when below is 0) to target and returns its
+// foldCheckpoint folds the store in dir (a copy of from's checkpoint, or
+// an empty folder before the first) to target, after applying from's
+// deltas, and returns its
 // mark; the store is flushed and closed, so dir holds tables and a WAL of
 // a few records, like a checkpoint taken of the live store.
-func foldCheckpoint(ctx context.Context, n *Node, dir string, below, target uint64) (projector.AuditMark, error) {
+func foldCheckpoint(ctx context.Context, n *Node, dir string, from auditStart, target uint64) (projector.AuditMark, error) {
 	st, err := projector.OpenStore(dir, projector.StoreOptions{CacheBytes: auditCacheBytes, Ephemeral: true})
 	if err != nil {
 		return projector.AuditMark{}, err
 	}
-	_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: below + 1, To: target}}, target, nil, nil, n.Sealer)
+	for i := range from.deltas {
+		if err = st.ApplyDelta(deltaLink(dir, i)); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: from.seq + 1, To: target}}, target, nil, nil, n.Sealer)
+	}
 	var mark projector.AuditMark
 	if err == nil {
 		err = st.DB().Flush()
@@ -552,9 +598,11 @@ func writeFileAtomic(path string, b []byte) error {
 	return nil
 }
 
-// AuditCheckpointsSettled reports whether the checkpoints are where the
-// policy puts them for the read model as it stands: the newest less than
-// an interval behind it and no gap left that the node would fill.
+// AuditCheckpointsSettled reports whether the checkpoints and deltas are
+// where the policy puts them for the read model as it stands: the newest
+// point an audit starts from less than an interval behind it, the newest
+// checkpoint less than the live spacing, no delta waiting for its table
+// and no gap left that the node would fill.
 func (n *Node) AuditCheckpointsSettled() bool {
 	a := n.audits
 	if a == nil {
@@ -565,10 +613,14 @@ func (n *Node) AuditCheckpointsSettled() bool {
 	if !a.loaded {
 		return false
 	}
-	var newest uint64
-	if k := len(a.list); k > 0 {
-		newest = a.list[k-1].mark.Seq
+	var newest, base uint64
+	if p := a.points(a.format); len(p) > 0 {
+		newest = p[len(p)-1].Seq
 	}
-	_, _, _, due := a.fillDue(projector.FormatVersion(n.models))
-	return newest+a.spacing.Load() > n.Runtime.Seq() && !due
+	if k := len(a.list); k > 0 {
+		base = a.list[k-1].mark.Seq
+	}
+	seq := n.Runtime.Seq()
+	_, _, due := a.fillDue()
+	return newest+a.every > seq && base+a.spacing.Load() > seq && !due && a.deltasPending.Load() == 0
 }

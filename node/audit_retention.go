@@ -21,7 +21,17 @@ func (a *auditCheckpoints) full() bool {
 		return true
 	}
 	k := int64(len(a.list))
-	return a.disk > 0 && k > 0 && a.extra+a.extra/k > a.disk/10*9
+	return a.disk > 0 && k > 0 && a.extra+(a.extra-a.deltaBytes)/k > a.disk/10*9
+}
+
+// baseEvery is how many events apart the live poll checkpoints the live
+// store when no bound binds: every interval, or every auditBaseEvery
+// intervals while the store records deltas (they give the points between).
+func (a *auditCheckpoints) baseEvery() uint64 {
+	if a.recording.Load() {
+		return a.every * auditBaseEvery
+	}
+	return a.every
 }
 
 // liveSpacing is how many events past the newest checkpoint the live poll
@@ -63,28 +73,57 @@ func (a *auditCheckpoints) unref(c auditCheckpoint) {
 	}
 }
 
-// retain measures the disk the checkpoints hold beyond the live store and
-// drops checkpoints (thinOut) while the count or the disk is over its
-// bound (a.mu held).
+// retain measures the disk the checkpoints and deltas hold beyond the
+// live store and, while the count or the disk is over its bound, drops
+// deltas no checkpoint reaches, then checkpoints (thinOut: the deltas then
+// reach further from the ones kept) and, once one is left, the oldest
+// deltas (a.mu held). Within the bounds a delta no checkpoint reaches
+// stays: a gap fill below it makes one that does.
 func (a *auditCheckpoints) retain() error {
 	live, err := folderFiles(a.live)
 	if err != nil {
 		return err
 	}
 	for {
-		a.extra = 0
+		a.extra = a.deltaBytes
 		for id, r := range a.refs {
 			if _, shared := live[id]; !shared {
 				a.extra += r.size
 			}
 		}
-		over := (a.keep > 0 && len(a.list) > a.keep) || (a.disk > 0 && a.extra > a.disk)
+		overCount := a.keep > 0 && len(a.list) > a.keep
+		overDisk := a.disk > 0 && a.extra > a.disk
+		if overDisk {
+			// The deltas no checkpoint reaches go first (no fill will
+			// reach them while the disk is over), the oldest delta once
+			// a single checkpoint is left.
+			dropped := false
+			for j, ok := range a.reached(a.format) {
+				if !ok {
+					if err := a.dropDelta(j); err != nil {
+						return err
+					}
+					dropped = true
+					break
+				}
+			}
+			if !dropped && len(a.list) < 2 && !overCount && len(a.deltas) > 0 {
+				if err := a.dropDelta(0); err != nil {
+					return err
+				}
+				dropped = true
+			}
+			if dropped {
+				continue
+			}
+		}
+		over := overCount || overDisk
 		if !over || len(a.list) < 2 {
 			var newest uint64
 			if k := len(a.list); k > 0 {
 				newest = a.list[k-1].mark.Seq
 			}
-			a.spacing.Store(liveSpacing(a.every, newest, len(a.list), a.full()))
+			a.spacing.Store(liveSpacing(a.baseEvery(), newest, len(a.list), a.full()))
 			return nil
 		}
 		i := thinOut(a.list)

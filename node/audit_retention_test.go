@@ -56,8 +56,8 @@ func ingest(t *testing.T, n *node.Node, evs []*events.Event, batch int) uint64 {
 
 // ingestPolled appends evs a batch at a time and waits after each batch
 // for its fold and for the live poll's checkpoint of it (the newest within
-// the live spacing of the batch's end): each batch end is looked at by
-// the poll, as on a log taking writes slower than the fold.
+// the live spacing of the batch's end) and its deltas: each batch end is
+// looked at by the poll, as on a log taking writes slower than the fold.
 func ingestPolled(t *testing.T, n *node.Node, evs []*events.Event, batch int) uint64 {
 	t.Helper()
 	var last uint64
@@ -70,12 +70,10 @@ func ingestPolled(t *testing.T, n *node.Node, evs []*events.Event, batch int) ui
 		if err := n.WaitFor(t.Context(), last); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the batch's audit checkpoint", func() bool {
-			cps := n.AuditCheckpoints()
-			return len(cps) > 0 && cps[len(cps)-1].Seq+n.AuditCheckpointSpacing() > last
-		})
+		// The newest checkpoint within the live spacing of the batch's
+		// end, and the deltas to it written.
+		waitFor(t, "the batch's audit checkpoint", n.AuditCheckpointsSettled)
 	}
-	waitFor(t, "audit checkpoints settled", n.AuditCheckpointsSettled)
 	return last
 }
 
@@ -187,57 +185,63 @@ func TestAuditCheckpointsSurviveRestart(t *testing.T) {
 	}
 }
 
-// TestAuditCheckpointDiskBudget: with a disk budget the checkpoints hold at
-// most that much beyond the live store, fewer are kept than intervals, the
-// newest is kept, and audits still answer what a full fold answers.
+// TestAuditCheckpointDiskBudget: with a disk budget the checkpoints and
+// deltas hold at most that much beyond the live store, fewer checkpoints
+// are kept and taken than without it (the live poll spaces them by the gap
+// the budget keeps), the newest is kept, the deltas still give a point
+// every interval, and audits still answer what a full fold answers.
 func TestAuditCheckpointDiskBudget(t *testing.T) {
-	const every = 100
+	const every = 10
+	base := every * node.AuditBaseEvery
 	evs := backfilledWorkload(t, 2000, 23)
-	// The unbounded run gives the disk one checkpoint holds here.
-	free, stop := auditNode(t, t.TempDir(), every, -1)
-	last := ingestPolled(t, free, evs, every)
-	all := free.AuditCheckpoints()
+	// The unbounded run gives the disk the checkpoints and deltas hold.
+	freeData := t.TempDir()
+	free, stop := auditNode(t, freeData, every, -1)
+	last := ingestPolled(t, free, evs, base)
+	bases := checkpointFolders(t, freeData)
 	disk := free.AuditCheckpointDisk()
 	takenFree := free.AuditCheckpointsTaken()
 	stop()
-	if len(all) < 15 || disk <= 0 {
-		t.Fatalf("without a budget %d checkpoints holding %d bytes for %d events every %d", len(all), disk, last, every)
+	if bases < 8 || disk <= 0 {
+		t.Fatalf("without a budget %d checkpoints holding %d bytes for %d events every %d", bases, disk, last, base)
 	}
-	budget := disk / 3
-	n, stop := auditNode(t, t.TempDir(), every, budget)
+	budget := disk / 2
+	data := t.TempDir()
+	n, stop := auditNode(t, data, every, budget)
 	defer stop()
-	if got := ingestPolled(t, n, evs, every); got != last {
+	if got := ingestPolled(t, n, evs, base); got != last {
 		t.Fatalf("log ends at %d, the unbounded one at %d", got, last)
 	}
-	// Retention runs after each checkpoint and every few seconds (the live
-	// store's compactions change what the checkpoints share with it): the
-	// budget holds once it has run, unless the newest checkpoint alone holds
-	// more (it is never dropped; how much of it the live store has compacted
-	// away since depends on the compactions' timing).
+	// Retention runs after each checkpoint and delta and every few seconds
+	// (the live store's compactions change what the checkpoints share with
+	// it): the budget holds once it has run, unless the newest checkpoint
+	// alone holds more (it is never dropped; how much of it the live store
+	// has compacted away since depends on the compactions' timing).
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		held := n.AuditCheckpointDisk()
-		if held <= budget || len(n.AuditCheckpoints()) == 1 {
+		if held <= budget || checkpointFolders(t, data) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d audit checkpoints hold %d bytes beyond the live store, budget %d", len(n.AuditCheckpoints()), held, budget)
+			t.Fatalf("%d audit checkpoints hold %d bytes beyond the live store, budget %d", checkpointFolders(t, data), held, budget)
 		}
 	}
-	cps := n.AuditCheckpoints()
-	if len(cps) == 0 || len(cps) >= len(all) {
-		t.Fatalf("%d audit checkpoints kept within %d bytes, %d without a budget", len(cps), budget, len(all))
+	kept := checkpointFolders(t, data)
+	if kept == 0 || kept >= bases {
+		t.Fatalf("%d audit checkpoints kept within %d bytes, %d without a budget", kept, budget, bases)
 	}
 	// The live poll spaced its checkpoints by the gap the budget keeps
 	// once it bound: fewer taken than without a budget, and the newest
 	// within that spacing of the log's end.
 	spacing := n.AuditCheckpointSpacing()
-	t.Logf("spacing %d, taken %d, without a budget %d; kept %d of %d", spacing, n.AuditCheckpointsTaken(), takenFree, len(cps), len(all))
-	if taken := n.AuditCheckpointsTaken(); spacing <= every || taken >= takenFree {
-		t.Fatalf("within the budget: spacing %d (interval %d), %d live checkpoints taken against %d without a budget",
-			spacing, every, taken, takenFree)
+	t.Logf("spacing %d, taken %d, without a budget %d; kept %d of %d", spacing, n.AuditCheckpointsTaken(), takenFree, kept, bases)
+	if taken := n.AuditCheckpointsTaken(); spacing <= uint64(base) || taken >= takenFree {
+		t.Fatalf("within the budget: spacing %d (checkpoints every %d), %d live checkpoints taken against %d without a budget",
+			spacing, base, taken, takenFree)
 	}
-	if newest := cps[len(cps)-1].Seq; newest+spacing <= last {
-		t.Fatalf("the newest checkpoint %d was dropped (log at %d, spacing %d)", newest, last, spacing)
+	cps := n.AuditCheckpoints()
+	if newest := cps[len(cps)-1].Seq; newest+every <= last {
+		t.Fatalf("the newest audit point %d is an interval behind the log at %d", newest, last)
 	}
 	checkAudits(t, n, evs, last, 7, 6)
 }

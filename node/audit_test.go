@@ -146,9 +146,19 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 			return len(cps) > 0 && cps[len(cps)-1].Seq+n.AuditCheckpointSpacing() > last
 		})
 	}
+	// A point an audit starts from every interval (the deltas reach them
+	// from the checkpoints), and no more checkpoints than the bound.
 	cps := n.AuditCheckpoints()
-	if len(cps) < 2 || len(cps) > keep {
-		t.Fatalf("%d audit checkpoints kept, want 2..%d: %+v", len(cps), keep, cps)
+	for i, c := range cps {
+		if prev := uint64(0); i > 0 {
+			prev = cps[i-1].Seq
+			if c.Seq-prev > 150 {
+				t.Fatalf("audit points %d and %d are more than an interval apart: %+v", prev, c.Seq, cps)
+			}
+		}
+	}
+	if bases := checkpointFolders(t, data); bases < 1 || bases > keep {
+		t.Fatalf("%d audit checkpoint folders kept, want 1..%d", bases, keep)
 	}
 	// The projector stops (audits need only the log and the store): from
 	// here on nothing but an audit could announce.
@@ -161,7 +171,7 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(11, 13))
 	first, lastTime := evs[0].Time, evs[len(evs)-1].Time
-	var fromCheckpoint, skippedBlocks int
+	var fromCheckpoint, withDeltas, skippedBlocks int
 	for i := 0; i < 24; i++ {
 		var asOf *time.Time
 		var atSeq uint64
@@ -208,6 +218,9 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 		if from > 0 {
 			fromCheckpoint++
 		}
+		if n.AuditDeltasFor(asOf, target) > 0 {
+			withDeltas++
+		}
 		ranges, err := n.Store.AuditRanges(from, target, asOf)
 		if err != nil {
 			t.Fatal(err)
@@ -220,8 +233,9 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 			skippedBlocks++
 		}
 	}
-	if fromCheckpoint == 0 || skippedBlocks == 0 {
-		t.Fatalf("audits started from a checkpoint %d times and skipped blocks %d times: the test exercised neither", fromCheckpoint, skippedBlocks)
+	if fromCheckpoint == 0 || withDeltas == 0 || skippedBlocks == 0 {
+		t.Fatalf("audits started from a checkpoint %d times (%d with deltas applied) and skipped blocks %d times: the test exercised neither",
+			fromCheckpoint, withDeltas, skippedBlocks)
 	}
 	// At the head of the log, or as of a time no event is later than, the
 	// live read model is the answer (a snapshot of it: nothing folded);
@@ -262,6 +276,15 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 	if got := derivedCount(t, n); got != announced {
 		t.Fatalf("audits announced: derived stream %d messages, was %d", got, announced)
 	}
+	if dirs := checkpointFolders(t, data); dirs > keep {
+		t.Fatalf("%d folders under %s after the audits, want at most %d (copies removed)", dirs, node.AuditDir, keep)
+	}
+}
+
+// checkpointFolders counts the folders under the audit folder of data
+// (checkpoints, and copies an audit has not removed).
+func checkpointFolders(t *testing.T, data string) int {
+	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(data, node.AuditDir))
 	if err != nil {
 		t.Fatal(err)
@@ -272,21 +295,35 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 			dirs++
 		}
 	}
-	if dirs > keep {
-		t.Fatalf("%d folders under %s after the audits, want at most %d (copies removed)", dirs, node.AuditDir, keep)
-	}
+	return dirs
 }
 
-// TestAuditCheckpointGapsFilled: a fast ingest leaves the poll's
-// checkpoints several intervals apart; the node folds checkpoints into the
-// gaps until none is wider than 9/8 of the interval, and each one (an audit at its
-// sequence folds nothing) and audits between them answer what a fold of
-// the whole log answers.
+// TestAuditCheckpointGapsFilled: where no delta reaches (here their tables
+// were lost between two runs) the points an audit starts from are a
+// checkpoint's alone; the node folds checkpoints into the gaps until none is
+// wider than 9/8 of the interval, and each one (an audit at its sequence
+// folds nothing) and audits between them answer what a fold of the whole
+// log answers.
 func TestAuditCheckpointGapsFilled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const every = 150
-	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1},
+	data := t.TempDir()
+	evs := backfilledWorkload(t, 2000, 9)
+	first, stopFirst := auditNode(t, data, every, 0)
+	last := ingest(t, first, evs, len(evs))
+	stopFirst()
+	lost, err := filepath.Glob(filepath.Join(data, node.AuditDir, "dl-*"))
+	if err != nil || len(lost) == 0 {
+		t.Fatalf("no audit delta written for %d events every %d (%v)", last, every, err)
+	}
+	for _, p := range lost {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	n, err := node.Start(ctx, node.Config{DataDir: data, TickInterval: -1, Embedded: node.EmbeddedOptions{Port: -1},
 		AuditCheckpointEvery: every})
 	if err != nil {
 		t.Fatal(err)
@@ -296,16 +333,6 @@ func TestAuditCheckpointGapsFilled(t *testing.T) {
 	runDone := make(chan error, 1)
 	go func() { runDone <- n.Run(runCtx) }()
 	defer func() { stopRun(); <-runDone }()
-
-	evs := backfilledWorkload(t, 2000, 9)
-	rs, err := n.Appender.AppendBatch(ctx, evs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := rs[len(rs)-1].Seq
-	if err := n.WaitFor(ctx, last); err != nil {
-		t.Fatal(err)
-	}
 	waitFor(t, "audit checkpoints settled", n.AuditCheckpointsSettled)
 	prev := uint64(0)
 	for _, c := range n.AuditCheckpoints() {
@@ -317,7 +344,7 @@ func TestAuditCheckpointGapsFilled(t *testing.T) {
 	if last-prev >= every {
 		t.Fatalf("the newest audit checkpoint %d is an interval or more behind %d", prev, last)
 	}
-	// The fast ingest left gaps: the checkpoints between were folded by
+	// The lost deltas left gaps: the checkpoints between were folded by
 	// fills, which the node reports with their time.
 	if fills, busy := n.AuditFills(); fills == 0 || busy <= 0 {
 		t.Fatalf("gaps filled, yet the node reports %d fills taking %v", fills, busy)

@@ -37,3 +37,15 @@ func AuditFoldedTogether(v app.View) bool {
 
 // LiveSpacing is liveSpacing, the live poll's spacing rule.
 var LiveSpacing = liveSpacing
+
+// AuditDeltasFor is how many deltas an audit at target as of asOf applies
+// to the checkpoint it copies.
+func (n *Node) AuditDeltasFor(asOf *time.Time, target uint64) int {
+	n.audits.mu.Lock()
+	defer n.audits.mu.Unlock()
+	return len(n.audits.start(n.audits.format, target, asOf).deltas)
+}
+
+// AuditBaseEvery is auditBaseEvery: how many intervals apart the live poll
+// checkpoints the live store while deltas are recorded.
+const AuditBaseEvery = auditBaseEvery

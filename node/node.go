@@ -169,7 +169,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		if disk == 0 {
 			disk = DefaultAuditCheckpointDiskMiB << 20
 		}
-		if n.audits, err = newAuditCheckpoints(filepath.Join(cfg.DataDir, AuditDir), n.Store.Dir(), uint64(every), keep, max(disk, 0)); err != nil {
+		if n.audits, err = newAuditCheckpoints(filepath.Join(cfg.DataDir, AuditDir), n.Store.Dir(), projector.FormatVersion(n.models), uint64(every), keep, max(disk, 0)); err != nil {
 			n.Close()
 			return nil, err
 		}
@@ -186,8 +186,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if durable == "" {
 		durable = "lore-projector"
 	}
-	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, projector.RuntimeOptions{
-		Durable: durable, Logger: cfg.Logger, Sealer: n.Sealer})
+	ro := projector.RuntimeOptions{Durable: durable, Logger: cfg.Logger, Sealer: n.Sealer}
+	if n.audits != nil {
+		ro.CommitEvery = n.audits.every // where the audit deltas end
+	}
+	n.Runtime = projector.NewRuntime(n.JS, n.Store, n.models, ro)
 	n.Appender = events.NewAppender(n.JS)
 	n.Appender.Sealer = n.Sealer
 	return n, nil
@@ -213,6 +216,28 @@ func (n *Node) Run(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
+	if n.audits != nil {
+		// The live store records its commits into audit deltas while the
+		// runtime runs (from before its first commit); their tables are
+		// written until it stopped.
+		n.audits.recording.Store(true)
+		if err := n.loadAuditCheckpoints(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("audit checkpoints: reload", "err", err)
+		}
+		q, err := n.recordDeltas()
+		if err != nil {
+			n.audits.recording.Store(false)
+			return fmt.Errorf("audit deltas: %w", err)
+		}
+		wrote := make(chan struct{})
+		go func() { defer close(wrote); n.writeDeltas(q) }()
+		defer func() {
+			n.Store.StopDeltas()
+			n.audits.recording.Store(false)
+			close(q)
+			<-wrote
+		}()
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

@@ -152,10 +152,16 @@ func (s *Store) writeBatch(overlays []*batchOverlay, ids map[string]uint64, outb
 		if err := b.Commit(pebble.NoSync); err != nil {
 			return noWait, 0, fmt.Errorf("%w: commit: %v", ErrStorage, err)
 		}
+		if r := s.deltas.Load(); r != nil {
+			r.record(s, overlays, ids, seq)
+		}
 		return noWait, 0, nil
 	}
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		return noWait, 0, fmt.Errorf("%w: commit: %v", ErrStorage, err)
+	}
+	if r := s.deltas.Load(); r != nil {
+		r.record(s, overlays, ids, seq)
 	}
 	closeBatch = false
 	return func() error {

@@ -58,6 +58,10 @@ type RuntimeOptions struct {
 	// Sealer, when set, verifies the seals of the messages read: a sealed
 	// message is not checked again (events.CheckSealed).
 	Sealer *events.Sealer
+	// CommitEvery, when set, commits a batch at every multiple of it
+	// (the sequence folded), so the deltas recorded for audits
+	// (Store.RecordDeltas with the same interval) end there.
+	CommitEvery uint64
 }
 
 func (o *RuntimeOptions) setDefaults() {
@@ -413,7 +417,8 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 			oldest = time.Now()
 			flush.Reset(r.opts.FlushInterval)
 		}
-		if folder.Full(r.opts.BatchSize) || (folder.Pending() > 0 && dry(deliveries, decoding)) {
+		boundary := r.opts.CommitEvery > 0 && folder.Seq()%r.opts.CommitEvery == 0
+		if folder.Full(r.opts.BatchSize) || (folder.Pending() > 0 && (boundary || dry(deliveries, decoding))) {
 			if err := commit(); err != nil {
 				return err
 			}

@@ -78,6 +78,10 @@ type Store struct {
 	cache      *pebble.Cache // referenced by db while it is open
 	cacheBytes int64
 	activity   *storeActivity
+	opts       *pebble.Options
+	// deltas records the commits for audits (RecordDeltas; nil: not
+	// recorded).
+	deltas atomic.Pointer[deltaRecorder]
 }
 
 // storeActivity counts the background work Pebble began in a store, and
@@ -169,7 +173,11 @@ func OpenStore(dir string, o StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open pebble %q: %v", ErrStorage, dir, err)
 	}
-	return &Store{db: db, dir: dir, sync: o.Sync, noWAL: o.Ephemeral, cache: cache, cacheBytes: o.CacheBytes, activity: act}, nil
+	// The options with Pebble's defaults filled in, as Open fills them in
+	// its own copy: what the delta tables are written with.
+	wopts := opts.Clone()
+	wopts.EnsureDefaults()
+	return &Store{db: db, dir: dir, sync: o.Sync, noWAL: o.Ephemeral, cache: cache, cacheBytes: o.CacheBytes, activity: act, opts: wopts}, nil
 }
 
 // memTableSize is an eighth of the cache, between 4 and 64 MiB (32 MiB
@@ -332,6 +340,9 @@ func (s *Store) Reset(version string, liveFrom uint64) error {
 	_ = b.Set([]byte(sysLiveFrom), u64(liveFrom), nil)
 	if err := b.Commit(s.syncOpts()); err != nil {
 		return fmt.Errorf("%w: reset: %v", ErrStorage, err)
+	}
+	if r := s.deltas.Load(); r != nil {
+		r.reset(version, liveFrom)
 	}
 	return nil
 }

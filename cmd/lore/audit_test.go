@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,20 +49,27 @@ func TestServeAuditsFromCheckpoints(t *testing.T) {
 			t.Fatalf("record %d: exit %d: %s", i, code, errs)
 		}
 	}
-	// The newest checkpoint is within an interval of the log's end.
+	// The newest point an audit starts from (a checkpoint or a delta's
+	// end) is within an interval of the log's end.
 	natstest.WaitFor(t, 2*time.Minute, func() error {
 		es, err := os.ReadDir(filepath.Join(data, node.AuditDir))
 		if err != nil {
 			return err
 		}
-		var cps []string
+		var cps, points []string
 		for _, e := range es {
-			if e.IsDir() && strings.HasPrefix(e.Name(), "cp-") {
-				cps = append(cps, e.Name())
+			name := e.Name()
+			switch {
+			case e.IsDir() && strings.HasPrefix(name, "cp-"):
+				cps = append(cps, name)
+				points = append(points, strings.TrimPrefix(name, "cp-"))
+			case strings.HasPrefix(name, "dl-") && strings.HasSuffix(name, ".json"):
+				points = append(points, strings.TrimSuffix(strings.TrimPrefix(name, "dl-"), ".json"))
 			}
 		}
-		if len(cps) == 0 || cps[len(cps)-1] < fmt.Sprintf("cp-%020d", events-1) {
-			return fmt.Errorf("checkpoints %v", cps)
+		slices.Sort(points)
+		if len(points) == 0 || points[len(points)-1] < fmt.Sprintf("%020d", events-1) {
+			return fmt.Errorf("checkpoints %v, points %v", cps, points)
 		}
 		if len(cps) > 2 {
 			return errors.New("more checkpoints than --audit-checkpoint-keep")

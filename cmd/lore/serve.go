@@ -70,9 +70,9 @@ the same flags (or LORE_NATS_* variables). See docs/security.md.`,
 	fl.BoolVar(&o.noSyncCommits, "no-sync-commits", false, "skip Pebble's fsync on projector commits (faster; a crash re-folds the lost tail)")
 	fl.BoolVar(&o.verbose, "verbose", false, "log to stderr")
 	fl.BoolVar(&o.tlsVerify, "tls-verify", false, "embedded NATS: require client certificates signed by --tls-ca (mutual TLS)")
-	fl.IntVar(&o.auditEvery, "audit-checkpoint-every", node.DefaultAuditCheckpointEvery, "take a local checkpoint of the read model every N events, so an --as-of/--at-seq audit folds at most about N events (0: none, audits fold the whole log)")
+	fl.IntVar(&o.auditEvery, "audit-checkpoint-every", node.DefaultAuditCheckpointEvery, "keep a point an --as-of/--at-seq audit starts from every N events, so it folds at most about N events: a local checkpoint of the read model every 16 intervals, the writes between as delta tables (0: none, audits fold the whole log)")
 	fl.IntVar(&o.auditKeep, "audit-checkpoint-keep", node.DefaultAuditCheckpointKeep, "at most this many audit checkpoints (0: no bound but --audit-checkpoint-disk; older ones are thinned out evenly over the log, and new ones taken as far apart as the kept ones)")
-	fl.IntVar(&o.auditDisk, "audit-checkpoint-disk", node.DefaultAuditCheckpointDiskMiB, "MiB of disk the audit checkpoints may hold beyond the live read model (0: no bound; older ones are thinned out evenly over the log, and new ones taken as far apart as the kept ones)")
+	fl.IntVar(&o.auditDisk, "audit-checkpoint-disk", node.DefaultAuditCheckpointDiskMiB, "MiB of disk the audit checkpoints and deltas may hold beyond the live read model (0: no bound; older checkpoints are thinned out evenly over the log, and new ones taken as far apart as the kept ones)")
 	fl.StringVar(&o.uiAddr, "ui", envOr("LORE_UI", ui.DefaultAddr), "serve the web dashboard on this address (\"\" disables; beyond loopback: authentication required; `lore ui` opens it)")
 	o.memory.bind(fl)
 	declare(fl, rules{"ui": hostPort, "host": host, "port": port, "fsync": oneOf("interval", "always"), "replica": domain("consumer-name"),
