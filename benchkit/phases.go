@@ -60,6 +60,10 @@ func (p *phases) start(name string, format string, args ...any) {
 	p.running = name
 	p.mu.Unlock()
 	p.list = append(p.list, Phase{Name: name})
+	// The work the bench's goroutine does, and starts, from here on is
+	// labelled with the phase in CPU profiles (go tool pprof -tagfocus
+	// phase=NAME); the node's own goroutines are not.
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("phase", name)))
 	if p.fills != nil {
 		p.fills0, p.busy0 = p.fills()
 	}

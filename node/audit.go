@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
@@ -90,7 +92,8 @@ func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func
 		_ = os.RemoveAll(dst)
 		return nil, nil, err
 	}
-	st, err := projector.OpenStore(dst, projector.StoreOptions{CacheBytes: auditCacheBytes, Ephemeral: true})
+	// Removed once answered: nothing in it needs to be durable.
+	st, err := projector.OpenStore(dst, projector.StoreOptions{CacheBytes: auditCacheBytes, Ephemeral: true, FS: projector.NoSyncFS(vfs.Default)})
 	if err != nil {
 		_ = os.RemoveAll(dst)
 		return nil, nil, err

@@ -44,7 +44,8 @@ streamed: the bench holds 50 000 generated events at a time, whatever --events.
 Compare runs by their ratios: absolute rates depend on the machine.
 
 The full figures: --events 1000000 --knowledge 100000 --patterns 100000.
---cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE);
+--cpuprofile FILE writes a CPU profile of the whole run (go tool pprof FILE; the
+bench's own work is labelled with its phase: -tagfocus phase=audits);
 --heap-profiles DIR a heap profile at the end of each phase, and one each time the
 resident set reaches a new peak (heap-peak-PHASE.pprof; the progress line says how
 much of the peak is Go memory and how much lies outside it, such as Pebble's cache).
