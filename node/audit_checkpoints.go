@@ -22,19 +22,22 @@ import (
 
 // The policy of the audit checkpoints, as a whole:
 //
-//   - Spacing: a checkpoint about every `every` events of the whole log, so
-//     an audit at any point folds at most about `every` events after its
-//     checkpoint, whatever the log's size. The live poll takes one when the
-//     read model is `every` past the newest; the gaps it leaves (it sees the
-//     read model only between commits, and not at all while the node is
-//     down) are filled by folding the checkpoint below a gap forward, but
-//     only while the live projector is caught up (it comes first) and only
-//     for gaps wider than every+every/8 (a fill of a few events would cost a
-//     checkpoint's files for nothing).
-//   - Retention: by a disk budget (the disk the checkpoints hold beyond the
-//     live store), and optionally a count; over either, the checkpoint whose
-//     neighbours are closest goes (never the newest), so the kept ones stay
-//     spread evenly and the gaps widen evenly when the budget binds.
+//   - Spacing: a point an audit starts from about every `every` events of
+//     the whole log, so an audit at any point folds at most about `every`
+//     events after it, whatever the log's size. The deltas the live store
+//     records give one at every multiple of `every` from the checkpoint
+//     below (audit_deltas.go); the live poll takes a checkpoint when the
+//     read model is auditBaseEvery intervals past the newest (`every`
+//     without deltas), and once after a start. The gaps no delta reaches (a
+//     restart, lost deltas) are filled by folding the point below a gap
+//     forward, but only while the live projector is caught up (it comes
+//     first) and only for gaps wider than every+every/8 (a fill of a few
+//     events would cost a checkpoint's files for nothing).
+//   - Retention: by a disk budget (the disk the checkpoints and deltas hold
+//     beyond the live store), and optionally a count of checkpoints; over
+//     either, the checkpoint whose neighbours are closest goes (never the
+//     newest nor the oldest), so the kept ones stay spread evenly and the
+//     deltas reach further from each (audit_retention.go).
 //   - While a bound binds, the live poll spaces its checkpoints by the gap
 //     the bound keeps rather than by `every` (liveSpacing): one taken
 //     sooner would be thinned out at the next, having cost a flush of the

@@ -141,14 +141,17 @@ func (a *auditCheckpoints) retain() error {
 }
 
 // thinOut picks the checkpoint to drop when there are too many (len >= 2):
-// the one (never the newest) whose neighbours are closest, so the kept ones
-// stay spread over the whole log with gaps as even as the count allows.
+// the one whose neighbours are closest, never the newest nor, of three or
+// more, the oldest, so the kept ones stay spread over the whole log with
+// gaps as even as the count allows. The oldest anchors every point below
+// the next one (the deltas after it reach them from it alone): dropped,
+// audits there would fold from the start of the log.
 func thinOut(l []auditCheckpoint) int {
 	if len(l) < 3 {
 		return 0
 	}
-	best, gap := 0, l[1].mark.Seq // dropping the oldest leaves 0..l[1]
-	for i := 1; i < len(l)-1; i++ {
+	best, gap := 1, l[2].mark.Seq-l[0].mark.Seq
+	for i := 2; i < len(l)-1; i++ {
 		if g := l[i+1].mark.Seq - l[i-1].mark.Seq; g < gap {
 			best, gap = i, g
 		}

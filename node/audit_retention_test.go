@@ -269,3 +269,25 @@ func TestLiveSpacing(t *testing.T) {
 		}
 	}
 }
+
+// TestThinOut: the checkpoint dropped is the one whose neighbours are
+// closest, never the newest nor, of three or more, the oldest (the points
+// below the next one are reached from it alone), however close the oldest
+// sits to its neighbour.
+func TestThinOut(t *testing.T) {
+	for _, c := range []struct {
+		seqs []uint64
+		want int
+	}{
+		{[]uint64{10, 20}, 0},
+		{[]uint64{10, 20, 30}, 1},
+		{[]uint64{1000, 1100, 33000, 65000}, 1},
+		{[]uint64{1000, 33000, 34000, 35000, 97000}, 2},
+		{[]uint64{1000, 33000, 65000, 66000, 67000}, 3},
+		{[]uint64{5, 6, 7, 100, 200, 300}, 1},
+	} {
+		if got := node.ThinOut(c.seqs...); got != c.want {
+			t.Errorf("thinOut(%v) = %d, want %d", c.seqs, got, c.want)
+		}
+	}
+}

@@ -49,3 +49,12 @@ func (n *Node) AuditDeltasFor(asOf *time.Time, target uint64) int {
 // AuditBaseEvery is auditBaseEvery: how many intervals apart the live poll
 // checkpoints the live store while deltas are recorded.
 const AuditBaseEvery = auditBaseEvery
+
+// ThinOut is thinOut over checkpoints at seqs: the index it drops.
+func ThinOut(seqs ...uint64) int {
+	l := make([]auditCheckpoint, len(seqs))
+	for i, s := range seqs {
+		l[i].mark.Seq = s
+	}
+	return thinOut(l)
+}
