@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loredev/lore/projector"
@@ -54,16 +55,36 @@ type deltaFile struct {
 func deltaName(to uint64) string { return fmt.Sprintf("dl-%020d", to) }
 
 // recordDeltas makes the live store record its commits into deltas and
-// returns the queue their tables are written from (writeDeltas); the
-// caller stops the recording and closes the queue once the runtime ended.
-func (n *Node) recordDeltas() (chan *projector.Delta, error) {
+// writes their tables (writeDeltas) until stop, which ends the recording,
+// lets the tables of the deltas cut so far be written and returns. A delta
+// cut after stop (nothing commits to the live store once its runtime
+// ended) is dropped.
+func (n *Node) recordDeltas() (stop func(), err error) {
 	a := n.audits
 	q := make(chan *projector.Delta, auditDeltaQueue)
-	err := n.Store.RecordDeltas(a.every, func(d *projector.Delta) {
-		a.deltasPending.Add(1)
-		q <- d
+	var mu sync.Mutex // guards closed and the sends on q
+	closed := false
+	err = n.Store.RecordDeltas(a.every, func(d *projector.Delta) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !closed {
+			a.deltasPending.Add(1)
+			q <- d // writeDeltas drains q without mu
+		}
 	})
-	return q, err
+	if err != nil {
+		return nil, err
+	}
+	wrote := make(chan struct{})
+	go func() { defer close(wrote); n.writeDeltas(q) }()
+	return func() {
+		n.Store.StopDeltas()
+		mu.Lock()
+		closed = true
+		close(q)
+		mu.Unlock()
+		<-wrote
+	}, nil
 }
 
 // writeDeltas writes the tables of the deltas q hands over and lists them,

@@ -224,18 +224,14 @@ func (n *Node) Run(ctx context.Context) error {
 		if err := n.loadAuditCheckpoints(ctx); err != nil && ctx.Err() == nil {
 			n.log.Warn("audit checkpoints: reload", "err", err)
 		}
-		q, err := n.recordDeltas()
+		stop, err := n.recordDeltas()
 		if err != nil {
 			n.audits.recording.Store(false)
 			return fmt.Errorf("audit deltas: %w", err)
 		}
-		wrote := make(chan struct{})
-		go func() { defer close(wrote); n.writeDeltas(q) }()
 		defer func() {
-			n.Store.StopDeltas()
+			stop()
 			n.audits.recording.Store(false)
-			close(q)
-			<-wrote
 		}()
 	}
 	wg.Add(1)
