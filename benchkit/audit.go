@@ -38,9 +38,11 @@ type AuditReport struct {
 	// AtCheckpoint is an audit exactly at a checkpoint (up to ten of
 	// them): the copy opened, read and removed, nothing folded.
 	AtCheckpoint Latency `json:"at_checkpoint"`
-	// Every is the checkpoint interval (events); Checkpoints how many were
-	// kept at the end, and ExtraBytes the disk they hold beyond the live
-	// store (tables the live store no longer has, and their own files).
+	// Every is the checkpoint interval (events); Checkpoints how many
+	// points an audit starts from without folding were kept at the end
+	// (checkpoints and the ends of the deltas they reach), and ExtraBytes
+	// the disk they hold beyond the live store (tables the live store no
+	// longer has, the checkpoints' own files, the delta tables).
 	// Spacing is the live checkpoints' spacing at the end (Every, or the
 	// wider gap the disk budget keeps) and Taken how many live checkpoints
 	// the node took over the run.
