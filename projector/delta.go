@@ -39,9 +39,6 @@ type Delta struct {
 	wo       sstable.WriterOptions
 }
 
-// Keys is the number of keys the delta writes.
-func (d *Delta) Keys() int { return len(d.vals) }
-
 // WriteTable writes the delta as a table at path (synced): every key in
 // order, its last value or its deletion.
 func (d *Delta) WriteTable(path string) error {
