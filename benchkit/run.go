@@ -18,6 +18,7 @@ import (
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/crossloop"
 	"github.com/loredev/lore/projector/eventlog"
 )
 
@@ -136,6 +137,10 @@ type Report struct {
 	LagEpisodes []LagEpisode `json:"lag_episodes,omitempty"`
 
 	Inject map[string]Latency `json:"inject"`
+	// InjectRegistry is the cross-loop registry the patterns.inject
+	// queries ranked: the workload's completed loops add patterns to the
+	// seeded ones, so at a million events it holds more than --patterns.
+	InjectRegistry RegistrySize `json:"inject_registry"`
 
 	ReadYourWrites ReadYourWrites `json:"read_your_writes"`
 	// Audit: --as-of / --at-seq queries at random points of the log.
@@ -314,7 +319,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	stagesOf(rep.LagEpisodes, paced.seqs, paced.acked, paced.lags, stages, commits)
 
 	// 4. Injection queries, in-process and over NATS; read your writes.
-	ph.start("injection", "injection queries")
+	if rep.InjectRegistry, err = registrySize(n); err != nil {
+		return nil, err
+	}
+	ph.start("injection", "injection queries, %d active patterns (%d in the text index)", rep.InjectRegistry.Active, rep.InjectRegistry.Indexed)
 	if err := injectLatencies(ctx, n, o, rep, ph); err != nil {
 		return nil, err
 	}
@@ -529,6 +537,26 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 // injectLatencies times knowledge.inject and patterns.inject: in-process
 // (the endpoint called on the live view) and over NATS (the API service,
 // no_wait: the reply returns once the injection record is stored).
+// RegistrySize is the size of the cross-loop registry.
+type RegistrySize struct {
+	Active   int `json:"active"`   // patterns not archived
+	Indexed  int `json:"indexed"`  // patterns in the text index patterns.inject ranks
+	Archived int `json:"archived"` // archived patterns
+}
+
+// registrySize reads the live cross-loop registry's totals.
+func registrySize(n *node.Node) (RegistrySize, error) {
+	st, err := crossloop.LoadStats(n.Live().Model("crossloop"))
+	if err != nil {
+		return RegistrySize{}, fmt.Errorf("registry size: %w", err)
+	}
+	r := RegistrySize{Indexed: st.IndexDocs, Archived: st.Archived}
+	for _, c := range st.ByType {
+		r.Active += c
+	}
+	return r, nil
+}
+
 func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report, ph *phases) error {
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x696e))
 	kproj := func() string {

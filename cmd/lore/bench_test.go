@@ -100,6 +100,11 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s: %+v", k, l)
 		}
 	}
+	// The registry the injections ranked: the 100 seeded patterns and what
+	// the workload's completed loops added, every active one indexed.
+	if r := rep.InjectRegistry; r.Active < 100 || r.Indexed != r.Active {
+		t.Errorf("registry ranked by patterns.inject: %+v, want the 100 seeded patterns or more, each indexed", r)
+	}
 	if y := rep.ReadYourWrites; y.N == 0 || !(y.P50us > 0) || y.RawPublish.N == 0 || !(y.P50Ratio > 0) || len(y.ByCommand) != 5 {
 		t.Errorf("read your writes: %+v, want every command measured next to the baseline", y)
 	}
