@@ -221,12 +221,25 @@ func (b *browser) open(path string) {
 	b.run(chromedp.Navigate(b.base+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
 }
 
+// text is the visible text of the first element matching sel, once one
+// is there. Read in one evaluation: a page's live updates replace
+// elements, and a node looked up first and read after may be gone.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		b.t.Fatalf("text of %s: %v", sel, err)
-	}
+	const absent = "\x00absent"
+	js := `(e => e ? e.innerText : "` + absent + `")(document.querySelector(` + strconv.Quote(sel) + `))`
+	var s string
+	waitFor(b.t, func() error {
+		v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			return fmt.Errorf("text of %s: %w", sel, err)
+		}
+		if v == absent {
+			return fmt.Errorf("no element %s", sel)
+		}
+		s = v
+		return nil
+	})
 	return strings.TrimSpace(s)
 }
 
