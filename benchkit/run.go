@@ -534,9 +534,6 @@ func rebuildWindows(ctx context.Context, n *node.Node, m projector.Model, dir st
 	return mr, nil
 }
 
-// injectLatencies times knowledge.inject and patterns.inject: in-process
-// (the endpoint called on the live view) and over NATS (the API service,
-// no_wait: the reply returns once the injection record is stored).
 // RegistrySize is the size of the cross-loop registry.
 type RegistrySize struct {
 	Active   int `json:"active"`   // patterns not archived
@@ -557,6 +554,9 @@ func registrySize(n *node.Node) (RegistrySize, error) {
 	return r, nil
 }
 
+// injectLatencies times knowledge.inject and patterns.inject: in-process
+// (the endpoint called on the live view) and over NATS (the API service,
+// no_wait: the reply returns once the injection record is stored).
 func injectLatencies(ctx context.Context, n *node.Node, o Options, rep *Report, ph *phases) error {
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x696e))
 	kproj := func() string {

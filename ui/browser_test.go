@@ -226,8 +226,8 @@ func (b *browser) open(path string) {
 // elements, and a node looked up first and read after may be gone.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	const absent = "\x00absent"
-	js := `(e => e ? e.innerText : "` + absent + `")(document.querySelector(` + strconv.Quote(sel) + `))`
+	const absent = "\x00absent" // what no element's text is
+	js := `(e => e ? e.innerText : "\u0000absent")(document.querySelector(` + strconv.Quote(sel) + `))`
 	var s string
 	waitFor(b.t, func() error {
 		v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
