@@ -52,12 +52,12 @@ func Instruction(text string) (string, bool) {
 	if exfilRe.MatchString(d) {
 		return KindExfiltration, true
 	}
-	if override(letterWords(n)) || cjkOverride(n) {
+	if overrideText(n) || cjkOverride(n) {
 		return KindOverride, true
 	}
 	// Cyrillic words read as Cyrillic too (the look-alike folding above
 	// is for Latin words spelled with Cyrillic letters).
-	if u != n && override(letterWords(u)) {
+	if u != n && overrideText(u) {
 		return KindOverride, true
 	}
 	return "", false

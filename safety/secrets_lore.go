@@ -56,8 +56,10 @@ func assignmentValue(v string) bool {
 		fileExtRe.MatchString(lv) {
 		return false
 	}
-	// An identifier in code (os.Getenv, config.password, getToken()).
-	if strings.ContainsAny(v, "()") || strings.HasPrefix(strings.ToLower(v), "os.") ||
+	// An identifier in code (os.Getenv, config.password, getToken()): a
+	// call is a name followed by its parenthesis. A parenthesis inside a
+	// random value (a generated key's punctuation) does not make it code.
+	if callShape(v) || strings.HasPrefix(strings.ToLower(v), "os.") ||
 		strings.HasPrefix(strings.ToLower(v), "process.env") || strings.HasPrefix(strings.ToLower(v), "env.") {
 		return false
 	}
@@ -76,6 +78,22 @@ func assignmentValue(v string) bool {
 	}
 	if word {
 		return hasUpper(v) && hasLower(v) && (len(v) >= 16 && ShannonEntropy(v) > 3.5 || len(v) >= 8 && !identifierCase(v))
+	}
+	return true
+}
+
+// callShape reports a value that starts as a call in code: a name
+// (letters, digits, _ . $ :) then "(" (getToken(), os.getenv(,
+// Secrets::get().
+func callShape(v string) bool {
+	i := strings.IndexByte(v, '(')
+	if i <= 0 {
+		return false
+	}
+	for _, r := range v[:i] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '$' || r == ':') {
+			return false
+		}
 	}
 	return true
 }
