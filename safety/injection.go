@@ -95,7 +95,8 @@ var (
 	roles = []*gated{
 		gate(`\byou(?: are|'re| r) now (?:an? |the |my |dan\b|free\b|unrestricted|jailbroken|called|named|known as|acting|going to|allowed|permitted|in (?:developer|dan|god|unrestricted)|no longer)`, " now "),
 		gate(`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:ai|assistant|language model)|required to follow|subject to)`, "no longer"),
-		gate(`\bfrom (?:now|this point|here) on,? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b`, " on"),
+		gate(`\byou(?: are|'re) (?:an? |now )?(?:unrestricted|unfiltered|uncensored|jailbroken|unbound|unshackled)\b`, "unrestricted", "unfiltered", "uncensored", "jailbroken", "unbound", "unshackled"),
+		gate(`\bfrom (?:now|this point|here) on(?: out| forward|wards?)?,? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b`, " on"),
 		gate(`\bhenceforth,? you (?:are|will|must)\b`, "henceforth"),
 		// starting now / as of now / from this moment on, you are a … /
 		// you will ignore …

@@ -170,8 +170,11 @@ func override(ws []string, stop []bool) bool {
 				continue
 			}
 			for o := q + 1; o < min(len(ws), q+5); o++ {
-				your := ws[o-1] == "your" || ws[q] == "your"
+				your := ws[o-1] == "your" || ws[q] == "your" || readers(ws, stop, o)
 				role := roleQualifiers[ws[o-1]] || o >= 2 && ws[o-1] == "s" && roleQualifiers[ws[o-2]]
+				if ws[q] == "the" && strongObjects[ws[o]] && plainBetween(ws, q+1, o) && elsewhere(ws, stop, o) {
+					continue // the (setup) instructions in the old INSTALL file
+				}
 				if isObject(ws, stop, o, (timeQ && !third) || your || role) {
 					return true
 				}
@@ -201,6 +204,59 @@ func override(ws []string, stop []bool) bool {
 		}
 	}
 	return passive(ws)
+}
+
+// readers reports an object the words after it give to the reader: the
+// constraints from your operator, the rules of your developer, the rules
+// given by your developer.
+func readers(ws []string, stop []bool, o int) bool {
+	k := o + 1
+	if !stop[o] && k < len(ws) && (given[ws[k]] || ws[k] == "set" || ws[k] == "written" || ws[k] == "laid") {
+		if stop[k] {
+			return false
+		}
+		k++
+	}
+	return !stop[o] && k+1 < len(ws) && (ws[k] == "from" || ws[k] == "of" || ws[k] == "by") && ws[k+1] == "your"
+}
+
+// documentPreps and readerInput tell where an object lies: "the
+// instructions in the legacy INSTALL file" are a document's, "the
+// instructions in your system prompt" the reader's.
+var (
+	documentPreps = set("in", "inside", "of", "for", "from", "on", "under", "within")
+	readerInput   = set("your", "you", "this", "these", "above", "previous", "prior", "earlier", "system", "prompt", "prompts",
+		"conversation", "chat", "context", "message", "messages", "lesson", "here", "session", "memory", "developer", "developers",
+		"operator", "operators", "user", "users", "assistant", "model", "agent", "ai", "top", "beginning", "start", "first",
+		"before", "window", "thread", "turn", "turns", "history")
+)
+
+// plainBetween reports that ws[i:j] holds no qualifier (the setup
+// instructions; not the previous instructions, the developer prompt).
+func plainBetween(ws []string, i, j int) bool {
+	for _, w := range ws[i:j] {
+		if timeQualifiers[w] || anyQualifiers[w] || roleQualifiers[w] || strongObjects[w] || weakObjects[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// elsewhere reports an object placed, by the preposition after it, in
+// something that is not the reader's input.
+func elsewhere(ws []string, stop []bool, o int) bool {
+	if stop[o] || o+2 >= len(ws) || !documentPreps[ws[o+1]] {
+		return false
+	}
+	for k := o + 2; k < min(len(ws), o+6); k++ {
+		if readerInput[ws[k]] {
+			return false
+		}
+		if stop[k] {
+			break
+		}
+	}
+	return true
 }
 
 // pointsAtText reports that the position word ws[p] ends its clause or

@@ -30,13 +30,28 @@ var placeholderRe = regexp.MustCompile(`(?i)^(?:` +
 	`[<\[{(].*|.*[>\]})]|` + // <token>, [secret], {{x}}, (redacted)
 	`\$.*|%[a-z_]+%?|` + // $API_KEY, ${X}, $(cmd), %TOKEN%
 	`.*\.\.\..*|.*….*|` + // sk-..., abc…
-	`(?:x+|\*+|#+|-+|_+|\.+|0+|1234.*|abc.*|foo.*|bar.*|test.*|dummy.*|fake.*|sample.*|example.*|placeholder.*|redacted.*|changeme|change_me|change-me|your[_-]?.*|my[_-]?.*|secret|password|passwd|pass|token|apikey|api[_-]?key|value|none|null|nil|true|false|undefined|empty|string|str|env|required|optional|default|hidden|masked|\*\*\*.*)` +
+	`(?:x+|\*+|#+|-+|_+|\.+|0+|changeme|change_me|change-me|secret|password|passwd|pass|token|apikey|api[_-]?key|value|none|null|nil|true|false|undefined|empty|string|str|env|required|optional|default|hidden|masked|\*\*\*.*)` +
 	`)$`)
+
+// placeholderPrefixRe are the words a made-up value starts with (abc123,
+// test-key, your_token_here, example-secret-1234): a placeholder unless
+// what follows the word is itself a random key (randomTail).
+var placeholderPrefixRe = regexp.MustCompile(`(?i)^(?:1234|abc|foo|bar|test|dummy|fake|sample|example|placeholder|redacted|your[_-]?|my[_-]?)`)
+
+// randomTail reports a run that reads as a generated key: 16 characters or
+// more, digits and both cases, varied enough (a made-up tail such as
+// "-api-key-here" or "1234567890" is not).
+func randomTail(t string) bool {
+	return len(t) >= 16 && hasDigit(t) && hasUpper(t) && hasLower(t) && ShannonEntropy(t) > 3.5
+}
 
 // isPlaceholder reports a value that stands for a secret without being one.
 func isPlaceholder(v string) bool {
 	v = strings.Trim(v, `"'`+"`")
 	if v == "" || placeholderRe.MatchString(v) {
+		return true
+	}
+	if m := placeholderPrefixRe.FindStringIndex(v); m != nil && !randomTail(v[m[1]:]) {
 		return true
 	}
 	// A value of one repeated character (xxxxxxxx, 00000000).
