@@ -63,6 +63,10 @@ func Instruction(text string) (string, bool) {
 	return "", false
 }
 
+// vocative is the reader addressed by name before an order: "assistant,
+// pretend …", "ai: act as …".
+const vocative = `\b(?:assistant|ai|llm|model|agent|bot|claude|gpt|chatgpt|copilot|gemini)\s*[,:]\s*(?:please\s+)?`
+
 // deleetText undoes leetspeak inside the tokens that mix letters and
 // symbols, leaving numbers and other tokens as they are.
 func deleetText(n string) string {
@@ -105,8 +109,8 @@ var (
 			"now", "today", "immediately", "moment", "point", "message"),
 		gate(`\byour (?:new|real|true|actual|only|updated) (?:role|task|instructions?|goal|objective|purpose|identity|persona|directive|orders?|prompt)\b`, "your "),
 		gate(`\b(?:new|updated|revised|real|actual|secret|hidden|override) (?:system )?(?:instructions?|prompt|directives?|orders)\s*:`, "instruction", "prompt", "directive", "orders"),
-		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )`, " as ", " like "),
-		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b`, "pretend", "imagine"),
+		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+|`+vocative+`)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )`, " as ", " like "),
+		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+|`+vocative+`)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b`, "pretend", "imagine"),
 		gate(`\brole-?play as\b|\bplay the role of\b`, "play"),
 		gate(`\b(?:developer|dan|god|jailbreak|unrestricted|unfiltered) mode\b|\bdo anything now\b`, " mode", "anything now"),
 		gate(`\bi am your (?:developer|creator|admin|administrator|owner|operator|master)\b`, "i am your"),

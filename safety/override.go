@@ -203,7 +203,7 @@ func override(ws []string, stop []bool) bool {
 			return true
 		}
 	}
-	return passive(ws)
+	return passive(ws, stop)
 }
 
 // readers reports an object the words after it give to the reader: the
@@ -259,6 +259,9 @@ func elsewhere(ws []string, stop []bool, o int) bool {
 	return true
 }
 
+// sourcePreps name where something received came from.
+var sourcePreps = set("from", "in", "with", "by", "via", "through", "at")
+
 // pointsAtText reports that the position word ws[p] ends its clause or
 // points at this text (before this, up to now, above and …).
 func pointsAtText(ws []string, stop []bool, p int) bool {
@@ -275,7 +278,7 @@ func pointsAtText(ws []string, stop []bool, p int) bool {
 // passive finds the passive form: the previous instructions are void / no
 // longer apply / should be ignored; everything you read before this is
 // obsolete; the rules from your operator no longer apply.
-func passive(ws []string) bool {
+func passive(ws []string, stop []bool) bool {
 	for o := range ws {
 		obj := strongObjects[ws[o]] || weakObjects[ws[o]]
 		if !obj && !everything[ws[o]] {
@@ -293,6 +296,11 @@ func passive(ws []string) bool {
 		for q := o + 1; q < min(len(ws), o+6) && end < 0; q++ {
 			switch {
 			case obj && q < o+4 && ws[q] == "your" && (ws[q-1] == "from" || ws[q-1] == "of" || ws[q-1] == "by"):
+				end = q + 1
+			case obj && q == o+2 && (ws[o+1] == "you" || ws[o+1] == "i" || ws[o+1] == "we") && given[ws[q]] && !stop[q] &&
+				q+1 < len(ws) && !sourcePreps[ws[q+1]]:
+				// the instructions you received (before) are …; not "the
+				// instructions you got from the vendor"
 				end = q + 1
 			case !obj && ws[o] != "all" && standAlone[ws[q]] && (q == o+1 || ws[o+1] == "you" || ws[o+1] == "i" || ws[o+1] == "we") &&
 				(q+1 == len(ws) || pointsHere[ws[q+1]]):
