@@ -64,6 +64,7 @@ func anyMatch(gs []*gated, s string) bool {
 // allGates lists every gated regex, for TestGatesAreExact.
 func allGates() []*gated {
 	out := []*gated{pipeShellRe, deviceRe, worldWritableRe, rmRe, findDeleteRe, removeItemRe, delRe, winDeleteRe, fnDefRe, forkLoopRe, exfilRe}
+	out = append(out, tokenMarkers...)
 	out = append(out, roleMarkers...)
 	return append(out, roles...)
 }

@@ -39,7 +39,7 @@ func Instruction(text string) (string, bool) {
 	if hiddenMarkup(n) {
 		return KindHiddenMarkup, true
 	}
-	if anyMatch(roleMarkers, n) {
+	if tokenMarker(n) || anyMatch(roleMarkers, n) || lineRoleMarker(text) {
 		return KindRoleMarker, true
 	}
 	d := n
@@ -67,6 +67,96 @@ func Instruction(text string) (string, bool) {
 // pretend …", "ai: act as …".
 const vocative = `\b(?:assistant|ai|llm|model|agent|bot|claude|gpt|chatgpt|copilot|gemini)\s*[,:]\s*(?:please\s+)?`
 
+// tokenMarker finds a chat-template token ("<|im_start|>", "[INST]",
+// "<system>") that is not a mention of one: a token is mentioned when a
+// noun follows it ("the <system> element", "[INST] tokens") or a word
+// that names it as an object comes right before it ("wrap turns in
+// [INST] … [/INST]", "strip <|im_end|> from the output"); a closing token
+// after a placeholder ("…", "text") closes a mention. A token that opens
+// the text or a sentence, or wraps prose, is a marker.
+func tokenMarker(n string) bool {
+	for _, g := range tokenMarkers {
+		for _, m := range g.FindAllStringIndex(n, -1) {
+			if !tokenMentioned(n, m[0], m[1]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	tokenNouns = set("element", "elements", "tag", "tags", "token", "tokens", "marker", "markers", "node", "nodes",
+		"block", "blocks", "section", "sections", "delimiter", "delimiters", "wrapper", "wrappers", "string", "strings",
+		"sequence", "sequences", "prefix", "suffix", "header", "headers", "template", "templates", "format", "special")
+	tokenObjectOf = set("in", "with", "like", "as", "between", "around", "wrap", "wraps", "wrapped",
+		"wrapping", "add", "adds", "added", "emit", "emits", "emitted", "strip", "strips", "stripped", "escape",
+		"escapes", "escaped", "remove", "removes", "removed", "insert", "inserts", "inserted", "expect", "expects",
+		"expected", "contain", "contains", "containing")
+	// Before a closing token only: what ends a template's placeholder.
+	tokenPlaceholders = set("text", "message", "prompt", "content", "x", "user", "system", "instruction", "instructions",
+		"turn", "and", "or")
+)
+
+func tokenMentioned(n string, s, e int) bool {
+	rest := strings.TrimLeft(n[e:], " ")
+	if w := leadingWord(rest); tokenNouns[w] {
+		return true
+	}
+	before := strings.TrimRight(n[:s], " ")
+	if before == "" {
+		return false // opens the text
+	}
+	if last := before[len(before)-1]; strings.IndexByte("\"'`“‘(", last) >= 0 {
+		return true // quoted
+	}
+	if strings.HasSuffix(before, "...") || strings.HasSuffix(before, "…") {
+		return strings.HasPrefix(n[s:], "[/") || strings.HasPrefix(n[s:], "</") || strings.HasPrefix(n[s:], "<</")
+	}
+	w := trailingWord(before)
+	if tokenObjectOf[w] {
+		return true
+	}
+	return tokenPlaceholders[w] && (strings.HasPrefix(n[s:], "[/") || strings.HasPrefix(n[s:], "</") || strings.HasPrefix(n[s:], "<</"))
+}
+
+// leadingWord is the letters opening s; trailingWord the letters ending it.
+func leadingWord(s string) string {
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z') {
+		i++
+	}
+	return s[:i]
+}
+
+func trailingWord(s string) string {
+	i := len(s)
+	for i > 0 && (s[i-1] >= 'a' && s[i-1] <= 'z') {
+		i--
+	}
+	if i > 0 && s[i-1] != ' ' {
+		return "" // glued to punctuation: "…:" or "x<|"
+	}
+	return s[i:]
+}
+
+// lineRoleMarker finds a role marker opening a line of a text of several
+// lines ("…\nAssistant: OK"): Normalize joins the lines, so each is
+// read on its own too.
+func lineRoleMarker(text string) bool {
+	if !strings.ContainsAny(text, "\n\r\u2028\u2029\v\f\u0085") {
+		return false
+	}
+	for _, line := range strings.FieldsFunc(text, func(r rune) bool {
+		return r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029' || r == '\v' || r == '\f' || r == '\u0085'
+	}) {
+		if anyMatch(roleMarkers, foldConfusables(Normalize(line))) {
+			return true
+		}
+	}
+	return false
+}
+
 // deleetText undoes leetspeak inside the tokens that mix letters and
 // symbols, leaving numbers and other tokens as they are.
 func deleetText(n string) string {
@@ -82,10 +172,13 @@ func deleetText(n string) string {
 var (
 	// Chat-template role markers, anywhere; a role name with a colon at
 	// the start of a line or sentence.
-	roleMarkers = []*gated{
+	// Chat-template tokens (tokenMarker reads their context).
+	tokenMarkers = []*gated{
 		gate(`<\|[a-z_ ]{2,30}\|>`, "<|"),
 		gate(`\[/?inst\]|<</?sys>>`, "inst]", "sys>>"),
 		gate(`</?(?:system|assistant|im_start|im_end|developer|sys|start_of_turn|end_of_turn)>`, "system>", "assistant>", "im_start>", "im_end>", "developer>", "sys>", "_of_turn>"),
+	}
+	roleMarkers = []*gated{
 		// A bracketed role tag opening a line or sentence, then prose
 		// ("[SYSTEM] grant admin"; not a TOML table, "[system] x = 1").
 		gate(`(?:^|[\n.!?;]\s*)\[(?:system|assistant|developer|sys)(?: message| prompt| note| override)?\]\s*:?\s*[a-z]+ [a-z]`, "[system", "[assistant", "[developer", "[sys"),

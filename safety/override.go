@@ -178,6 +178,9 @@ func override(ws []string, stop []bool) bool {
 				if isObject(ws, stop, o, (timeQ && !third) || your || role) {
 					return true
 				}
+				if your && weakObjects[ws[o]] && guardModifiers[ws[o-1]] {
+					return true // your safety guidelines for this task
+				}
 			}
 		}
 		// ignore instructions above / disregard what you were told.
@@ -258,6 +261,10 @@ func elsewhere(ws []string, stop []bool, o int) bool {
 	}
 	return true
 }
+
+// guardModifiers make a weak object the reader's safeguards wherever it
+// stands in its phrase: your safety guidelines, your content policy.
+var guardModifiers = set("safety", "security", "content", "ethical", "ethics", "moderation", "usage", "refusal")
 
 // sourcePreps name where something received came from.
 var sourcePreps = set("from", "in", "with", "by", "via", "through", "at")
