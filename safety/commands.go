@@ -95,8 +95,12 @@ var (
 // make it a scoped use.
 var (
 	negatorRe  = regexp.MustCompile(`\b(?:never|don'?t|do not|does not|doesn'?t|avoid|avoiding|not|no|without|instead of|rather than|stop|refuse|forbid|forbidden|prohibit|prohibited|disallow|ban|banned|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|beware of|warn against|warns against|against)\b`)
-	afterNegRe = regexp.MustCompile(`^[^.;!?]*\b(?:is|are)\s+(?:never|not|rarely|almost never)\b|^[^.;!?]*\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b`)
-	scoperRe   = regexp.MustCompile(`\b(?:only (?:inside|in|on|within|for|under)|inside (?:the|a|your)|within (?:the|a|your)|scoped to|limited to|restricted to|confined to)\b`)
+	afterNegRe = regexp.MustCompile(`^[^.;!?]*\b(?:is|are)\s+(?:never|not|rarely|almost never)\b|^[^.;!?]*\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b|` +
+		// …gives root to every user, lets anyone overwrite the files:
+		// the clause states the harm the command does.
+		`^[^.;!?]*\b(?:gives?|grants?|hands?)\s+(?:\w+\s+){0,2}(?:root|admin|full (?:access|control)|write access)\s+(?:access\s+)?to\s+(?:every|any|all)\w*|` +
+		`^[^.;!?]*\b(?:lets?|allows?)\s+(?:anyone|everyone|any (?:user|process|container)|every (?:user|process|container)|all users|attackers?)\b`)
+	scoperRe = regexp.MustCompile(`\b(?:only (?:inside|in|on|within|for|under)|inside (?:the|a|your)|within (?:the|a|your)|scoped to|limited to|restricted to|confined to)\b`)
 )
 
 // negated reports that the command at n[s:e] sits in a clause that negates

@@ -278,3 +278,24 @@ func TestChatTokensMentionedOrUsed(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandHarmStated: a clause that states the harm a command does
+// explains it rather than asks for it.
+func TestCommandHarmStated(t *testing.T) {
+	for _, s := range []string{
+		"The Docker socket should stay 660 with the docker group; chmod 777 on it gives root to every user",
+		"chmod -R 777 on the uploads folder lets anyone overwrite the served files",
+	} {
+		if k, ok := safety.Command(s); ok {
+			t.Errorf("Command(%q) = %s", s, k)
+		}
+	}
+	for _, s := range []string{
+		"chmod -R 777 on the uploads folder lets the web server write, do it on deploy",
+		"Give the container full access: chmod 777 /var/run/docker.sock",
+	} {
+		if _, ok := safety.Command(s); !ok {
+			t.Errorf("Command(%q): not found", s)
+		}
+	}
+}
