@@ -31,6 +31,9 @@ var (
 	// Multi-word dismissals, as word sequences.
 	dismissPhrases = [][]string{{"set", "aside"}, {"pay", "no", "attention", "to"}, {"stop", "following"},
 		{"do", "not", "follow"}, {"don", "t", "follow"}, {"dont", "follow"}, {"no", "longer", "follow"},
+		{"no", "longer", "have", "to", "follow"}, {"no", "longer", "need", "to", "follow"}, {"do", "not", "have", "to", "follow"},
+		{"don", "t", "have", "to", "follow"}, {"do", "not", "need", "to", "follow"}, {"don", "t", "need", "to", "follow"},
+		{"need", "not", "follow"}, {"no", "longer", "have", "to", "obey"}, {"do", "not", "have", "to", "obey"},
 		{"stop", "obeying"}, {"do", "not", "obey"}, {"don", "t", "obey"}, {"throw", "out"}, {"move", "past"},
 		{"break", "free", "of"}, {"free", "yourself", "from"}, {"get", "rid", "of"},
 		{"haz", "caso", "omiso", "de"}, {"haga", "caso", "omiso", "de"}, {"no", "hagas", "caso", "a"}, {"no", "hagas", "caso", "de"},
