@@ -3,6 +3,7 @@ package safety
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Kinds of instruction findings.
@@ -107,7 +108,7 @@ func tokenMentioned(n string, s, e int) bool {
 	if before == "" {
 		return false // opens the text
 	}
-	if last := before[len(before)-1]; strings.IndexByte("\"'`“‘(", last) >= 0 {
+	if last, _ := utf8.DecodeLastRuneInString(before); strings.ContainsRune("\"'`“‘«(", last) {
 		return true // quoted
 	}
 	if strings.HasSuffix(before, "...") || strings.HasSuffix(before, "…") {

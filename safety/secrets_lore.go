@@ -97,20 +97,29 @@ func assignmentValue(v string) bool {
 	return true
 }
 
-// callShape reports a value that starts as a call in code: a name
-// (letters, digits, _ . $ :) then "(" (getToken(), os.getenv(,
-// Secrets::get().
+// callShape reports a value that starts as a call in code: "$(" (a shell
+// substitution) or a name then "(": a name starts with a letter, _ or $,
+// holds letters, digits, _ . $ :, and reads as a name — qualified
+// (os.getenv, Secrets::get) or cased like an identifier (getToken) — not
+// as the random start of a generated key (Xk9L(mQ…).
 func callShape(v string) bool {
 	i := strings.IndexByte(v, '(')
 	if i <= 0 {
 		return false
 	}
-	for _, r := range v[:i] {
+	name := v[:i]
+	if name == "$" {
+		return true
+	}
+	if c := name[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$') {
+		return false
+	}
+	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '$' || r == ':') {
 			return false
 		}
 	}
-	return true
+	return strings.ContainsAny(name, ".:") || identifierCase(name)
 }
 
 // identifierCase reports letters cased like an identifier or words
