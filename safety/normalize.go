@@ -100,16 +100,31 @@ func letterWords(normalized string) (ws []string, stop []bool) {
 		if start >= 0 {
 			ws, stop = append(ws, t[start:]), append(stop, false)
 		}
-		// One token spelled out: i-g-n-o-r-e.
+		// One token spelled out: i-g-n-o-r-e; or cut in syllables
+		// (ig-nore, in-struc-tions) into a word of the grammar.
 		if parts := ws[n0:]; len(parts) >= 3 && allSingle(parts) {
 			last := stop[len(stop)-1]
 			ws, stop = append(ws[:n0], strings.Join(parts, "")), append(stop[:n0], last)
+		} else if len(parts) >= 2 && !anyStop(stop[n0:len(stop)-1]) {
+			if joined := strings.Join(parts, ""); grammarVocab()[joined] {
+				last := stop[len(stop)-1]
+				ws, stop = append(ws[:n0], joined), append(stop[:n0], last)
+			}
 		}
 	}
 	if len(stop) > 0 {
 		stop[len(stop)-1] = true
 	}
 	return joinSpelled(ws, stop)
+}
+
+func anyStop(stop []bool) bool {
+	for _, s := range stop {
+		if s {
+			return true
+		}
+	}
+	return false
 }
 
 func allSingle(ws []string) bool {

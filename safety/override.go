@@ -45,7 +45,9 @@ var (
 	supersedeVerbs = set("supersedes", "overrides", "overrules", "replaces", "cancels", "invalidates", "voids",
 		"nullifies", "trumps", "outranks", "revokes", "annuls")
 	supersedePhrases = [][]string{{"takes", "precedence", "over"}, {"take", "precedence", "over"},
-		{"takes", "priority", "over"}, {"has", "priority", "over"}, {"wins", "over"}}
+		{"takes", "priority", "over"}, {"has", "priority", "over"}, {"wins", "over"},
+		{"higher", "priority", "than"}, {"more", "important", "than"}, {"precedence", "over"}, {"priority", "over"},
+		{"above", "your"}}
 	textSubjects = set("this", "these", "following", "lesson", "note", "message", "text", "entry", "memo")
 	// Roles whose messages are a model's input: "the developer message"
 	// ("system prompt" and "system instructions" are strong objects anyway).
@@ -248,6 +250,17 @@ func plainBetween(ws []string, i, j int) bool {
 	return true
 }
 
+// plainBetweenOK reports that ws[i:j] holds only qualifiers and words
+// that make a weak object the reader's (safety, security, …).
+func plainBetweenOK(ws []string, i, j int) bool {
+	for _, w := range ws[i:j] {
+		if !(timeQualifiers[w] || anyQualifiers[w] || roleQualifiers[w] || guardModifiers[w] || w == "of") {
+			return false
+		}
+	}
+	return true
+}
+
 // elsewhere reports an object placed, by the preposition after it, in
 // something that is not the reader's input.
 func elsewhere(ws []string, stop []bool, o int) bool {
@@ -296,7 +309,10 @@ func passive(ws []string, stop []bool) bool {
 		}
 		end := -1 // the last word of the qualified subject
 		for q := max(0, o-3); q < o && obj; q++ {
-			if timeQualifiers[ws[q]] || ws[q] == "your" || ws[q] == "all" && strongObjects[ws[o]] {
+			// A weak object named by a plain noun after its qualifier is
+			// a thing of its own: "the earlier caching rules".
+			named := weakObjects[ws[o]] && !strongObjects[ws[o]] && !plainBetweenOK(ws, q+1, o)
+			if (timeQualifiers[ws[q]] || ws[q] == "your" || ws[q] == "all" && strongObjects[ws[o]]) && !named {
 				end = o
 			}
 		}
