@@ -91,14 +91,6 @@ func TestAnnouncementsOnceAfterALongBacklog(t *testing.T) {
 			t.Fatalf("%d per-bead and %d shared announcements, want %d of each", p, s, want)
 		}
 	}
-	wait := func(n *node.Node, seq uint64) {
-		t.Helper()
-		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		if err := n.Runtime.WaitFor(wctx, seq); err != nil {
-			t.Fatal(err)
-		}
-	}
 	run := func(n *node.Node) (stop func()) {
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -110,7 +102,7 @@ func TestAnnouncementsOnceAfterALongBacklog(t *testing.T) {
 	// (per bead, shared), then stops; 300 more are stored while no
 	// replica runs.
 	stopA := run(a)
-	wait(a, appendOutcomes(300))
+	waitSeq(t, a, appendOutcomes(300))
 	settle(100)
 	stopA()
 	seq := appendOutcomes(300)
@@ -120,7 +112,7 @@ func TestAnnouncementsOnceAfterALongBacklog(t *testing.T) {
 	// it looks up 400 announcements, more than a publishing window.
 	stopB := run(b)
 	defer stopB()
-	wait(b, seq)
+	waitSeq(t, b, seq)
 	settle(200)
 
 	// The shared subject holds one announcement per failure, in the order
@@ -142,11 +134,9 @@ func TestAnnouncementsOnceAfterALongBacklog(t *testing.T) {
 	// A comes back and folds the 300 it missed: nothing new to announce.
 	stopA = run(a)
 	defer stopA()
-	wait(a, seq)
+	waitSeq(t, a, seq)
 	settle(200)
-	da, _ := a.Store.Digest()
-	db, _ := b.Store.Digest()
-	if da != db {
+	if da, db := storeDigest(t, a), storeDigest(t, b); da != db {
 		t.Fatalf("replicas differ: %s vs %s", da, db)
 	}
 }
