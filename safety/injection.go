@@ -202,6 +202,7 @@ var (
 			`(?:you(?: are|'re) (?:an? |the |my |free\b|unrestricted|no longer|allowed|permitted)|you (?:will|must|shall|should) (?:ignore|obey|act|answer|respond|only|disregard|forget))`,
 			"now", "today", "immediately", "moment", "point", "message"),
 		gate(`\byour (?:new|real|true|actual|only|updated) (?:role|task|instructions?|goal|objective|purpose|identity|persona|directive|orders?|prompt)\b`, "your "),
+		gate(`\bthe (?:real|actual|true|only|new) (?:instructions?|directives?|orders?) (?:is|are)\b`, "instruction", "directive", "order"),
 		gate(`\b(?:new|updated|revised|real|actual|secret|hidden|override) (?:system )?(?:instructions?|prompt|directives?|orders)\s*:`, "instruction", "prompt", "directive", "orders"),
 		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+|`+vocative+`)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )`, " as ", " like "),
 		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+|`+vocative+`)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b`, "pretend", "imagine"),

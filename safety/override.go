@@ -307,7 +307,18 @@ func passive(ws []string, stop []bool) bool {
 		if !obj && !everything[ws[o]] {
 			continue
 		}
+		if obj && elsewhere(ws, stop, o) {
+			continue // the earlier guidance on Node 16 is void
+		}
 		end := -1 // the last word of the qualified subject
+		// the system prompt / the developer message is outdated: a role
+		// names whose input it is (for a weak object, a role other than
+		// "system": not "system messages from journald"), when the object
+		// heads its phrase
+		if o >= 1 && (strongObjects[ws[o]] && ws[o-1] == "system" || roleQualifiers[ws[o-1]]) &&
+			(stop[o] || o+1 == len(ws) || headFollowers[ws[o+1]]) {
+			end = o
+		}
 		for q := max(0, o-3); q < o && obj; q++ {
 			// A weak object named by a plain noun after its qualifier is
 			// a thing of its own: "the earlier caching rules".

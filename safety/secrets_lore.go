@@ -231,6 +231,13 @@ func loreRules() []secretRule {
 		// On a command line: --password X, mysql -pX, docker login -p X,
 		// ConvertTo-SecureString 'X' -AsPlainText.
 		rule("password-assignment", `(?i)(?:^|\s)--?(?:password|passwd|pass)(?:=|\s+)["']?([^\s"'<>,;]{4,})`, assignmentValue, "pass"),
+		// "password Tq8#Lm2x!Vz9": the value after its name and a space,
+		// when it reads as a generated one (digits, both cases or a symbol).
+		rule("password-assignment", `(?i)(?:\b|_)(?:password|passwd|passphrase)\s+([^\s"'<>,;]{8,})`,
+			func(v string) bool {
+				return hasDigit(v) && (hasUpper(v) && hasLower(v) || strings.ContainsAny(v, "!#$%&*+?@^~")) &&
+					ShannonEntropy(v) > 3 && assignmentValue(v)
+			}, "pass"),
 		rule("password-assignment", `\b(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'<>;|&]{4,})`,
 			assignmentValue, "mysql", "mariadb"),
 		rule("password-assignment", `\b(?i:login)\b[^\n|;&]*?\s-p(?:=|\s+)["']?([^\s"'<>,;]{4,})`, assignmentValue, "login"),
