@@ -251,22 +251,14 @@ func TestChatTokensMentionedOrUsed(t *testing.T) {
 // TestCommandHarmStated: a clause that states the harm a command does
 // explains it rather than asks for it.
 func TestCommandHarmStated(t *testing.T) {
-	for _, s := range []string{
+	checkFinding(t, safety.Command, false,
 		"The Docker socket should stay 660 with the docker group; chmod 777 on it gives root to every user",
 		"chmod -R 777 on the uploads folder lets anyone overwrite the served files",
-	} {
-		if k, ok := safety.Command(s); ok {
-			t.Errorf("Command(%q) = %s", s, k)
-		}
-	}
-	for _, s := range []string{
+	)
+	checkFinding(t, safety.Command, true,
 		"chmod -R 777 on the uploads folder lets the web server write, do it on deploy",
 		"Give the container full access: chmod 777 /var/run/docker.sock",
-	} {
-		if _, ok := safety.Command(s); !ok {
-			t.Errorf("Command(%q): not found", s)
-		}
-	}
+	)
 }
 
 // TestNoLongerHaveToFollow: releasing the reader from its rules is a
@@ -325,9 +317,16 @@ func TestPrecedenceSyllablesAndNamedRules(t *testing.T) {
 // want (found or not).
 func checkInstruction(t *testing.T, want bool, texts ...string) {
 	t.Helper()
+	checkFinding(t, safety.Instruction, want, texts...)
+}
+
+// checkFinding fails for each text on which find's finding is not want
+// (found or not).
+func checkFinding(t *testing.T, find func(string) (string, bool), want bool, texts ...string) {
+	t.Helper()
 	for _, s := range texts {
-		if k, ok := safety.Instruction(s); ok != want {
-			t.Errorf("Instruction(%q) = %q, %v; want found %v", s, k, ok, want)
+		if k, ok := find(s); ok != want {
+			t.Errorf("%q: found %q, %v; want found %v", s, k, ok, want)
 		}
 	}
 }

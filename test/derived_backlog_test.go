@@ -48,16 +48,9 @@ func TestAnnouncementsOnceAfterALongBacklog(t *testing.T) {
 	}
 	next := 0
 	appendOutcomes := func(n int) uint64 {
-		var evs []*events.Event
-		for i := next; i < next+n; i++ {
-			evs = append(evs, outcome(t, "default", fmt.Sprintf("bd-%d", i), day0.Add(time.Duration(i)*time.Minute), i%3 != 0))
-		}
+		seq := appendOutcomeRun(t, a, next, n, time.Minute, 3)
 		next += n
-		res, err := a.Appender.AppendBatch(ctx, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res[len(res)-1].Seq
+		return seq
 	}
 	milestones := func() (perBead, shared uint64) {
 		info, err := st.Info(ctx, jetstream.WithSubjectFilter(events.DerivedPrefix+".*.test.milestone.>"))

@@ -30,6 +30,22 @@ func init() {
 		Doc: "test announcement", New: func() events.Payload { return new(milestoneReached) }})
 }
 
+// appendOutcomeRun appends the outcomes of beads bd-from … bd-(from+n-1)
+// in project "default", bead i at day0 + i×step, every failEvery-th one
+// (i%failEvery == 0) a failure, and returns the sequence of the last.
+func appendOutcomeRun(t *testing.T, n *node.Node, from, count int, step time.Duration, failEvery int) uint64 {
+	t.Helper()
+	var evs []*events.Event
+	for i := from; i < from+count; i++ {
+		evs = append(evs, outcome(t, "default", fmt.Sprintf("bd-%d", i), day0.Add(time.Duration(i)*step), i%failEvery != 0))
+	}
+	res, err := n.Appender.AppendBatch(context.Background(), evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[len(res)-1].Seq
+}
+
 func (milestone) Name() string { return "test-milestone" }
 func (milestone) Version() int { return 1 }
 func (milestone) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
@@ -47,17 +63,7 @@ func TestAnnouncementsOncePerCause(t *testing.T) {
 	models := append(app.Models(), milestone{})
 	a := startNode(t, node.Config{Models: models, Replica: "replica-a"})
 	ctx := context.Background()
-	appendOutcomes := func(from, n int) uint64 {
-		var evs []*events.Event
-		for i := from; i < from+n; i++ {
-			evs = append(evs, outcome(t, "default", fmt.Sprintf("bd-%d", i), day0.Add(time.Duration(i)*time.Hour), i%5 != 0))
-		}
-		res, err := a.Appender.AppendBatch(ctx, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res[len(res)-1].Seq
-	}
+	appendOutcomes := func(from, n int) uint64 { return appendOutcomeRun(t, a, from, n, time.Hour, 5) }
 	st, err := a.JS.Stream(ctx, events.DerivedStream)
 	if err != nil {
 		t.Fatal(err)

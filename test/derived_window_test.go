@@ -2,7 +2,6 @@ package test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -36,16 +35,9 @@ func TestAnnouncementsOnceBeyondTheDuplicateWindow(t *testing.T) {
 	}
 	next := 0
 	appendOutcomes := func(n int) uint64 {
-		var evs []*events.Event
-		for i := next; i < next+n; i++ {
-			evs = append(evs, outcome(t, "default", fmt.Sprintf("bd-%d", i), day0.Add(time.Duration(i)*time.Hour), i%5 != 0))
-		}
+		seq := appendOutcomeRun(t, a, next, n, time.Hour, 5)
 		next += n
-		res, err := a.Appender.AppendBatch(ctx, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res[len(res)-1].Seq
+		return seq
 	}
 	count := func() uint64 {
 		info, err := st.Info(ctx, jetstream.WithSubjectFilter(events.DerivedPrefix+".*.test.milestone.>"))
