@@ -31,6 +31,15 @@ import (
 // its cause was stored (a replica folds an event after it is stored), so
 // within the window of this one: the server drops the copy. The other half
 // of the window absorbs clock skew and publish delays.
+//
+// INVARIANT: a subject's announcements are stored in the order of their
+// causes, each once. Every replica announces a subject's transitions in
+// the order of their causes and publishes one only after the subject's
+// earlier ones were acked (stored, or found stored): a publishing window
+// holds each subject at most once, and a failure sends the rest one by
+// one. So when a subject's newest announcement has an earlier cause than
+// one looked up, that one is not in the stream: the look-up reads one
+// message, not the subject's history.
 
 // announcer is what announcing needs of the derived stream, read when the
 // runtime (re)starts.
@@ -103,7 +112,7 @@ func (r *Runtime) announce(ctx context.Context, entries []outboxEntry, keys [][]
 func (r *Runtime) announceAsync(ctx context.Context, msgs []*nats.Msg, fresh func() bool) int {
 	acked := 0
 	for acked < len(msgs) {
-		window := msgs[acked:min(acked+announceWindow, len(msgs))]
+		window := msgs[acked:windowEnd(msgs, acked)]
 		lookUp := !fresh()
 		// futures[i] is nil for a message found in the stream.
 		futures := make([]jetstream.PubAckFuture, 0, len(window))
@@ -149,6 +158,22 @@ func (r *Runtime) announceAsync(ctx context.Context, msgs []*nats.Msg, fresh fun
 	return acked
 }
 
+// windowEnd is the end of the publishing window that starts at msgs[from]:
+// at most announceWindow messages, none on the subject of an earlier one
+// (a subject's next announcement waits for the ack of its previous one).
+func windowEnd(msgs []*nats.Msg, from int) int {
+	seen := make(map[string]struct{}, min(announceWindow, len(msgs)-from))
+	end := from
+	for end < len(msgs) && end-from < announceWindow {
+		if _, dup := seen[msgs[end].Subject]; dup {
+			break
+		}
+		seen[msgs[end].Subject] = struct{}{}
+		end++
+	}
+	return end
+}
+
 // publishNew publishes m unless the derived stream holds it, looking it up
 // before every attempt, until done or ctx ends.
 func (r *Runtime) publishNew(ctx context.Context, m *nats.Msg) error {
@@ -172,9 +197,10 @@ func (r *Runtime) publishNew(ctx context.Context, m *nats.Msg) error {
 
 // announced reports whether the derived stream holds a message with m's id
 // on m's subject. It reads through the stream's leader (the derived stream
-// allows no direct gets), the subject's newest message first, then its
-// others from the oldest (a subject holds the few transitions of one
-// aggregate).
+// allows no direct gets) the subject's newest message: m itself, or one
+// with an earlier cause (m is not there: the subject's announcements are
+// stored in the order of their causes); otherwise the subject's others
+// from the oldest (a subject holds the few transitions of one aggregate).
 func (r *Runtime) announced(ctx context.Context, m *nats.Msg) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -190,6 +216,9 @@ func (r *Runtime) announced(ctx context.Context, m *nats.Msg) (bool, error) {
 	if newest.Header.Get(jetstream.MsgIDHeader) == id {
 		return true, nil
 	}
+	if causedBefore(newest.Header.Get(HeaderCauseSeq), m.Header.Get(HeaderCauseSeq)) {
+		return false, nil
+	}
 	for seq := uint64(1); seq < newest.Sequence; {
 		sm, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(m.Subject))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -204,6 +233,14 @@ func (r *Runtime) announced(ctx context.Context, m *nats.Msg) (bool, error) {
 		seq = sm.Sequence + 1
 	}
 	return false, nil
+}
+
+// causedBefore reports whether cause sequence a is known to precede b (a
+// missing or malformed one precedes nothing).
+func causedBefore(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x < y
 }
 
 func derivedMsg(e outboxEntry) (*nats.Msg, error) {
