@@ -137,8 +137,9 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 				target = atSeq
 			}
 			cp := n.AuditCheckpointFor(asOf, target)
-			o.Logf("audit %d (%s, %s.%s) took %.2f s: at seq %d as of %v, from the checkpoint at %d (%d sequences after it); fold %.2f s",
-				i, kind, q.group, q.name, d.Seconds(), target, asOf, cp, target-cp, folds[len(folds)-1].Seconds())
+			ranges, held := auditSpan(n, cp, target, asOf)
+			o.Logf("audit %d (%s, %s.%s) took %.2f s: at seq %d as of %v, from the checkpoint at %d (%d sequences after it, %d of them in the %d ranges the time index leaves); fold %.2f s",
+				i, kind, q.group, q.name, d.Seconds(), target, asOf, cp, target-cp, held, ranges, folds[len(folds)-1].Seconds())
 		}
 		t0 := time.Now()
 		if _, err := ep.Query(ctx, n.Live(), req); err != nil {
@@ -211,4 +212,17 @@ func extraBytes(dir, base string) int64 {
 		return nil
 	})
 	return total
+}
+
+// auditSpan is how many ranges of the log an audit from the point at cp
+// reads to target as of asOf, and how many sequences they hold.
+func auditSpan(n *node.Node, cp, target uint64, asOf *time.Time) (ranges int, seqs uint64) {
+	rs, err := n.Store.AuditRanges(cp, target, asOf)
+	if err != nil {
+		return 0, 0
+	}
+	for _, r := range rs {
+		seqs += r.To - r.From + 1
+	}
+	return len(rs), seqs
 }
