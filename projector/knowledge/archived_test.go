@@ -92,9 +92,7 @@ func TestArchivedEntriesHeldCompactly(t *testing.T) {
 		t.Fatal("no submission reinforced an archived entry: the workload does not exercise the comparison")
 	}
 
-	p.m.folds.mu.Lock()
-	state := p.m.folds.pools[scope]
-	p.m.folds.mu.Unlock()
+	state := p.m.folds.latest(scope)
 	if state == nil {
 		t.Fatal("the fold keeps no state of the pool")
 	}

@@ -26,10 +26,7 @@ func CheckPools(m *Model, r projector.Reader, projects, lessons []string, thresh
 			return err
 		}
 		states := []*poolState{fresh}
-		m.folds.mu.Lock()
-		held := m.folds.pools[scope]
-		m.folds.mu.Unlock()
-		if held != nil && held.version == fresh.version {
+		if held := m.folds.at(scope, fresh.version); held != nil {
 			if a, b := dumpState(held), dumpState(fresh); a != b {
 				return fmt.Errorf("pool %s: fold state\n%s\nstore\n%s", scope, a, b)
 			}
@@ -136,4 +133,25 @@ func CachedPools(m *Model) (foldPools, foldBytes, queryPools, queryBytes int) {
 	queryPools, queryBytes = len(m.cache.pools), m.cache.held
 	m.cache.mu.Unlock()
 	return
+}
+
+// at is the pool state foldPools holds for scope at version (nil: none).
+func (c *foldPools) at(scope, version string) *poolState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pools[foldKey{scope, version}]
+}
+
+// latest is the pool state of scope put most recently (nil: none).
+func (c *foldPools) latest(scope string) *poolState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var p *poolState
+	var at uint64
+	for k, s := range c.pools {
+		if k.scope == scope && (p == nil || c.used[k] > at) {
+			p, at = s, c.used[k]
+		}
+	}
+	return p
 }

@@ -493,17 +493,29 @@ func nearFeatures(a, b features, t float64) bool {
 }
 
 // foldPools holds the pool states of folds between events, by summary
-// scope. Safe for concurrent use: a fold takes a state out (take) and
-// puts it back when its event is folded (put), so no two folds share one.
+// scope and version. Safe for concurrent use: a fold takes a state out
+// (take) and puts it back when its event is folded (put), so no two folds
+// share one.
+//
+// Keyed by version as well as scope: the folds of other stores (an
+// audit's replay from a checkpoint, a rebuild) read the same pools at
+// other versions, and keyed by scope alone their states took the place of
+// the live store's, whose next submission to each pool they had read then
+// decoded the whole pool again (the hive, read by every submission, most
+// of all). Their states now sit beside the live store's and leave first,
+// being put least recently.
 type foldPools struct {
 	mu    sync.Mutex
-	pools map[string]*poolState // guarded by mu
-	used  map[string]uint64     // last put, by scope; guarded by mu
-	held  int                   // estimated bytes of pools (poolState.size); guarded by mu
-	clock uint64                // guarded by mu
+	pools map[foldKey]*poolState // guarded by mu
+	used  map[foldKey]uint64     // last put; guarded by mu
+	held  int                    // estimated bytes of pools (poolState.size); guarded by mu
+	clock uint64                 // guarded by mu
 	// budget bounds held (bytes; 0: DefaultFoldBudget); guarded by mu.
 	budget int64
 }
+
+// foldKey names a pool state: its summary scope and version.
+type foldKey struct{ scope, version string }
 
 func (c *foldPools) setBudget(b int64) {
 	c.mu.Lock()
@@ -515,30 +527,35 @@ func (c *foldPools) setBudget(b int64) {
 func (c *foldPools) take(scope, version string) *poolState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p := c.pools[scope]
-	if p == nil || p.version != version {
+	k := foldKey{scope, version}
+	p := c.pools[k]
+	if p == nil {
 		return nil
 	}
-	delete(c.pools, scope)
-	delete(c.used, scope)
+	delete(c.pools, k)
+	delete(c.used, k)
 	c.held -= p.size()
 	return p
 }
 
-// put keeps states for later folds, evicting the least recently put.
+// put keeps states for later folds, each under its version, evicting the
+// least recently put.
 func (c *foldPools) put(states map[string]*poolState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pools == nil {
-		c.pools, c.used = map[string]*poolState{}, map[string]uint64{}
+		c.pools, c.used = map[foldKey]*poolState{}, map[foldKey]uint64{}
 	}
+	kept := make(map[foldKey]bool, len(states))
 	for scope, p := range states {
-		if old := c.pools[scope]; old != nil {
+		k := foldKey{scope, p.version}
+		if old := c.pools[k]; old != nil {
 			c.held -= old.size()
 		}
 		c.clock++
-		c.pools[scope], c.used[scope] = p, c.clock
+		c.pools[k], c.used[k] = p, c.clock
 		c.held += p.size()
+		kept[k] = true
 	}
 	// The states just put stay, even one larger than the bound: their
 	// pools are the ones the next events read.
@@ -547,13 +564,14 @@ func (c *foldPools) put(states map[string]*poolState) {
 		budget = DefaultFoldBudget
 	}
 	for int64(c.held) > budget {
-		victim := ""
-		for s := range c.pools {
-			if states[s] == nil && (victim == "" || c.used[s] < c.used[victim]) {
-				victim = s
+		var victim foldKey
+		found := false
+		for k := range c.pools {
+			if !kept[k] && (!found || c.used[k] < c.used[victim]) {
+				victim, found = k, true
 			}
 		}
-		if victim == "" {
+		if !found {
 			break
 		}
 		c.held -= c.pools[victim].size()

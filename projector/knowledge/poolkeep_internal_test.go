@@ -91,10 +91,7 @@ func TestFoldKeepsPoolStateThroughWritesWithoutReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m.folds.mu.Lock()
-			p := m.folds.pools[scope]
-			m.folds.mu.Unlock()
-			if p == nil || p.version != string(v) {
+			if m.folds.at(scope, string(v)) == nil {
 				t.Fatalf("after %s: the fold's state of pool %s is not at the pool's version", what, scope)
 			}
 		}
@@ -294,4 +291,59 @@ func benchSummaries(n int) []*summary {
 	}
 	(&relVocab{}).index(sums)
 	return sums
+}
+
+// TestFoldStatesOfAnotherStoreLeaveTheLiveOnes: one model folds into two
+// stores (the live one, and an audit's or a rebuild's) whose pools are at
+// other versions; the states the second store's folds put back sit beside
+// the first store's, which its next submissions then take instead of
+// decoding the pools again, and its answers do not change.
+func TestFoldStatesOfAnotherStoreLeaveTheLiveOnes(t *testing.T) {
+	open := func() *projector.Store {
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	m := New()
+	live, other := open(), open()
+	foldLive, foldOther := folderOf(t, live, m), folderOf(t, other, m)
+	conf := 0.8
+	submit := func(fold func(string, events.Payload), lesson, tier string) {
+		fold("knowledge.submitted/v1", &events.KnowledgeSubmitted{Lesson: lesson, Category: "tooling", Confidence: &conf, Tier: tier})
+	}
+	scopes := []string{sumScope(TierSwarm, "p"), sumScope(TierHive, "")}
+	held := func(st *projector.Store, what string) {
+		t.Helper()
+		r := st.Model(ModelName)
+		for _, scope := range scopes {
+			v, _, err := r.Get([]byte(poolVersionKey(scope)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.folds.at(scope, string(v)) == nil {
+				t.Fatalf("%s: no fold state of pool %s at the store's version", what, scope)
+			}
+		}
+	}
+	submit(foldLive, "retry the flaky network call with backoff", "")
+	submit(foldLive, "pin the compiler version in the build image", TierHive)
+	held(live, "after the live store's submissions")
+	// The other store folds other lessons into the same pools: other
+	// versions of them.
+	submit(foldOther, "close the file handle before renaming the output", "")
+	submit(foldOther, "vendor the generated protobuf code with its generator version", TierHive)
+	held(other, "after the other store's submissions")
+	held(live, "after the other store's submissions")
+	submit(foldLive, "rotate the log files before the disk fills up", "")
+	held(live, "after the live store's next submission")
+	// The states the live store folded with answer as its pools do.
+	for _, st := range []*projector.Store{live, other} {
+		if err := CheckPools(m, st.Model(ModelName), []string{"p"}, []string{"retry the network call with backoff",
+			"rotate the log files before the disk fills", "close the file handle"}, 0.6); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
