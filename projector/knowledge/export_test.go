@@ -130,7 +130,10 @@ func CachedPools(m *Model) (foldPools, foldBytes, queryPools, queryBytes int) {
 	foldPools, foldBytes = len(m.folds.pools), m.folds.held
 	m.folds.mu.Unlock()
 	m.cache.mu.Lock()
-	queryPools, queryBytes = len(m.cache.pools), m.cache.held
+	for _, vs := range m.cache.pools {
+		queryPools += len(vs)
+	}
+	queryBytes = m.cache.held
 	m.cache.mu.Unlock()
 	return
 }

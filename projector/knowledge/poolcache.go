@@ -92,12 +92,17 @@ func bumpPoolVersion(tx projector.Tx, j *poolJournal, scope, setKey string, setV
 }
 
 // poolCache holds the decoded active summaries of the pools read most
-// recently, each with the version it was read at. Safe for concurrent use.
+// recently, each with the version it was read at: up to
+// maxCachedVersions versions of a pool, so that injections from an
+// audit's view (a pool at an earlier version) and from the live store do
+// not take each other's place. Safe for concurrent use.
 type poolCache struct {
-	mu    sync.Mutex
-	pools map[string]*cachedPool // by summary scope; guarded by mu
-	held  int                    // estimated bytes of pools (cachedPool.bytes); guarded by mu
-	clock uint64                 // guarded by mu
+	mu sync.Mutex
+	// pools are the versions of each pool held, by summary scope, the
+	// most recently used last; guarded by mu.
+	pools map[string][]*cachedPool
+	held  int    // estimated bytes of pools (cachedPool.bytes); guarded by mu
+	clock uint64 // guarded by mu
 	// budget bounds held (bytes; 0: DefaultQueryBudget); guarded by mu.
 	budget int64
 	// journal is the recent changes of every pool (pooljournal.go).
@@ -158,7 +163,12 @@ func (c *poolCache) active(r projector.Reader, scope string, with ...string) (*c
 		if hit {
 			return p, nil
 		}
-		if p != nil && p.version != "" {
+		// Another version the journal leads from (the one used most
+		// recently first) is brought to this one by its changes.
+		for _, p := range c.versions(scope) {
+			if p.version == "" {
+				continue
+			}
 			if steps, ok := c.journal.path(p.version, string(v)); ok {
 				next, err := replay(p, scope, string(v), steps)
 				if err != nil {
@@ -284,23 +294,44 @@ func (r *relScorer) masksOf(v *relVocab) []uint64 {
 	return m
 }
 
+// maxCachedVersions bounds the versions of one pool a poolCache holds.
+const maxCachedVersions = 2
+
 // lookup returns the cached pool of scope and whether it is at version;
-// when it is not, the pool returned (nil: none cached) is at another one.
+// when it is not, the pool returned (nil: none cached) is the version of
+// the pool used most recently.
 func (c *poolCache) lookup(scope, version string) (*cachedPool, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p := c.pools[scope]
-	if p == nil || p.version != version {
-		return p, false
+	vs := c.pools[scope]
+	for i, p := range vs {
+		if p.version == version {
+			c.clock++
+			p.used = c.clock
+			c.pools[scope] = append(append(vs[:i:i], vs[i+1:]...), p)
+			return p, true
+		}
 	}
-	c.clock++
-	p.used = c.clock
-	return p, true
+	if len(vs) == 0 {
+		return nil, false
+	}
+	return vs[len(vs)-1], false
 }
 
-// store caches p, then evicts the least recently used other pools while
-// the cache holds more than its budget: never p, nor the pools of scopes
-// with.
+// versions are the cached versions of the pool of scope, the most
+// recently used first.
+func (c *poolCache) versions(scope string) []*cachedPool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	vs := slices.Clone(c.pools[scope])
+	slices.Reverse(vs)
+	return vs
+}
+
+// store caches p (the most recently used version of its pool, beside at
+// most maxCachedVersions-1 others), then evicts the least recently used
+// other versions while the cache holds more than its budget: never p, nor
+// the most recently used version of the pools of scopes with.
 //
 // INVARIANT: the pools one query reads (a project's swarm, then the hive)
 // stay cached together, whatever their sizes: the budget applies to the
@@ -317,30 +348,54 @@ func (c *poolCache) store(scope string, p *cachedPool, with ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pools == nil {
-		c.pools = map[string]*cachedPool{}
+		c.pools = map[string][]*cachedPool{}
 	}
-	if old := c.pools[scope]; old != nil {
-		c.held -= old.bytes
+	vs := c.pools[scope]
+	kept := vs[:0]
+	for _, q := range vs {
+		if q.version == p.version {
+			c.held -= q.bytes
+			continue
+		}
+		kept = append(kept, q)
+	}
+	for len(kept) >= maxCachedVersions {
+		c.held -= kept[0].bytes
+		kept = kept[1:]
 	}
 	c.clock++
 	p.used = c.clock
-	c.pools[scope] = p
+	c.pools[scope] = append(kept, p)
 	c.held += p.bytes
 	budget := c.budget
 	if budget <= 0 {
 		budget = DefaultQueryBudget
 	}
-	for int64(c.held) > budget && len(c.pools) > 1 {
+	for int64(c.held) > budget {
 		victim, vs := (*cachedPool)(nil), ""
 		for s, q := range c.pools {
-			if q != p && !slices.Contains(with, s) && (victim == nil || q.used < victim.used) {
-				victim, vs = q, s
+			if len(q) == 0 {
+				continue
+			}
+			protected := q[len(q)-1] // p, or a pool this query reads
+			if s != scope && !slices.Contains(with, s) {
+				protected = nil
+			}
+			for _, x := range q {
+				if x != protected && (victim == nil || x.used < victim.used) {
+					victim, vs = x, s
+				}
 			}
 		}
 		if victim == nil {
 			break // only the pools of this query are left
 		}
-		delete(c.pools, vs)
+		left := slices.DeleteFunc(c.pools[vs], func(x *cachedPool) bool { return x == victim })
+		if len(left) == 0 {
+			delete(c.pools, vs)
+		} else {
+			c.pools[vs] = left
+		}
 		c.held -= victim.bytes
 	}
 }

@@ -347,3 +347,42 @@ func TestFoldStatesOfAnotherStoreLeaveTheLiveOnes(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolCacheKeepsTwoVersionsOfAPool: injections from the live store
+// and from an audit's view read one pool at two versions; both stay
+// cached, the least recently used of three leaves, and the budget evicts
+// other versions before the one a query reads.
+func TestPoolCacheKeepsTwoVersionsOfAPool(t *testing.T) {
+	c := &poolCache{budget: 100}
+	pool := func(v string, n int) *cachedPool { return &cachedPool{version: v, bytes: n} }
+	swarm, hive := sumScope(TierSwarm, "p"), sumScope(TierHive, "")
+	hit := func(scope, v string) bool { _, ok := c.lookup(scope, v); return ok }
+	c.store(swarm, pool("live1", 10))
+	c.store(swarm, pool("audit", 10))
+	if !hit(swarm, "live1") || !hit(swarm, "audit") {
+		t.Fatal("two versions of a pool are not both cached")
+	}
+	// live1 was used last: the next version takes audit's place.
+	if !hit(swarm, "live1") {
+		t.Fatal("live1 left")
+	}
+	c.store(swarm, pool("live2", 10))
+	if hit(swarm, "audit") || !hit(swarm, "live1") || !hit(swarm, "live2") {
+		t.Fatal("the least recently used of three versions did not leave alone")
+	}
+	if vs := c.versions(swarm); len(vs) != 2 || vs[0].version != "live2" || vs[1].version != "live1" {
+		t.Fatalf("versions %v, want live2 then live1", vs)
+	}
+	if c.held != 20 {
+		t.Fatalf("held %d bytes, want 20", c.held)
+	}
+	// Over the budget: the older version of the swarm goes before the
+	// newest one, which the query storing the hive reads with it.
+	c.store(hive, pool("h1", 85), swarm)
+	if hit(swarm, "live1") || !hit(swarm, "live2") || !hit(hive, "h1") {
+		t.Fatalf("over the budget: held %d; live1 %v, live2 %v, h1 %v", c.held, hit(swarm, "live1"), hit(swarm, "live2"), hit(hive, "h1"))
+	}
+	if c.held != 95 {
+		t.Fatalf("held %d bytes, want 95", c.held)
+	}
+}
