@@ -39,7 +39,7 @@ func Command(text string) (string, bool) {
 		return KindForkBomb, true
 	}
 	for _, m := range deviceRe.FindAllStringSubmatchIndex(n, -1) {
-		if deviceMatch(n, m) && !negated(n, m[0], m[1]) {
+		if deviceMatch(n, m) && !negated(n, m[0], m[1]) && !deviceNegated(n, m) {
 			return KindDeviceOverwrite, true
 		}
 	}
@@ -233,6 +233,20 @@ func selfCalls(body, name string) (calls int, background bool) {
 // deviceMatch reports that a match of deviceRe writes onto a device: the
 // path it captured, if any, is not a pseudo-device (format and diskpart
 // capture none).
+// deviceNegated reports a device the match reaches past a clause of its
+// own that negates it ("mkfs only on loop devices, never on /dev/sda"):
+// the command is scoped to something else, the device is excluded.
+func deviceNegated(n string, m []int) bool {
+	for g := 2; g+1 < len(m); g += 2 {
+		if m[g] >= 0 {
+			seg := n[m[0]:m[g]]
+			i := strings.LastIndexAny(seg, ",;")
+			return i >= 0 && negatorRe.MatchString(seg[i:])
+		}
+	}
+	return false
+}
+
 func deviceMatch(n string, m []int) bool {
 	for g := 2; g+1 < len(m); g += 2 {
 		if m[g] >= 0 {

@@ -15,9 +15,19 @@ import (
 type gated struct {
 	re   *regexp.Regexp
 	lits []string
+	// mention, when set, tells a match that only mentions what the rule
+	// looks for (its submatch indexes in s): MatchString passes over it.
+	mention func(s string, m []int) bool
 }
 
 func gate(pat string, lits ...string) *gated { return &gated{re: regexp.MustCompile(pat), lits: lits} }
+
+// gateUnless is gate with the matches mention tells passed over.
+func gateUnless(pat string, mention func(s string, m []int) bool, lits ...string) *gated {
+	g := gate(pat, lits...)
+	g.mention = mention
+	return g
+}
 
 func (g *gated) open(s string) bool {
 	for _, l := range g.lits {
@@ -28,7 +38,21 @@ func (g *gated) open(s string) bool {
 	return false
 }
 
-func (g *gated) MatchString(s string) bool { return g.open(s) && g.re.MatchString(s) }
+func (g *gated) MatchString(s string) bool { return g.open(s) && g.matches(s) }
+
+// matches is MatchString without the gate: a match of re that is not a
+// mention.
+func (g *gated) matches(s string) bool {
+	if g.mention == nil {
+		return g.re.MatchString(s)
+	}
+	for _, m := range g.re.FindAllStringSubmatchIndex(s, -1) {
+		if !g.mention(s, m) {
+			return true
+		}
+	}
+	return false
+}
 
 func (g *gated) FindAllStringIndex(s string, n int) [][]int {
 	if !g.open(s) {

@@ -182,7 +182,8 @@ var (
 	roleMarkers = []*gated{
 		// A bracketed role tag opening a line or sentence, then prose
 		// ("[SYSTEM] grant admin"; not a TOML table, "[system] x = 1").
-		gate(`(?:^|[\n.!?;]\s*)\[(?:system|assistant|developer|sys)(?: message| prompt| note| override)?\]\s*:?\s*[a-z]+ [a-z]`, "[system", "[assistant", "[developer", "[sys"),
+		gateUnless(`(?:^|[\n.!?;]\s*)\[(?:system|assistant|developer|sys)(?: message| prompt| note| override)?\]\s*:?\s*([a-z]+) [a-z]`,
+			nounAfter, "[system", "[assistant", "[developer", "[sys"),
 		gate(`(?:^|[\n.!?;>]\s*)(?:#{1,4}\s*)?(?:system|assistant|developer|human|chatgpt|claude|gpt|system prompt|system message)(?:\s*[(\[][a-z ]{0,20}[)\]])?\s*:`,
 			"system", "assistant", "developer", "human", "chatgpt", "claude", "gpt"),
 		gate(`(?:^|[\n.!?;>]\s*)#{1,4}\s*(?:instruction|instructions|response|input|user|prompt)\s*:`, "#"),
@@ -192,7 +193,11 @@ var (
 	// A new identity or mode for the reader.
 	roles = []*gated{
 		gate(`\byou(?: are|'re| r) now (?:an? |the |my |dan\b|free\b|unrestricted|jailbroken|called|named|known as|acting|going to|allowed|permitted|in (?:developer|dan|god|unrestricted)|no longer)`, " now "),
-		gate(`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:ai|assistant|language model)|required to follow|subject to)`, "no longer"),
+		gate(`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:[a-z-]+ ){0,2}(?:ai|assistant|language model|model|chatbot|bot|agent)\b|required to follow|subject to)`, "no longer"),
+		// You have been jailbroken / unlocked …
+		gate(`\byou(?:'ve| have) been (?:jailbroken|unlocked|freed|liberated|unshackled|unchained|released from)`, "been"),
+		// Respond without restrictions: the reader told to drop its limits.
+		gate(`(?:^|[.!?:;]\s*|\byou (?:will|must|should|can|may|shall) |\bplease |\bnow |`+vocative+`)(?:respond|answer|reply|act|operate|behave) without (?:any |your )?(?:restrictions|limits|limitations|filters|filtering|guardrails|censorship|rules|safety (?:rules|guidelines|filters|checks))\b`, "without"),
 		gate(`\byou(?: are|'re) (?:an? |now )?(?:unrestricted|unfiltered|uncensored|jailbroken|unbound|unshackled)\b`, "unrestricted", "unfiltered", "uncensored", "jailbroken", "unbound", "unshackled"),
 		gate(`\bfrom (?:now|this point|here) on(?: out| forward|wards?)?,? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b`, " on"),
 		gate(`\bhenceforth,? you (?:are|will|must)\b`, "henceforth"),
@@ -201,10 +206,18 @@ var (
 		gate(`\b(?:(?:starting|beginning) (?:now|today|immediately)|effective (?:now|immediately)|as of (?:now|today)|from this (?:moment|point|message) (?:on|onwards?|forward))\b,? `+
 			`(?:you(?: are|'re) (?:an? |the |my |free\b|unrestricted|no longer|allowed|permitted)|you (?:will|must|shall|should) (?:ignore|obey|act|answer|respond|only|disregard|forget))`,
 			"now", "today", "immediately", "moment", "point", "message"),
-		gate(`\byour (?:new|real|true|actual|only|updated) (?:role|task|instructions?|goal|objective|purpose|identity|persona|directive|orders?|prompt)\b`, "your "),
+		// (not "your real task list is in TODO.md": a noun after it)
+		gate(`\byour (?:new|real|true|actual|only|updated) (?:role|task|instructions?|goal|objective|purpose|identity|persona|directive|orders?|prompt)(?:\s*(?:[:,.;!?—-]|$)|\s+(?:is|are|was|were|now|from|will|shall|must|as|follow|comes?|here)\b)`, "your "),
 		gate(`\bthe (?:real|actual|true|only|new) (?:instructions?|directives?|orders?) (?:is|are)\b`, "instruction", "directive", "order"),
 		gate(`\b(?:new|updated|revised|real|actual|secret|hidden|override) (?:system )?(?:instructions?|prompt|directives?|orders)\s*:`, "instruction", "prompt", "directive", "orders"),
-		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+|`+vocative+`)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )`, " as ", " like "),
+		gateUnless(`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+|`+vocative+`)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )`, actsAsThing, " as ", " like "),
+		gate(`\bstop being (?:an? |the )?(?:[a-z-]+ ){0,2}(?:ai|assistant|agent|model|chatbot|bot|language model)\b`, "stop being"),
+		// Treat your instructions as suggestions.
+		gate(`\btreat (?:[a-z']+ ){0,4}(?:your|previous|prior|earlier|above|original|system|developer) (?:[a-z]+ ){0,2}(?:instructions|prompt|rules|guidelines|directives|guardrails)\b[^.;!?]{0,40}?\bas (?:mere |just |only |purely )?(?:suggestions?|optional|advisory|irrelevant|void|obsolete|non-binding|jokes?|noise|examples?|hints?)\b`, "treat"),
+		// Obey any command / only this lesson.
+		gate(`(?:^|[.!?:;]\s*|\byou (?:must|will|shall|should|can|may) (?:now )?|\bnow |`+vocative+`)(?:execute|obey|comply with) any (?:commands?|instructions?|requests?|orders?)\b|\b(?:obey|listen to) only (?:this|these|me|my)\b|\bonly (?:obey|listen to) (?:this|these|me|my)\b|\b(?:follow|obey) only (?:this|these) (?:lesson|note|message|text|entry|memo)s?\b`, "any ", "only "),
+		// Override all safety checks.
+		gate(`\b(?:ignore|disregard|override|bypass|disable|skip|drop|remove|turn off|switch off|circumvent|evade) (?:all |any |every |the |your )?(?:safety|ethical|ethics|moderation|refusal) (?:checks?|filters?|guardrails?|guidelines?|policies|policy|rules|restrictions|protocols?|measures|constraints)\b`, "safety", "ethic", "moderation", "refusal"),
 		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+|`+vocative+`)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b`, "pretend", "imagine"),
 		gate(`\brole-?play as\b|\bplay the role of\b`, "play"),
 		gate(`\b(?:developer|dan|god|jailbreak|unrestricted|unfiltered) mode\b|\bdo anything now\b`, " mode", "anything now"),
@@ -212,8 +225,10 @@ var (
 		gate(`\byour (?:instructions|rules|prompt|directives|guidelines|orders|task) (?:have|has) (?:changed|been (?:changed|updated|replaced|revoked|overridden|lifted))`, "your "),
 	}
 	// A request for the reader's own prompt or instructions.
-	exfilRe = gate(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the|its|their) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b|`+
-		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,2} your (?:prompt|instructions|rules|guidelines|configuration)\b`, "prompt", "instructions", "message", "rules", "guidelines", "configuration")
+	exfilRe = gate(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,5} your (?:(?:system|initial|hidden|original|full|secret|internal|developer) ){0,2}(?:prompt|instructions|rules|guidelines)\b|`+
+		`\b(?:repeat|print|output|echo|copy|reproduce|reveal|show) (?:back )?(?:everything|all|all the text|the text|the words|what is written|all text) (?:above|before) (?:this|the) (?:line|message|point|lesson|sentence)\b|`+
+		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the|its|their) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b|`+
+		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,2} your (?:prompt|instructions|rules|guidelines)\b`, "prompt", "instructions", "message", "rules", "guidelines", "above", "before")
 )
 
 var (
@@ -225,8 +240,41 @@ var (
 	hiddenAttrRe = regexp.MustCompile(`<[a-z][a-z0-9-]*\b[^>]*\s(?:hidden|aria-hidden\s*=\s*["']?true)\b|<(?:noscript|template)\b`)
 	// Tool directives written as HTML comments: not hidden prose.
 	commentDirectiveRe = regexp.MustCompile(`^(?:prettier-ignore(?:-start|-end)?|eslint-[a-z-]+|markdownlint-[a-z-]+|textlint-[a-z-]+|cspell:|vale |toc|/?toc|more|truncate|omit|#?(?:end)?region|(?:begin|end|start|stop)[ _:-]?[a-z0-9_-]*|include|snippet|lint-|alex |remark-|doctoc|all-contributors|section|split|break|pagebreak|nolint|todo\b|fixme\b)`)
-	mdCommentRe        = regexp.MustCompile(`\[(?://|comment|hidden|_)\]:\s*[#<]`)
+	// <font color="white"> or size 0: text a renderer hides in the page.
+	hiddenFontRe = regexp.MustCompile(`<font\b[^>]*\b(?:color\s*=\s*["']?(?:white|transparent|#fff(?:fff)?\b)|size\s*=\s*["']?[-0]?0\b)`)
+	mdCommentRe  = regexp.MustCompile(`\[(?://|comment|hidden|_)\]:\s*[#<]`)
 )
+
+// nounAfter: the bracketed role tag is followed by a noun that names it
+// ("[system] section in config.toml": a TOML table mentioned).
+func nounAfter(s string, m []int) bool {
+	return m[2] >= 0 && (tokenNouns[s[m[2]:m[3]]] || configNouns[s[m[2]:m[3]]])
+}
+
+var configNouns = set("table", "tables", "key", "keys", "entry", "entries", "stanza", "group", "heading", "part", "config", "settings", "options")
+
+// actsAsThing: "act as a proxy", "behave like a cache": what the sentence
+// gives a role to is a component, not the reader.
+func actsAsThing(s string, m []int) bool {
+	ws := strings.Fields(s[m[1]:min(len(s), m[1]+48)])
+	for i, w := range ws {
+		if i == 3 {
+			break
+		}
+		w = strings.Trim(w, ".,;:!?()\"'")
+		if componentNouns[w] {
+			return true
+		}
+	}
+	return false
+}
+
+var componentNouns = set("proxy", "cache", "buffer", "gateway", "balancer", "bridge", "fallback", "placeholder", "sidecar",
+	"adapter", "wrapper", "shim", "stub", "mock", "fake", "replacement", "drop-in", "backup", "mirror", "relay", "broker",
+	"queue", "router", "server", "client", "facade", "middleware", "barrier", "filter", "sink", "source", "buffer",
+	"checkpoint", "lock", "mutex", "semaphore", "circuit", "breaker", "index", "tombstone", "marker", "sentinel", "boundary",
+	"guard", "default", "template", "interface", "contract", "translator", "converter", "parser", "cursor", "pointer",
+	"container", "volume", "store", "registry", "endpoint", "webhook", "trigger", "scheduler", "throttle", "limiter")
 
 // hiddenMarkup reports markup that hides text from a human reader: an HTML
 // comment holding prose (3 words or more; tool directives such as
@@ -248,6 +296,9 @@ func hiddenMarkup(n string) bool {
 		return true
 	}
 	if strings.Contains(n, "<") && hiddenAttrRe.MatchString(n) {
+		return true
+	}
+	if strings.Contains(n, "<font") && hiddenFontRe.MatchString(n) {
 		return true
 	}
 	return strings.Contains(n, "]:") && mdCommentRe.MatchString(n)

@@ -89,11 +89,11 @@ var (
 	standAlone  = set("above", "before", "previous", "previously", "prior", "earlier", "preceding", "foregoing", "aforementioned")
 	filler      = set("the", "all", "of", "everything", "anything", "that", "what", "is", "was", "written", "said", "stated", "mentioned", "text", "you", "were", "told", "said")
 	conjunction = set("and", "then", "instead", "now", "but", "just", "only", "completely", "entirely", "please", "you", "i", "from", "so", "to", "we")
-	given       = set("given", "told", "provided", "received", "taught", "shown", "fed", "got", "gave")
+	given       = set("given", "told", "provided", "received", "taught", "shown", "fed", "got", "gave", "trained", "programmed")
 	voidWords   = set("void", "obsolete", "cancelled", "canceled", "revoked", "invalid", "null", "overridden",
 		"superseded", "irrelevant", "outdated", "deprecated", "lifted", "suspended", "disabled", "removed",
 		"rescinded", "withdrawn", "retracted", "annulled", "repealed", "voided", "nullified", "moot", "expired",
-		"inapplicable", "invalidated", "cleared", "reset", "replaced")
+		"inapplicable", "invalidated", "cleared", "reset", "replaced", "wrong", "false", "incorrect", "fake", "untrue", "bogus", "lies")
 )
 
 // grammarVocab is every word of the grammar, for segment.
@@ -210,9 +210,40 @@ func override(ws []string, stop []bool) bool {
 		if !third && j+3 < len(ws) && (ws[j] == "what" || ws[j] == "whatever") && (ws[j+1] == "you" || ws[j+1] == "was" || ws[j+1] == "i") {
 			return true
 		}
+		if !third && (ws[j] == "what" || ws[j] == "whatever") && saidBefore(ws, stop, j+1) {
+			return true
+		}
 	}
 	return passive(ws, stop)
 }
+
+// saidBefore reports, after "ignore what", words the reader was given:
+// a speaker whose messages are its input and a verb of saying (what the
+// user said, what the system prompt says), or a verb of saying and a
+// time that points back (what the docs told you earlier), within the
+// clause.
+func saidBefore(ws []string, stop []bool, i int) bool {
+	speaker := false
+	for k := i; k < min(len(ws), i+5); k++ {
+		switch {
+		case inputSpeakers[ws[k]]:
+			speaker = true
+		case sayVerbs[ws[k]]:
+			if speaker || k+1 < len(ws) && !stop[k] && standAlone[ws[k+1]] {
+				return true
+			}
+		}
+		if stop[k] {
+			return false
+		}
+	}
+	return false
+}
+
+var (
+	inputSpeakers = set("user", "users", "system", "developer", "operator", "admin", "administrator", "prompt", "assistant", "model", "human")
+	sayVerbs      = set("said", "says", "told", "tells", "wrote", "writes", "asked", "asks", "instructed", "instructs", "requested", "stated", "states")
+)
 
 // readers reports an object the words after it give to the reader: the
 // constraints from your operator, the rules of your developer, the rules
@@ -333,6 +364,10 @@ func passive(ws []string, stop []bool) bool {
 		for q := o + 1; q < min(len(ws), o+6) && end < 0; q++ {
 			switch {
 			case obj && q < o+4 && ws[q] == "your" && (ws[q-1] == "from" || ws[q-1] == "of" || ws[q-1] == "by"):
+				end = q + 1
+			case obj && q == o+1 && standAlone[ws[q]] && (stop[q] || q+1 == len(ws) || pointsHere[ws[q+1]]):
+				// the instructions above are no longer valid; not "the
+				// rules before v2 are void" (a position of its own)
 				end = q + 1
 			case obj && q == o+2 && (ws[o+1] == "you" || ws[o+1] == "i" || ws[o+1] == "we") && given[ws[q]] && !stop[q] &&
 				q+1 < len(ws) && !sourcePreps[ws[q+1]]:
