@@ -106,7 +106,7 @@ var (
 // negated reports that the command at n[s:e] sits in a clause that negates
 // it ("never run rm -rf /"); a scope does not excuse a destructive payload.
 func negated(n string, s, e int) bool {
-	return negatorRe.MatchString(n[clauseStart(n, s):s]) || afterNegRe.MatchString(n[e:])
+	return negatorRe.MatchString(n[clauseStart(n, s):s]) || judgedAfter(n[e:])
 }
 
 // excused reports that the command at n[s:e] sits in a clause that negates
@@ -119,8 +119,20 @@ func excused(n string, s, e int) bool {
 	if negatorRe.MatchString(before) || scoperRe.MatchString(before) || scoperRe.MatchString(rest) || corrected(before) {
 		return true
 	}
-	return afterNegRe.MatchString(n[e:])
+	return judgedAfter(n[e:])
 }
+
+// judgedAfter reports that the words after a command judge it ("… is
+// dangerous", "… is never ok"): read up to a subordinate clause, whose
+// subject is something else ("chmod 777 when the file is not writable").
+func judgedAfter(rest string) bool {
+	if loc := subordinateRe.FindStringIndex(rest); loc != nil {
+		rest = rest[:loc[0]]
+	}
+	return afterNegRe.MatchString(rest)
+}
+
+var subordinateRe = regexp.MustCompile(`\b(?:when|whenever|if|because|since|unless|while|once|until|as soon as)\b`)
 
 // correctRe are verbs whose object is a command to get rid of or to find
 // ("replace chmod 777 with …", "audit the Dockerfiles for curl | sh").
