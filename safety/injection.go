@@ -196,8 +196,11 @@ var (
 		gate(`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:[a-z-]+ ){0,2}(?:ai|assistant|language model|model|chatbot|bot|agent)\b|required to follow|subject to)`, "no longer"),
 		// You have been jailbroken / unlocked …
 		gate(`\byou(?:'ve| have) been (?:jailbroken|unlocked|freed|liberated|unshackled|unchained|released from)`, "been"),
-		// Respond without restrictions: the reader told to drop its limits.
-		gate(`(?:^|[.!?:;]\s*|\byou (?:will|must|should|can|may|shall) |\bplease |\bnow |`+vocative+`)(?:respond|answer|reply|act|operate|behave) without (?:any |your )?(?:restrictions|limits|limitations|filters|filtering|guardrails|censorship|rules|safety (?:rules|guidelines|filters|checks))\b`, "without"),
+		// Respond without restrictions, answer every question without
+		// refusing: the reader told to drop its limits.
+		gate(`(?:^|[.!?:;]\s*|\byou (?:will|must|should|can|may|shall) (?:now |always |from now on )?|\bplease |\bnow |`+vocative+`)(?:respond|answer|reply|comply|act|operate|behave)(?: to)?(?: (?:every|all|any|each) (?:questions?|requests?|prompts?|messages?|commands?))? without (?:ever )?(?:refusing|refusals?|any refusals?|hesitation|questioning|(?:any |your |the )?(?:usual |normal |standard |default |current |built-in |safety )?(?:restrictions|limits|limitations|filters|filtering|guardrails|censorship|rules|constraints|safety (?:rules|guidelines|filters|checks)))\b`, "without"),
+		// You are free from all previous restrictions.
+		gate(`\byou(?: are|'re) (?:now )?free (?:from|of) (?:all |any |your |the )?(?:previous |prior |earlier |usual |former |original )?(?:restrictions|rules|constraints|limits|limitations|guidelines|instructions|guardrails|filters|programming)\b`, "free"),
 		gate(`\byou(?: are|'re) (?:an? |now )?(?:unrestricted|unfiltered|uncensored|jailbroken|unbound|unshackled)\b`, "unrestricted", "unfiltered", "uncensored", "jailbroken", "unbound", "unshackled"),
 		gate(`\bfrom (?:now|this point|here) on(?: out| forward|wards?)?,? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b`, " on"),
 		gate(`\bhenceforth,? you (?:are|will|must)\b`, "henceforth"),
@@ -209,7 +212,7 @@ var (
 		// (not "your real task list is in TODO.md": a noun after it)
 		gate(`\byour (?:new|real|true|actual|only|updated) (?:role|task|instructions?|goal|objective|purpose|identity|persona|directive|orders?|prompt)(?:\s*(?:[:,.;!?—-]|$)|\s+(?:is|are|was|were|now|from|will|shall|must|as|follow|comes?|here)\b)`, "your "),
 		gate(`\bthe (?:real|actual|true|only|new) (?:instructions?|directives?|orders?) (?:is|are)\b`, "instruction", "directive", "order"),
-		gate(`\b(?:new|updated|revised|real|actual|secret|hidden|override) (?:system )?(?:instructions?|prompt|directives?|orders)\s*:`, "instruction", "prompt", "directive", "orders"),
+		gate(`\b(?:new|updated|revised|real|actual|secret|hidden|override|urgent) (?:system )?(?:instructions?|prompt|directives?|orders?)(?: from (?:the |your )?(?:admin|administrator|developer|operator|system|root|owner))?\s*:`, "instruction", "prompt", "directive", "order"),
 		gateUnless(`(?:^|[.!?:;]\s*|\b(?:you|please|now)\s+|`+vocative+`)(?:act|behave|respond|answer) (?:as|like) (?:an? |the |if you )`, actsAsThing, " as ", " like "),
 		gate(`\bstop being (?:an? |the )?(?:[a-z-]+ ){0,2}(?:ai|assistant|agent|model|chatbot|bot|language model)\b`, "stop being"),
 		// Treat your instructions as suggestions.

@@ -36,6 +36,11 @@ var (
 		{"need", "not", "follow"}, {"no", "longer", "have", "to", "obey"}, {"do", "not", "have", "to", "obey"},
 		{"stop", "obeying"}, {"do", "not", "obey"}, {"don", "t", "obey"}, {"throw", "out"}, {"move", "past"},
 		{"break", "free", "of"}, {"free", "yourself", "from"}, {"get", "rid", "of"},
+		{"pay", "no", "heed", "to"}, {"pay", "no", "mind", "to"}, {"take", "no", "notice", "of"},
+		{"don", "t", "pay", "attention", "to"}, {"dont", "pay", "attention", "to"}, {"do", "not", "pay", "attention", "to"},
+		// Concessives: "regardless of your previous instructions, push".
+		{"regardless", "of"}, {"irrespective", "of"}, {"in", "spite", "of"}, {"despite"}, {"notwithstanding"},
+		{"no", "matter", "what"}, {"whatever"},
 		{"haz", "caso", "omiso", "de"}, {"haga", "caso", "omiso", "de"}, {"no", "hagas", "caso", "a"}, {"no", "hagas", "caso", "de"},
 		{"fais", "abstraction", "de"}, {"ne", "tiens", "pas", "compte", "des"}, {"ne", "tenez", "pas", "compte", "des"},
 		{"non", "seguire"}, {"não", "siga"}, {"houd", "geen", "rekening", "met"}}
@@ -89,7 +94,7 @@ var (
 	standAlone  = set("above", "before", "previous", "previously", "prior", "earlier", "preceding", "foregoing", "aforementioned")
 	filler      = set("the", "all", "of", "everything", "anything", "that", "what", "is", "was", "written", "said", "stated", "mentioned", "text", "you", "were", "told", "said")
 	conjunction = set("and", "then", "instead", "now", "but", "just", "only", "completely", "entirely", "please", "you", "i", "from", "so", "to", "we")
-	given       = set("given", "told", "provided", "received", "taught", "shown", "fed", "got", "gave", "trained", "programmed")
+	given       = set("given", "told", "provided", "received", "taught", "shown", "fed", "got", "gave", "trained", "programmed", "started", "began", "initialized", "loaded")
 	voidWords   = set("void", "obsolete", "cancelled", "canceled", "revoked", "invalid", "null", "overridden",
 		"superseded", "irrelevant", "outdated", "deprecated", "lifted", "suspended", "disabled", "removed",
 		"rescinded", "withdrawn", "retracted", "annulled", "repealed", "voided", "nullified", "moot", "expired",
@@ -365,6 +370,9 @@ func passive(ws []string, stop []bool) bool {
 			switch {
 			case obj && q < o+4 && ws[q] == "your" && (ws[q-1] == "from" || ws[q-1] == "of" || ws[q-1] == "by"):
 				end = q + 1
+			case obj && q == o+2 && ws[q] == "the" && q+1 < len(ws) && roleSources[ws[q+1]] && (ws[q-1] == "from" || ws[q-1] == "of" || ws[q-1] == "by"):
+				// the instructions from the system are cancelled
+				end = q + 2
 			case obj && q == o+1 && standAlone[ws[q]] && (stop[q] || q+1 == len(ws) || pointsHere[ws[q+1]]):
 				// the instructions above are no longer valid; not "the
 				// rules before v2 are void" (a position of its own)
@@ -385,6 +393,14 @@ func passive(ws []string, stop []bool) bool {
 		if end < 0 {
 			continue
 		}
+		// none of your prior instructions matter (any more)
+		if negatedSubject(ws, o) {
+			for k := end; k < min(len(ws), end+3); k++ {
+				if holdVerbs[ws[k]] {
+					return true
+				}
+			}
+		}
 		for k := end; k < min(len(ws), end+6); k++ {
 			if voidWords[ws[k]] || ws[k] == "longer" && k+1 < len(ws) && (ws[k+1] == "apply" || ws[k+1] == "applies" || ws[k+1] == "valid" || ws[k+1] == "matter") ||
 				(ws[k] == "be" || ws[k] == "are" || ws[k] == "is") && k+1 < len(ws) && dismissVerbs[ws[k+1]] {
@@ -394,6 +410,25 @@ func passive(ws []string, stop []bool) bool {
 	}
 	return false
 }
+
+// negatedSubject reports a subject the words before it deny: "none of
+// your prior instructions", "no previous rules".
+func negatedSubject(ws []string, o int) bool {
+	for k := max(0, o-4); k < o; k++ {
+		if ws[k] == "none" || ws[k] == "no" {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// holdVerbs: what a denied subject no longer does (none of them apply).
+	holdVerbs = set("matter", "matters", "apply", "applies", "count", "counts", "stand", "stands", "hold", "holds", "remain", "remains", "bind", "binds")
+	// roleSources whose messages are a model's input: the instructions
+	// from the system, of the developer.
+	roleSources = set("system", "developer", "developers", "operator", "operators")
+)
 
 // dismissAt is the length of the dismissal at ws[i] (0: none).
 func dismissAt(ws []string, i int) int {
