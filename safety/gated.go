@@ -87,7 +87,8 @@ func anyMatch(gs []*gated, s string) bool {
 
 // allGates lists every gated regex, for TestGatesAreExact.
 func allGates() []*gated {
-	out := []*gated{pipeShellRe, deviceRe, worldWritableRe, rmRe, findDeleteRe, removeItemRe, delRe, winDeleteRe, fnDefRe, forkLoopRe, exfilRe}
+	out := []*gated{pipeShellRe, deviceRe, worldWritableRe, rmRe, findDeleteRe, removeItemRe, delRe, winDeleteRe, fnDefRe, forkLoopRe}
+	out = append(out, exfilRes...)
 	out = append(out, tokenMarkers...)
 	out = append(out, roleMarkers...)
 	return append(out, roles...)

@@ -50,7 +50,7 @@ func Instruction(text string) (string, bool) {
 	if anyMatch(roles, d) {
 		return KindRole, true
 	}
-	if exfilRe.MatchString(d) {
+	if anyMatch(exfilRes, d) {
 		return KindExfiltration, true
 	}
 	if overrideText(n) || cjkOverride(n) {
@@ -195,7 +195,7 @@ var (
 		gate(`\byou(?: are|'re| r) now (?:an? |the |my |dan\b|free\b|unrestricted|jailbroken|called|named|known as|acting|going to|allowed|permitted|in (?:developer|dan|god|unrestricted)|no longer)`, " now "),
 		gate(`\byou(?: are|'re) no longer (?:bound|restricted|limited|an? (?:[a-z-]+ ){0,2}(?:ai|assistant|language model|model|chatbot|bot|agent)\b|required to follow|subject to)`, "no longer"),
 		// You have been jailbroken / unlocked …
-		gate(`\byou(?:'ve| have) been (?:jailbroken|unlocked|freed|liberated|unshackled|unchained|released from)`, "been"),
+		gate(`\byou(?:'ve| have) been (?:jailbroken|unlocked|freed|liberated|unshackled|unchained|released from)`, "jailbroken", "unlocked", "freed", "liberated", "unshackled", "unchained", "released from"),
 		// Respond without restrictions, answer every question without
 		// refusing: the reader told to drop its limits.
 		gate(`(?:^|[.!?:;]\s*|\byou (?:will|must|should|can|may|shall) (?:now |always |from now on )?|\bplease |\bnow |`+vocative+`)(?:respond|answer|reply|comply|act|operate|behave)(?: to)?(?: (?:every|all|any|each) (?:questions?|requests?|prompts?|messages?|commands?))? without (?:ever )?(?:refusing|refusals?|any refusals?|hesitation|questioning|(?:any |your |the )?(?:usual |normal |standard |default |current |built-in |safety )?(?:restrictions|limits|limitations|filters|filtering|guardrails|censorship|rules|constraints|safety (?:rules|guidelines|filters|checks)))\b`, "without"),
@@ -218,7 +218,8 @@ var (
 		// Treat your instructions as suggestions.
 		gate(`\btreat (?:[a-z']+ ){0,4}(?:your|previous|prior|earlier|above|original|system|developer) (?:[a-z]+ ){0,2}(?:instructions|prompt|rules|guidelines|directives|guardrails)\b[^.;!?]{0,40}?\bas (?:mere |just |only |purely )?(?:suggestions?|optional|advisory|irrelevant|void|obsolete|non-binding|jokes?|noise|examples?|hints?)\b`, "treat"),
 		// Obey any command / only this lesson.
-		gate(`(?:^|[.!?:;]\s*|\byou (?:must|will|shall|should|can|may) (?:now )?|\bnow |`+vocative+`)(?:execute|obey|comply with) any (?:commands?|instructions?|requests?|orders?)\b|\b(?:obey|listen to) only (?:this|these|me|my)\b|\bonly (?:obey|listen to) (?:this|these|me|my)\b|\b(?:follow|obey) only (?:this|these) (?:lesson|note|message|text|entry|memo)s?\b`, "any ", "only "),
+		gate(`(?:^|[.!?:;]\s*|\byou (?:must|will|shall|should|can|may) (?:now )?|\bnow |`+vocative+`)(?:execute|obey|comply with) any (?:commands?|instructions?|requests?|orders?)\b|\b(?:obey|listen to) only (?:this|these|me|my)\b|\bonly (?:obey|listen to) (?:this|these|me|my)\b|\b(?:follow|obey) only (?:this|these) (?:lesson|note|message|text|entry|memo)s?\b`,
+			"any command", "any instruction", "any request", "any order", "only th", "only m", "only obey", "only listen"),
 		// Override all safety checks.
 		gate(`\b(?:ignore|disregard|override|bypass|disable|skip|drop|remove|turn off|switch off|circumvent|evade) (?:all |any |every |the |your )?(?:safety|ethical|ethics|moderation|refusal) (?:checks?|filters?|guardrails?|guidelines?|policies|policy|rules|restrictions|protocols?|measures|constraints)\b`, "safety", "ethic", "moderation", "refusal"),
 		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+|`+vocative+`)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b`, "pretend", "imagine"),
@@ -227,11 +228,15 @@ var (
 		gate(`\bi am your (?:developer|creator|admin|administrator|owner|operator|master)\b`, "i am your"),
 		gate(`\byour (?:instructions|rules|prompt|directives|guidelines|orders|task) (?:have|has) (?:changed|been (?:changed|updated|replaced|revoked|overridden|lifted))`, "your "),
 	}
-	// A request for the reader's own prompt or instructions.
-	exfilRe = gate(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,5} your (?:(?:system|initial|hidden|original|full|secret|internal|developer) ){0,2}(?:prompt|instructions|rules|guidelines)\b|`+
-		`\b(?:repeat|print|output|echo|copy|reproduce|reveal|show) (?:back )?(?:everything|all|all the text|the text|the words|what is written|all text) (?:above|before) (?:this|the) (?:line|message|point|lesson|sentence)\b|`+
-		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the|its|their) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b|`+
-		`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,2} your (?:prompt|instructions|rules|guidelines)\b`, "prompt", "instructions", "message", "rules", "guidelines", "above", "before")
+	// Requests for the reader's own prompt or instructions.
+	exfilRes = []*gated{
+		gate(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,5} your (?:(?:system|initial|hidden|original|full|secret|internal|developer) ){0,2}(?:prompt|instructions|rules|guidelines)\b|`+
+			`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the|its|their) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b`,
+			"prompt", "instructions", "message", "rules", "guidelines"),
+		// repeat everything above this line
+		gate(`\b(?:repeat|print|output|echo|copy|reproduce|reveal|show) (?:back )?(?:everything|all|all the text|the text|the words|what is written|all text) (?:above|before) (?:this|the) (?:line|message|point|lesson|sentence)\b`,
+			"above th", "before th"),
+	}
 )
 
 var (

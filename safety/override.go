@@ -435,7 +435,7 @@ func dismissAt(ws []string, i int) int {
 	if dismissVerbs[ws[i]] {
 		return 1
 	}
-	return phraseAt(ws, i, dismissPhrases)
+	return phraseAt(ws, i, &dismissPhrases)
 }
 
 // supersedeAt is the length of a third-person dismissal at ws[i] whose
@@ -444,7 +444,7 @@ func supersedeAt(ws []string, i int) int {
 	n := 0
 	if supersedeVerbs[ws[i]] {
 		n = 1
-	} else if n = phraseAt(ws, i, supersedePhrases); n == 0 {
+	} else if n = phraseAt(ws, i, &supersedePhrases); n == 0 {
 		return 0
 	}
 	for k := max(0, i-3); k < i; k++ {
@@ -455,8 +455,21 @@ func supersedeAt(ws []string, i int) int {
 	return 0
 }
 
-func phraseAt(ws []string, i int, phrases [][]string) int {
-	for _, p := range phrases {
+// phrasesByFirst indexes each phrase list by its first word.
+var phrasesByFirst = sync.OnceValue(func() map[*[][]string]map[string][][]string {
+	out := map[*[][]string]map[string][][]string{}
+	for _, ps := range []*[][]string{&dismissPhrases, &supersedePhrases} {
+		m := map[string][][]string{}
+		for _, p := range *ps {
+			m[p[0]] = append(m[p[0]], p)
+		}
+		out[ps] = m
+	}
+	return out
+})
+
+func phraseAt(ws []string, i int, phrases *[][]string) int {
+	for _, p := range phrasesByFirst()[phrases][ws[i]] {
 		if i+len(p) <= len(ws) {
 			ok := true
 			for k, w := range p {
