@@ -210,6 +210,13 @@ func loreRules() []secretRule {
 		rule("npm-token", `\b(npm_[A-Za-z0-9]{30,})`, keyBody, "npm_"),
 		rule("pypi-token", `\b(pypi-[A-Za-z0-9_-]{40,})`, keyBody, "pypi-"),
 		rule("huggingface-token", `\b(hf_[A-Za-z0-9]{30,})`, keyBody, "hf_"),
+		// AI providers whose keys carry a prefix: Groq, xAI, Replicate,
+		// NVIDIA, Tavily.
+		rule("groq-api-key", `\b(gsk_[A-Za-z0-9]{40,})`, keyBody, "gsk_"),
+		rule("xai-api-key", `\b(xai-[A-Za-z0-9]{40,})`, keyBody, "xai-"),
+		rule("replicate-api-token", `\b(r8_[A-Za-z0-9]{30,})`, keyBody, "r8_"),
+		rule("nvidia-api-key", `\b(nvapi-[A-Za-z0-9_-]{40,})`, keyBody, "nvapi-"),
+		rule("tavily-api-key", `\b(tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,})`, keyBody, "tvly-"),
 		rule("sendgrid-key", `\b(SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})`, keyBody, "sg."),
 		rule("twilio-key", `\b((?:SK|AC)[0-9a-f]{32})\b`, keyBody, "sk", "ac"),
 		rule("digitalocean-token", `\b(do[opr]_v1_[a-f0-9]{64})`, nil, "dop_v1_", "doo_v1_", "dor_v1_"),
@@ -241,6 +248,7 @@ func loreRules() []secretRule {
 		rule("password-assignment", `\b(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'<>;|&]{4,})`,
 			assignmentValue, "mysql", "mariadb"),
 		rule("password-assignment", `\b(?i:login)\b[^\n|;&]*?\s-p(?:=|\s+)["']?([^\s"'<>,;]{4,})`, assignmentValue, "login"),
+		rule("password-assignment", `\b(?i:sshpass)\b[^\n|;&]*?\s-p\s*["']?([^\s"'<>;|&]{4,})`, assignmentValue, "sshpass"),
 		rule("password-assignment", `(?i)\bconvertto-securestring\s+(?:-string\s+)?["']([^"'\n]{4,})["']`, assignmentValue, "convertto-securestring"),
 		// secret: "…", API_KEY=…, client_secret=…, signing-key: …: a
 		// random-looking value (more than 3 bits of entropy per character).
@@ -249,7 +257,7 @@ func loreRules() []secretRule {
 			"secret", "token", "key", "auth", "credential", "bearer"), public),
 		// A credential name, a space and a long random value ("heroku
 		// token 3f9a1c2e-…"): 16 characters or more, digits, entropy.
-		withAllow(rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|[a-z0-9]+[_-]?(?:key|token|secret))\s+([A-Za-z0-9_.+/=-]{16,})`,
+		withAllow(rule("secret-assignment", `(?i)(?:\b|_)(?:secret|token|api[ _-]?key|apikey|access[ _-]?key|private[_-]?key|client[ _-]?secret|credentials?|[a-z0-9]+[_-]?(?:key|token|secret))\s+([A-Za-z0-9_.+/=-]{16,})`,
 			func(v string) bool { return hasDigit(v) && ShannonEntropy(v) > 3.3 && assignmentValue(v) },
 			"secret", "token", "key", "credential"), public),
 		// HTTP authorization headers.
