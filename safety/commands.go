@@ -39,7 +39,7 @@ func Command(text string) (string, bool) {
 		return KindForkBomb, true
 	}
 	for _, m := range deviceRe.FindAllStringSubmatchIndex(n, -1) {
-		if deviceMatch(n, m) && !negated(n, m[0], m[1]) && !deviceNegated(n, m) {
+		if deviceMatch(n, m) && !negated(n, m[0], m[1]) && !deviceNegated(n, m) && !dryRunRe.MatchString(n[m[0]:m[1]]) {
 			return KindDeviceOverwrite, true
 		}
 	}
@@ -61,7 +61,7 @@ func Command(text string) (string, bool) {
 
 var (
 	downloaders = `(?:curl|wget|fetch|http|https|httpie|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-request|gh api|nc|ncat)`
-	shells      = `(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/usr)?(?:/local)?/bin/)?(?:env\s+)?(?:(?:ba|z|k|da|fi|c|tc|a)?sh|python[0-9.]*|perl|ruby|node|php|lua|pwsh|powershell|iex|invoke-expression|source|\.)`
+	shells      = `(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/usr)?(?:/local)?/bin/)?(?:env\s+(?:-\S+\s+)*(?:[a-z_][a-z0-9_]*=\S*\s+)*)?(?:(?:ba|z|k|da|fi|c|tc|a)?sh|python[0-9.]*|perl|ruby|node|php|lua|pwsh|powershell|iex|invoke-expression|source|\.)`
 	pipeShellRe = gate(`\b`+downloaders+`\b[^;&\n]*?\|\s*`+shells+`(?:\s|$|[;&)'"])|`+
 		`\b(?:(?:ba|z|k)?sh|source|\.|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*<\(\s*`+downloaders+`\b|`+
 		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-[ce]\s*["']?\s*"?\$\(\s*`+downloaders+`\b|`+
@@ -245,6 +245,11 @@ func selfCalls(body, name string) (calls int, background bool) {
 // deviceMatch reports that a match of deviceRe writes onto a device: the
 // path it captured, if any, is not a pseudo-device (format and diskpart
 // capture none).
+// dryRunRe: a device command told to change nothing (wipefs -n lists
+// the signatures, sgdisk --pretend). Only flags that keep their meaning
+// in lower case: the rules read a lower-cased text (mke2fs -N is not -n).
+var dryRunRe = regexp.MustCompile(`^(?:wipefs\b[^;&|\n]*\s(?:-[a-z]*n[a-z]*|--no-act)\b|sgdisk\b[^;&|\n]*\s--pretend\b)`)
+
 // deviceNegated reports a device the match reaches past a clause of its
 // own that negates it ("mkfs only on loop devices, never on /dev/sda"):
 // the command is scoped to something else, the device is excluded.
