@@ -46,11 +46,14 @@ type AuditReport struct {
 	// Spacing is the live checkpoints' spacing at the end (Every, or the
 	// wider gap the disk budget keeps) and Taken how many live checkpoints
 	// the node took over the run.
-	Every       int    `json:"checkpoint_every"`
-	Spacing     uint64 `json:"checkpoint_spacing"`
-	Taken       uint64 `json:"checkpoints_taken"`
-	Checkpoints int    `json:"checkpoints"`
-	ExtraBytes  int64  `json:"checkpoint_extra_bytes"`
+	// MergeFilters counts the audits whose cross-loop fold was given the
+	// filter of the live store's merge keys (node.Node.AuditMergeFilters).
+	MergeFilters int64  `json:"merge_filters_given"`
+	Every        int    `json:"checkpoint_every"`
+	Spacing      uint64 `json:"checkpoint_spacing"`
+	Taken        uint64 `json:"checkpoints_taken"`
+	Checkpoints  int    `json:"checkpoints"`
+	ExtraBytes   int64  `json:"checkpoint_extra_bytes"`
 	// P99ToRebuild is the p99 audit time ÷ the full rebuild's time in the
 	// same run (an audit used to fold the whole log).
 	P99ToRebuild float64 `json:"p99_to_rebuild"`
@@ -88,6 +91,7 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+	given0 := n.AuditMergeFilters()
 	r.Checkpoints = len(n.AuditCheckpoints())
 	r.Spacing, r.Taken = n.AuditCheckpointSpacing(), n.AuditCheckpointsTaken()
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0xa0d1))
@@ -181,6 +185,7 @@ func measureAudits(ctx context.Context, n *node.Node, o Options, last uint64, re
 	}
 	r.P99ToRebuild = r.P99us / 1e6 / rebuild.Seconds()
 	r.ExtraBytes = extraBytes(filepath.Join(dir, "node", node.AuditDir), filepath.Join(dir, "node", "pebble"))
+	r.MergeFilters = n.AuditMergeFilters() - given0
 	return r, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/crossloop"
 )
 
 // Audit checkpoints: local Pebble checkpoints of the live read model (hard
@@ -62,13 +63,15 @@ func (n *Node) AuditCheckpoints() []projector.AuditMark {
 // an audit at target as of asOf: a copy of a checkpoint with the deltas
 // after it applied, or an empty in-memory store when none is; release
 // closes and removes it.
-func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func(), error) {
-	empty := func() (*projector.Store, func(), error) {
+//
+// base is the sequence of the checkpoint copied (0: the empty store).
+func (n *Node) openAudit(asOf *time.Time, target uint64) (st *projector.Store, release func(), base uint64, err error) {
+	empty := func() (*projector.Store, func(), uint64, error) {
 		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: auditCacheBytes, Ephemeral: true})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
-		return st, func() { st.Close() }, nil
+		return st, func() { st.Close() }, 0, nil
 	}
 	a := n.audits
 	if a == nil {
@@ -81,7 +84,8 @@ func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func
 		return empty()
 	}
 	dst := filepath.Join(a.dir, fmt.Sprintf("tmp-%d", a.tmp.Add(1)))
-	err := copyCheckpoint(a.list[from.base].dir, dst)
+	base = a.list[from.base].mark.Seq
+	err = copyCheckpoint(a.list[from.base].dir, dst)
 	if err == nil {
 		// Linked while listed: a delta the retention drops meanwhile
 		// stays readable through the link.
@@ -90,22 +94,22 @@ func (n *Node) openAudit(asOf *time.Time, target uint64) (*projector.Store, func
 	a.mu.Unlock()
 	if err != nil {
 		_ = os.RemoveAll(dst)
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	// Removed once answered: nothing in it needs to be durable.
-	st, err := projector.OpenStore(dst, projector.StoreOptions{CacheBytes: auditCacheBytes, Ephemeral: true, FS: projector.NoSyncFS(vfs.Default)})
+	st, err = projector.OpenStore(dst, projector.StoreOptions{CacheBytes: auditCacheBytes, Ephemeral: true, FS: projector.NoSyncFS(vfs.Default)})
 	if err != nil {
 		_ = os.RemoveAll(dst)
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	release := func() { st.Close(); _ = os.RemoveAll(dst) }
+	release = func() { st.Close(); _ = os.RemoveAll(dst) }
 	for i := range from.deltas {
 		if err := st.ApplyDelta(deltaLink(dst, i)); err != nil {
 			release()
-			return nil, nil, fmt.Errorf("audit: %w", err)
+			return nil, nil, 0, fmt.Errorf("audit: %w", err)
 		}
 	}
-	return st, release, nil
+	return st, release, base, nil
 }
 
 // linkDeltas links the tables of ds into dir (deltaLink names them).
@@ -264,7 +268,7 @@ func (v *auditView) Model(name string) projector.Reader {
 // model otherwise (all).
 func (v *auditView) fold(model projector.Model) (f *auditFold, all bool) {
 	n := v.n
-	st, release, err := n.openAudit(v.asOf, v.target)
+	st, release, base, err := n.openAudit(v.asOf, v.target)
 	if err != nil {
 		return &auditFold{err: fmt.Errorf("audit: %w", err)}, false
 	}
@@ -291,10 +295,46 @@ func (v *auditView) fold(model projector.Model) (f *auditFold, all bool) {
 	if !covered {
 		models, all, poisoned = n.models, true, nil
 	}
+	if err := n.seedMergeFilter(f, models, base, from); err != nil {
+		f.err = fmt.Errorf("audit: %w", err)
+		return f, all
+	}
 	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned, n.Sealer); err != nil {
 		f.err = fmt.Errorf("audit replay: %w", err)
 	}
 	return f, all
+}
+
+// AuditMergeFilters counts the audit folds given a filter of their merge
+// lists from the live store's merge keys (seedMergeFilter).
+func (n *Node) AuditMergeFilters() int64 {
+	if n.audits == nil {
+		return 0
+	}
+	return n.audits.seeded.Load()
+}
+
+// seedMergeFilter gives the cross-loop fold of f's copy (a checkpoint at
+// base brought to from by deltas) the filter of its merge lists, when the
+// live store's merge keys cover both states; the filter leaves the model
+// with the copy.
+func (n *Node) seedMergeFilter(f *auditFold, models []projector.Model, base, from uint64) error {
+	cl := n.crossloop()
+	if n.audits == nil || cl == nil || !slices.Contains(models, projector.Model(cl)) {
+		return nil
+	}
+	mk := n.audits.mergeKeys.Load()
+	if mk == nil || !mk.Covers(base, from) {
+		return nil
+	}
+	drop, err := cl.SeedMergeFilter(f.st.Model(crossloop.ModelName), mk)
+	if err != nil || drop == nil {
+		return err
+	}
+	n.audits.seeded.Add(1)
+	release := f.release
+	f.release = func() { drop(); release() }
+	return nil
 }
 
 func (f *auditFold) reader(name string) projector.Reader {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/crossloop"
 )
 
 // The policy of the audit checkpoints, as a whole:
@@ -103,6 +104,12 @@ type auditCheckpoints struct {
 	// recording is set while the live store records deltas: the live
 	// poll then checkpoints it every auditBaseEvery intervals.
 	recording atomic.Bool
+	// mergeKeys are the cross-loop merge lists of the live store's log
+	// from the start of the recording on (crossloop.MergeKeys), fed with
+	// each delta cut; nil without a cross-loop model or after a hole.
+	// seeded counts the audit folds given a filter from them.
+	mergeKeys atomic.Pointer[crossloop.MergeKeys]
+	seeded    atomic.Int64
 
 	format string     // of the models: what an audit or fill starts from
 	mu     sync.Mutex // guards what follows and the files list and deltas name

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loredev/lore/projector"
+	"github.com/loredev/lore/projector/crossloop"
 )
 
 // Audit deltas: the live store records what its commits wrote over each
@@ -61,6 +62,9 @@ func deltaName(to uint64) string { return fmt.Sprintf("dl-%020d", to) }
 // ended) is dropped.
 func (n *Node) recordDeltas() (stop func(), err error) {
 	a := n.audits
+	if err := n.startMergeKeys(); err != nil {
+		n.log.Warn("audit merge keys", "err", err)
+	}
 	q := make(chan *projector.Delta, auditDeltaQueue)
 	var mu sync.Mutex // guards closed and the sends on q
 	closed := false
@@ -100,7 +104,43 @@ func (n *Node) writeDeltas(q <-chan *projector.Delta) {
 	}
 }
 
+// startMergeKeys scans the live store's cross-loop merge lists at its
+// checkpoint, where the deltas about to be recorded start (nothing
+// commits before the runtime runs), for the audits' copies
+// (crossloop.MergeKeys).
+func (n *Node) startMergeKeys() error {
+	n.audits.mergeKeys.Store(nil)
+	if n.crossloop() == nil {
+		return nil
+	}
+	cp, err := n.Store.Checkpoint()
+	if err != nil {
+		return err
+	}
+	mk, err := crossloop.NewMergeKeys(n.Store.Model(crossloop.ModelName), cp)
+	if err != nil {
+		return err
+	}
+	n.audits.mergeKeys.Store(mk)
+	return nil
+}
+
+// crossloop is the node's cross-loop model (nil: none).
+func (n *Node) crossloop() *crossloop.Model {
+	for _, m := range n.models {
+		if cm, ok := m.(*crossloop.Model); ok {
+			return cm
+		}
+	}
+	return nil
+}
+
 func (a *auditCheckpoints) writeDelta(d *projector.Delta) error {
+	// Fed before the delta is listed (an audit may then use it), whether
+	// or not its table is written: its writes happened.
+	if mk := a.mergeKeys.Load(); mk != nil && !mk.Feed(d.From, d.To, d.Keys) {
+		a.mergeKeys.Store(nil) // a hole: what it wrote is unknown
+	}
 	tmp := filepath.Join(a.dir, fmt.Sprintf("tmp-%d.sst", a.tmp.Add(1)))
 	if err := d.WriteTable(tmp); err != nil {
 		_ = os.Remove(tmp)

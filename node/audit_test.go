@@ -233,6 +233,12 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 			skippedBlocks++
 		}
 	}
+	// The cross-loop folds of the copies read merge lists through a
+	// filter of the live store's merge keys (the digests above hold with
+	// it).
+	if n.AuditMergeFilters() == 0 {
+		t.Fatal("no audit's cross-loop fold was given the merge keys' filter")
+	}
 	if fromCheckpoint == 0 || withDeltas == 0 || skippedBlocks == 0 {
 		t.Fatalf("audits started from a checkpoint %d times (%d with deltas applied) and skipped blocks %d times: the test exercised neither",
 			fromCheckpoint, withDeltas, skippedBlocks)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -68,6 +69,16 @@ func (d *Delta) WriteTable(path string) error {
 		return fmt.Errorf("delta table %s: %w", path, err)
 	}
 	return nil
+}
+
+// Keys calls fn with every key of the delta under prefix (store keys:
+// ModelKeyPrefix and a model's own key), written or deleted.
+func (d *Delta) Keys(prefix string, fn func(key string)) {
+	for k := range d.vals {
+		if strings.HasPrefix(k, prefix) {
+			fn(k)
+		}
+	}
 }
 
 // deltaRecorder collects a store's commits into deltas and hands each to

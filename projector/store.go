@@ -221,6 +221,10 @@ func (s *Store) getUint(key string) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
+// ModelKeyPrefix is the prefix of a model's keys among the store's (what
+// a Delta's keys carry before the model's own).
+func ModelKeyPrefix(model string) string { return modelPrefix + model + "/" }
+
 // Model returns a Reader over one model's committed keys.
 func (s *Store) Model(name string) Reader {
 	return dbReader{r: s.db, prefix: []byte(modelPrefix + name + "/")}

@@ -3,6 +3,7 @@ package crossloop
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/bits-and-blooms/bloom/v3"
@@ -132,6 +133,14 @@ func (p *filterPool) put(ks mergeKeySet, f *keyFilter) {
 	if len(p.filters) > poolSize {
 		p.filters = append(p.filters[:0], p.filters[1:]...)
 	}
+}
+
+// drop removes f wherever it is kept (a fold may have given it back
+// under another fingerprint).
+func (p *filterPool) drop(f *keyFilter) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.filters = slices.DeleteFunc(p.filters, func(x pooled) bool { return x.f == f })
 }
 
 // miss counts reads made without a filter and reports whether a filter
