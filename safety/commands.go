@@ -242,9 +242,6 @@ func selfCalls(body, name string) (calls int, background bool) {
 	}
 }
 
-// deviceMatch reports that a match of deviceRe writes onto a device: the
-// path it captured, if any, is not a pseudo-device (format and diskpart
-// capture none).
 // dryRunRe: a device command told to change nothing (wipefs -n lists
 // the signatures, sgdisk --pretend). Only flags that keep their meaning
 // in lower case: the rules read a lower-cased text (mke2fs -N is not -n).
@@ -264,6 +261,9 @@ func deviceNegated(n string, m []int) bool {
 	return false
 }
 
+// deviceMatch reports that a match of deviceRe writes onto a device: the
+// path it captured, if any, is not a pseudo-device (format and diskpart
+// capture none).
 func deviceMatch(n string, m []int) bool {
 	for g := 2; g+1 < len(m); g += 2 {
 		if m[g] >= 0 {

@@ -240,7 +240,9 @@ var (
 		gate(`(?:^|[.!?:;]\s*|\byou (?:must|will|shall|should|can|may) (?:now )?|\bnow |`+vocative+`)(?:execute|obey|comply with) any (?:commands?|instructions?|requests?|orders?)\b|\b(?:obey|listen to) only (?:this|these|me|my)\b|\bonly (?:obey|listen to) (?:this|these|me|my)\b|\b(?:follow|obey) only (?:this|these) (?:lesson|note|message|text|entry|memo)s?\b`,
 			"any command", "any instruction", "any request", "any order", "only th", "only m", "only obey", "only listen"),
 		// Override all safety checks.
-		gate(`\b(?:ignore|disregard|override|bypass|disable|skip|drop|remove|turn off|switch off|circumvent|evade) (?:all |any |every |the |your )?(?:safety|ethical|ethics|moderation|refusal) (?:checks?|filters?|guardrails?|guidelines?|policies|policy|rules|restrictions|protocols?|measures|constraints)\b`, "safety", "ethic", "moderation", "refusal"),
+		// (skip, drop, remove: only with all, any, every or your — "remove
+		// the safety checks of the old endpoint" is a code change)
+		gate(`\b(?:(?:ignore|disregard|override|bypass|disable|turn off|switch off|circumvent|evade) (?:all |any |every |the |your )?|(?:skip|drop|remove) (?:all|any|every|your) )(?:safety|ethical|ethics|moderation|refusal) (?:checks?|filters?|guardrails?|guidelines?|policies|policy|rules|restrictions|protocols?|measures|constraints)\b`, "safety", "ethic", "moderation", "refusal"),
 		gate(`(?:^|[.!?:;]\s*|\b(?:you|please|now|must)\s+|`+vocative+`)(?:pretend|imagine) (?:to be|you are|you're|that you are)\b`, "pretend", "imagine"),
 		gate(`\brole-?play as\b|\bplay the role of\b`, "play"),
 		gate(`\b(?:developer|dan|god|jailbreak|unrestricted|unfiltered) mode\b|\bdo anything now\b`, " mode", "anything now"),
