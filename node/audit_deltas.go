@@ -125,16 +125,6 @@ func (n *Node) startMergeKeys() error {
 	return nil
 }
 
-// crossloop is the node's cross-loop model (nil: none).
-func (n *Node) crossloop() *crossloop.Model {
-	for _, m := range n.models {
-		if cm, ok := m.(*crossloop.Model); ok {
-			return cm
-		}
-	}
-	return nil
-}
-
 func (a *auditCheckpoints) writeDelta(d *projector.Delta) error {
 	// Fed before the delta is listed (an audit may then use it), whether
 	// or not its table is written: its writes happened.

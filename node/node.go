@@ -263,16 +263,24 @@ func (n *Node) Run(ctx context.Context) error {
 	return <-errc
 }
 
+// crossloop is the node's cross-loop model (nil: none).
+func (n *Node) crossloop() *crossloop.Model {
+	for _, m := range n.models {
+		if cm, ok := m.(*crossloop.Model); ok {
+			return cm
+		}
+	}
+	return nil
+}
+
 // warmPatterns preloads the pattern registry's posting cache from the
 // read model as it is at the start (crossloop.Model.Warm), so the first
 // patterns.inject does not pay for it; the fold keeps it current after.
 // A failure only leaves the first query to load it.
 func (n *Node) warmPatterns() {
-	for _, m := range n.models {
-		if cm, ok := m.(*crossloop.Model); ok {
-			if err := cm.Warm(n.Store.Model(crossloop.ModelName)); err != nil {
-				n.log.Warn("preload the pattern registry's postings", "err", err)
-			}
+	if cm := n.crossloop(); cm != nil {
+		if err := cm.Warm(n.Store.Model(crossloop.ModelName)); err != nil {
+			n.log.Warn("preload the pattern registry's postings", "err", err)
 		}
 	}
 }
