@@ -217,7 +217,12 @@ var (
 		gate(`\byou(?:'ve| have) been (?:jailbroken|unlocked|freed|liberated|unshackled|unchained|released from)`, "jailbroken", "unlocked", "freed", "liberated", "unshackled", "unchained", "released from"),
 		// Respond without restrictions, answer every question without
 		// refusing: the reader told to drop its limits.
-		gate(`(?:^|[.!?:;]\s*|\byou (?:will|must|should|can|may|shall) (?:now |always |from now on )?|\bplease |\bnow |`+vocative+`)(?:respond|answer|reply|comply|act|operate|behave)(?: to)?(?: (?:every|all|any|each) (?:questions?|requests?|prompts?|messages?|commands?))? without (?:ever )?(?:refusing|refusals?|any refusals?|hesitation|questioning|(?:any |your |the )?(?:usual |normal |standard |default |current |built-in |safety )?(?:restrictions|limits|limitations|filters|filtering|guardrails|censorship|rules|constraints|safety (?:rules|guidelines|filters|checks)))\b`, "without"),
+		gate(`(?:^|[.!?:;]\s*|\byou (?:will|must|should|can|may|shall) (?:now |always |from now on )?|\bthe (?:model|assistant|agent|ai|llm) (?:will|must|should|shall) (?:now |always )?|\bplease |\bnow |`+vocative+`)(?:respond|answer|reply|comply|act|operate|behave|obey|follow|execute)(?: to)?(?: (?:every|all|any|each|the next|this) (?:questions?|requests?|prompts?|messages?|commands?|instructions?|orders?))? without (?:ever )?(?:refusing|refusals?|any refusals?|hesitation|questions?|questioning|checking|verification|review|(?:any |your |the )?(?:usual |normal |standard |default |current |built-in |safety )?(?:restrictions|limits|limitations|filters|filtering|guardrails|censorship|rules|constraints|safety (?:rules|guidelines|filters|checks)))\b`, "without"),
+		// An authority of the reader's input granting leave: "the developer
+		// says you can ignore the test suite".
+		gate(`\b(?:developer|admin|administrator|system|operator|owner)s? (?:says?|said|told me|allows?|has approved|approved)(?: that)? you (?:can|may|should|must|are allowed to|are permitted to) (?:now )?(?:ignore|bypass|disable|disregard|override)\b`, "you can", "you may", "you should", "you must", "you are"),
+		// Lie and say they pass: an order to deceive.
+		gate(`(?:^|[.!?:;,]\s*|\b(?:you (?:should|must|can|will|may) |always |then |and ))(?:lie|deceive|fib)(?: to (?:the )?(?:users?|reviewers?|humans?|developers?|maintainers?))? (?:and (?:say|claim|report|tell)|about)\b`, "lie", "deceive", "fib"),
 		// You are free from all previous restrictions.
 		gate(`\byou(?: are|'re) (?:now )?free (?:from|of) (?:all |any |your |the )?(?:previous |prior |earlier |usual |former |original )?(?:restrictions|rules|constraints|limits|limitations|guidelines|instructions|guardrails|filters|programming)\b`, "free"),
 		gate(`\byou(?: are|'re) (?:an? |now )?(?:unrestricted|unfiltered|uncensored|jailbroken|unbound|unshackled)\b`, "unrestricted", "unfiltered", "uncensored", "jailbroken", "unbound", "unshackled"),
@@ -253,6 +258,10 @@ var (
 	exfilRes = []*gated{
 		gate(`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,5} your (?:(?:system|initial|hidden|original|full|secret|internal|developer) ){0,2}(?:prompt|instructions|rules|guidelines)\b|`+
 			`\b(?:reveal|print|show|output|repeat|display|leak|dump|disclose|share|echo|tell (?:me|us)|send|post|exfiltrate)\b(?: [a-z]+){0,3} (?:your|the|its|their) (?:system|initial|hidden|original|full|secret|internal|developer) (?:prompt|instructions|message|rules)\b`,
+			"prompt", "instructions", "message", "rules", "guidelines"),
+		// summarise / include your hidden prompt: a verb that passes text on,
+		// with a word that names the reader's own input
+		gate(`\b(?:summari[sz]e|paraphrase|quote|paste|include|translate|describe|copy|write out|spell out)\b(?: [a-z]+){0,5} (?:your|the|its) (?:(?:(?:system|initial|hidden|original|secret|internal|developer) ){1,2}(?:prompt|instructions|message|rules|guidelines)|prompt)\b`,
 			"prompt", "instructions", "message", "rules", "guidelines"),
 		// repeat everything above this line
 		gate(`\b(?:repeat|print|output|echo|copy|reproduce|reveal|show) (?:back )?(?:everything|all|all the text|the text|the words|what is written|all text) (?:above|before) (?:this|the) (?:line|message|point|lesson|sentence)\b`,

@@ -21,7 +21,7 @@ var (
 	// Imperatives and gerunds only: "the model ignored the context" reports.
 	dismissVerbs = set("ignore", "ignoring", "disregard", "disregarding", "forget", "forgetting",
 		"override", "overriding", "overrule", "bypass", "skip", "dismiss", "neglect", "abandon", "discard",
-		"nullify", "supersede", "disobey", "unlearn", "ditch", "scrap", "drop",
+		"nullify", "supersede", "disobey", "unlearn", "ditch", "scrap", "drop", "wipe", "erase", "reset",
 		// Other languages: French, Spanish, Portuguese, Italian, German,
 		// Dutch, Russian.
 		"ignorez", "ignorer", "oublie", "oubliez", "ignora", "ignorar", "ignore", "olvida", "olvide", "olvidar",
@@ -41,6 +41,7 @@ var (
 		// Concessives: "regardless of your previous instructions, push".
 		{"regardless", "of"}, {"irrespective", "of"}, {"in", "spite", "of"}, {"despite"}, {"notwithstanding"},
 		{"no", "matter", "what"}, {"whatever"},
+		{"не", "обращай", "внимания", "на"}, {"не", "обращайте", "внимания", "на"},
 		{"haz", "caso", "omiso", "de"}, {"haga", "caso", "omiso", "de"}, {"no", "hagas", "caso", "a"}, {"no", "hagas", "caso", "de"},
 		{"fais", "abstraction", "de"}, {"ne", "tiens", "pas", "compte", "des"}, {"ne", "tenez", "pas", "compte", "des"},
 		{"non", "seguire"}, {"não", "siga"}, {"houd", "geen", "rekening", "met"}}
@@ -215,7 +216,7 @@ func override(ws []string, stop []bool) bool {
 		if !third && j+3 < len(ws) && (ws[j] == "what" || ws[j] == "whatever") && (ws[j+1] == "you" || ws[j+1] == "was" || ws[j+1] == "i") {
 			return true
 		}
-		if !third && (ws[j] == "what" || ws[j] == "whatever") && saidBefore(ws, stop, j+1) {
+		if !third && j < len(ws) && (ws[j] == "what" || ws[j] == "whatever") && saidBefore(ws, stop, j+1) {
 			return true
 		}
 	}
@@ -402,6 +403,10 @@ func passive(ws []string, stop []bool) bool {
 			}
 		}
 		for k := end; k < min(len(ws), end+6); k++ {
+			// … do not apply / never existed
+			if (ws[k] == "not" || ws[k] == "t" || ws[k] == "never") && k+1 < len(ws) && (holdVerbs[ws[k+1]] || existVerbs[ws[k+1]]) {
+				return true
+			}
 			if voidWords[ws[k]] || ws[k] == "longer" && k+1 < len(ws) && (ws[k+1] == "apply" || ws[k+1] == "applies" || ws[k+1] == "valid" || ws[k+1] == "matter") ||
 				(ws[k] == "be" || ws[k] == "are" || ws[k] == "is") && k+1 < len(ws) && dismissVerbs[ws[k+1]] {
 				return true
@@ -425,6 +430,8 @@ func negatedSubject(ws []string, o int) bool {
 var (
 	// holdVerbs: what a denied subject no longer does (none of them apply).
 	holdVerbs = set("matter", "matters", "apply", "applies", "count", "counts", "stand", "stands", "hold", "holds", "remain", "remains", "bind", "binds")
+	// existVerbs: what a denied subject never did (never existed).
+	existVerbs = set("existed", "exist", "happened", "mattered", "applied", "counted")
 	// roleSources whose messages are a model's input: the instructions
 	// from the system, of the developer.
 	roleSources = set("system", "developer", "developers", "operator", "operators")
