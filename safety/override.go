@@ -28,6 +28,9 @@ var (
 		"esquece", "esqueça", "dimentica", "ignoriere", "ignoriert", "ignorieren", "vergiss", "vergesst", "vergessen",
 		"negeer", "negeren", "vergeet", "vergeten",
 		"игнорируй", "игнорируйте", "проигнорируй", "проигнорируйте", "забудь", "забудьте", "игнорировать")
+	// clearVerbs dismiss a model's input only with a strong object or
+	// "your" (see override).
+	clearVerbs = set("wipe", "erase", "reset")
 	// Multi-word dismissals, as word sequences.
 	dismissPhrases = [][]string{{"set", "aside"}, {"pay", "no", "attention", "to"}, {"stop", "following"},
 		{"do", "not", "follow"}, {"don", "t", "follow"}, {"dont", "follow"}, {"no", "longer", "follow"},
@@ -143,7 +146,10 @@ func isObject(ws []string, stop []bool, o int, weakOK bool) bool {
 // the clause boundaries after each word).
 func override(ws []string, stop []bool) bool {
 	for i := range ws {
-		vlen, third := dismissAt(ws, i), false
+		// wipe, erase, reset: technical verbs first ("wipe the previous
+		// context before each test"): a weak object needs "your", as after
+		// a third-person verb.
+		vlen, third := dismissAt(ws, i), clearVerbs[ws[i]]
 		if vlen == 0 {
 			if vlen = supersedeAt(ws, i); vlen == 0 {
 				continue
