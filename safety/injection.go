@@ -226,7 +226,7 @@ var (
 		// You are free from all previous restrictions.
 		gate(`\byou(?: are|'re) (?:now )?free (?:from|of) (?:all |any |your |the )?(?:previous |prior |earlier |usual |former |original )?(?:restrictions|rules|constraints|limits|limitations|guidelines|instructions|guardrails|filters|programming)\b`, "free"),
 		gate(`\byou(?: are|'re) (?:an? |now )?(?:unrestricted|unfiltered|uncensored|jailbroken|unbound|unshackled)\b`, "unrestricted", "unfiltered", "uncensored", "jailbroken", "unbound", "unshackled"),
-		gate(`\bfrom (?:now|this point|here) on(?: out| forward|wards?)?,? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b`, " on"),
+		gate(`\bfrom (?:now|this point|here) (?:on(?: out| forward|wards?)?|forward|onwards?|out),? (?:you (?:are|will be|must ignore|will ignore|answer|respond|act)|act|behave|respond|answer|ignore)\b`, " on", "forward", "onward", " out"),
 		gate(`\bhenceforth,? you (?:are|will|must)\b`, "henceforth"),
 		// starting now / as of now / from this moment on, you are a … /
 		// you will ignore …
@@ -263,6 +263,8 @@ var (
 		// with a word that names the reader's own input
 		gate(`\b(?:summari[sz]e|paraphrase|quote|paste|include|translate|describe|copy|write out|spell out)\b(?: [a-z]+){0,5} (?:your|the|its) (?:(?:(?:system|initial|hidden|original|secret|internal|developer) ){1,2}(?:prompt|instructions|message|rules|guidelines)|prompt)\b`,
 			"prompt", "instructions", "message", "rules", "guidelines"),
+		// what were you told before this?
+		gate(`\bwhat (?:were you|have you been|had you been) (?:told|given|instructed|shown|asked)\b`, "what were you", "what have you been", "what had you been"),
 		// repeat everything above this line
 		gate(`\b(?:repeat|print|output|echo|copy|reproduce|reveal|show) (?:back )?(?:everything|all|all the text|the text|the words|what is written|all text) (?:above|before) (?:this|the) (?:line|message|point|lesson|sentence)\b`,
 			"above th", "before th"),

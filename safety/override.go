@@ -163,7 +163,8 @@ func override(ws []string, stop []bool) bool {
 			// this", "everything above." — not "everything before the
 			// first blank line".
 			for k := j; k < min(len(ws), j+2); k++ {
-				if everything[ws[k]] && k+1 < len(ws) && after[ws[k+1]] && (!positional[ws[k+1]] || pointsAtText(ws, stop, k+1)) {
+				if everything[ws[k]] && k+1 < len(ws) && after[ws[k+1]] && (!positional[ws[k+1]] || pointsAtText(ws, stop, k+1)) &&
+					(!relatives[ws[k+1]] || clauseFollows(ws, stop, k+1)) {
 					return true
 				}
 			}
@@ -228,6 +229,19 @@ func override(ws []string, stop []bool) bool {
 	}
 	return passive(ws, stop)
 }
+
+// relatives open a clause after "all" / "everything" (all that came
+// before); they are a determiner when a noun follows (all that noise).
+var relatives = set("that", "this", "which", "what")
+
+// clauseFollows reports that the relative at ws[r] opens a clause: it
+// ends its own clause, or a verb or a subject follows it.
+func clauseFollows(ws []string, stop []bool, r int) bool {
+	return stop[r] || r+1 == len(ws) || clauseStarts[ws[r+1]]
+}
+
+var clauseStarts = set("came", "comes", "was", "were", "is", "are", "has", "have", "had", "you", "i", "we", "they",
+	"precedes", "preceded", "appears", "appeared", "went", "goes", "follows", "existed", "exists", "said", "told")
 
 // saidBefore reports, after "ignore what", words the reader was given:
 // a speaker whose messages are its input and a verb of saying (what the
@@ -409,6 +423,11 @@ func passive(ws []string, stop []bool) bool {
 			}
 		}
 		for k := end; k < min(len(ws), end+6); k++ {
+			// … were (just) a test / a joke
+			if (ws[k] == "a" || ws[k] == "an") && k > 0 && k+1 < len(ws) && fakeNouns[ws[k+1]] &&
+				(ws[k-1] == "was" || ws[k-1] == "were" || ws[k-1] == "is" || ws[k-1] == "are" || ws[k-1] == "just" || ws[k-1] == "only") {
+				return true
+			}
 			// … do not apply / never existed
 			if (ws[k] == "not" || ws[k] == "t" || ws[k] == "never") && k+1 < len(ws) && (holdVerbs[ws[k+1]] || existVerbs[ws[k+1]]) {
 				return true
@@ -436,6 +455,8 @@ func negatedSubject(ws []string, o int) bool {
 var (
 	// holdVerbs: what a denied subject no longer does (none of them apply).
 	holdVerbs = set("matter", "matters", "apply", "applies", "count", "counts", "stand", "stands", "hold", "holds", "remain", "remains", "bind", "binds")
+	// fakeNouns: what a void subject was (the rules above were a test).
+	fakeNouns = set("test", "joke", "drill", "trick", "prank", "decoy")
 	// existVerbs: what a denied subject never did (never existed).
 	existVerbs = set("existed", "exist", "happened", "mattered", "applied", "counted")
 	// roleSources whose messages are a model's input: the instructions
