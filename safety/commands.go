@@ -12,6 +12,7 @@ const (
 	KindDeviceOverwrite = "device-overwrite"
 	KindRecursiveDelete = "recursive-delete"
 	KindWorldWritable   = "world-writable-permissions"
+	KindCredentialLeak  = "credential-exfiltration"
 )
 
 // Command reports a dangerous shell command in text and its kind.
@@ -56,8 +57,41 @@ func Command(text string) (string, bool) {
 			return KindWorldWritable, true
 		}
 	}
+	for _, g := range leakRes {
+		for _, m := range g.FindAllStringIndex(n, -1) {
+			if !excused(n, m[0], m[1]) && !publicKeyFile(n[m[0]:m[1]]) {
+				return KindCredentialLeak, true
+			}
+		}
+	}
 	return "", false
 }
+
+// Credentials sent away: a credentials file sent to an outside address
+// (send ~/.aws/credentials to https://…, curl -d @~/.netrc …, cat
+// ~/.ssh/id_rsa | nc …), or a secret's variable written where others read
+// it (append $GITHUB_TOKEN to the commit message, print $API_KEY to the
+// logs).
+var (
+	credFiles = `(?:(?:~|\$home|\$\{home\}|/root|/home/[a-z0-9_.-]+)/\.(?:aws/credentials|aws/config|ssh/id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:\.pub)?|netrc|git-credentials|docker/config\.json|kube/config|npmrc|pypirc|pgpass|config/gcloud/[a-z0-9_./-]+|gnupg/[a-z0-9_./-]*|vault-token)` +
+		`|/etc/shadow|/var/run/secrets/[a-z0-9_./-]+|(?:^|[\s'"=@(<])\.env(?:\.[a-z]+)?\b)`
+	credLits = []string{"aws/", "ssh/id_", "netrc", "git-credentials", "docker/config", "kube/config", "npmrc", "pypirc", "pgpass",
+		"gcloud/", "gnupg/", "vault-token", "/etc/shadow", "secrets/", ".env"}
+	leakRes = []*gated{
+		gate(`\b(?:send|sends|upload|uploads|post|posts|exfiltrate|forward|transmit|mail|email|paste|push|ship|beacon)\b[^.;!?\n]{0,60}?`+credFiles+
+			`[^.;!?\n]{0,40}?\b(?:to|at|into)\s+(?:https?://|ftp://|[a-z0-9-]+(?:\.[a-z0-9-]+)+(?:[:/]|\s|$)|an? (?:external|remote|public|outside)\b|(?:a |the )?(?:pastebin|paste site|webhook|gist)\b)`, credLits...),
+		gate(`\b(?:curl|wget|http|httpie)\b[^;\n|]*?(?:-d|--data(?:-[a-z]+)?|-f|--form|-t|--upload-file|--post-file)[=\s]+["']?(?:[a-z_]+=)?@?`+credFiles, credLits...),
+		gate(`\bcat\s+`+credFiles+`[^;\n]*\|\s*(?:curl|wget|nc|ncat|netcat|socat|mail|sendmail|openssl\s+s_client)\b|\b(?:nc|ncat|netcat)\b[^;\n|]*<\s*`+credFiles, credLits...),
+		gate(`\b(?:append|appends|add|include|insert|put|write|print|echo|post|paste|attach|embed|prepend|log|dump)\b[^.;!?\n]{0,30}?\$\{?[a-z0-9_]*(?:token|secret|password|passwd|pwd|api_?key|apikey|access_?key|private_?key|credentials?)[a-z0-9_]*\}?`+
+			`[^.;!?\n]{0,40}?\b(?:commit messages?|commits?|pr (?:descriptions?|bod(?:y|ies)|titles?)|pull requests?|comments?|issues?|changelogs?|readmes?|release notes|logs?|outputs?|repl(?:y|ies)|responses?|answers?|chat|slack|discord|titles?|descriptions?|stdout|console)\b`,
+			"token", "secret", "pass", "pwd", "key", "credential"),
+	}
+)
+
+// publicKeyFile: the file sent is a public key (~/.ssh/id_ed25519.pub).
+func publicKeyFile(m string) bool { return publicKeyRe.MatchString(m) }
+
+var publicKeyRe = regexp.MustCompile(`/id_[a-z0-9_]+\.pub\b`)
 
 var (
 	downloaders = `(?:curl|wget|fetch|http|https|httpie|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|lwp-request|gh api|nc|ncat)`
@@ -94,7 +128,9 @@ var (
 // negators make a clause a warning rather than an instruction; scopers
 // make it a scoped use.
 var (
-	negatorRe  = regexp.MustCompile(`\b(?:never|don'?t|do not|does not|doesn'?t|avoid|avoiding|not|no|without|instead of|rather than|stop|refuse|forbid|forbidden|prohibit|prohibited|disallow|ban|banned|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|beware of|warn against|warns against|against)\b`)
+	negatorRe = regexp.MustCompile(`\b(?:never|don'?t|do not|does not|doesn'?t|avoid|avoiding|not|no|without|instead of|rather than|stop|refuse|forbid|forbidden|prohibit|prohibited|disallow|ban|banned|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|beware of|warn against|warns against|against|` +
+		// prefer chmod u+x over chmod 777: the command is the one passed over
+		`prefer(?:s|red|ring)?\b[^.;!?]*\bover|better than|in place of)\b`)
 	afterNegRe = regexp.MustCompile(`^[^.;!?]*\b(?:is|are)\s+(?:never|not|rarely|almost never)\b|^[^.;!?]*\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b|` +
 		// …gives root to every user, lets anyone overwrite the files:
 		// the clause states the harm the command does.

@@ -89,6 +89,8 @@ func anyMatch(gs []*gated, s string) bool {
 func allGates() []*gated {
 	out := []*gated{pipeShellRe, deviceRe, worldWritableRe, rmRe, findDeleteRe, removeItemRe, delRe, winDeleteRe, fnDefRe, forkLoopRe}
 	out = append(out, exfilRes...)
+	out = append(out, leakRes...)
+	out = append(out, concealRes...)
 	out = append(out, tokenMarkers...)
 	out = append(out, roleMarkers...)
 	return append(out, roles...)

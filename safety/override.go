@@ -134,7 +134,9 @@ const maxVocabLen = 32
 // object, or a weak one heading its phrase when the qualifier allows it.
 func isObject(ws []string, stop []bool, o int, weakOK bool) bool {
 	if strongObjects[ws[o]] {
-		return true
+		// not the first word of a thing's name: "reset the previous
+		// instructions cache", "the prompt template"
+		return stop[o] || o+1 == len(ws) || !thingNouns[ws[o+1]]
 	}
 	if !weakObjects[ws[o]] || !weakOK {
 		return false
@@ -189,7 +191,10 @@ func override(ws []string, stop []bool) bool {
 			}
 			for o := q + 1; o < min(len(ws), q+5); o++ {
 				your := ws[o-1] == "your" || ws[q] == "your" || readers(ws, stop, o)
-				role := roleQualifiers[ws[o-1]] || o >= 2 && ws[o-1] == "s" && roleQualifiers[ws[o-2]]
+				// the developer message, the operator's rules, the (or your)
+				// system message: not "system messages from journald"
+				role := roleQualifiers[ws[o-1]] || o >= 2 && ws[o-1] == "s" && roleQualifiers[ws[o-2]] ||
+					o >= 2 && ws[o] == "message" && ws[o-1] == "system" && (ws[o-2] == "the" || ws[o-2] == "your")
 				if ws[q] == "the" && strongObjects[ws[o]] && plainBetween(ws, q+1, o) && elsewhere(ws, stop, o) {
 					continue // the (setup) instructions in the old INSTALL file
 				}
@@ -380,7 +385,8 @@ func passive(ws []string, stop []bool) bool {
 			// A weak object named by a plain noun after its qualifier is
 			// a thing of its own: "the earlier caching rules".
 			named := weakObjects[ws[o]] && !strongObjects[ws[o]] && !plainBetweenOK(ws, q+1, o)
-			if (timeQualifiers[ws[q]] || ws[q] == "your" || ws[q] == "all" && strongObjects[ws[o]]) && !named {
+			if (timeQualifiers[ws[q]] || ws[q] == "your" || ws[q] == "all" && strongObjects[ws[o]] ||
+				strongObjects[ws[o]] && readerPossessive(ws, q)) && !named {
 				end = o
 			}
 		}
@@ -440,6 +446,41 @@ func passive(ws []string, stop []bool) bool {
 	}
 	return false
 }
+
+// readerPossessive reports a possessive at ws[q] whose owner is a model
+// named just before it: "tell the agent that its instructions were
+// revoked", "the assistant's prompt is void" (not "the library's
+// instructions are outdated").
+func readerPossessive(ws []string, q int) bool {
+	switch {
+	case ws[q] == "its" || ws[q] == "their":
+		for k := max(0, q-6); k < q; k++ {
+			if readerNouns[ws[k]] {
+				return true
+			}
+		}
+	case ws[q] == "s" && q >= 1:
+		return readerNouns[ws[q-1]]
+	}
+	return false
+}
+
+var readerNouns = set("agent", "agents", "assistant", "assistants", "model", "models", "ai", "llm", "llms", "bot", "bots",
+	"chatbot", "copilot", "claude", "gpt", "chatgpt", "gemini")
+
+// thingNouns name a thing of their own after an object's word: the
+// instructions cache, the prompt template, the directive parser.
+var thingNouns = func() map[string]bool {
+	m := set("file", "files", "page", "pages", "doc", "docs", "folder", "directory", "repo", "builder", "parser",
+		"loader", "library", "package", "module", "field", "column", "schema", "type", "struct", "class", "function",
+		"length", "size", "count", "id", "ids", "version", "versions", "editor", "linter", "test", "tests")
+	for _, s := range []map[string]bool{componentNouns, configNouns, tokenNouns} {
+		for w := range s {
+			m[w] = true
+		}
+	}
+	return m
+}()
 
 // negatedSubject reports a subject the words before it deny: "none of
 // your prior instructions", "no previous rules".

@@ -360,3 +360,23 @@ func TestPasswordAfterASpace(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysTypedInSequence: a provider's prefix and a body of a key's
+// length typed in sequence (the alphabet, 1234…, abc123…) is a key; the
+// same shapes while short are placeholders.
+func TestKeysTypedInSequence(t *testing.T) {
+	bodies := []string{"1234567890abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz0123456789", "abc123def456ghi789jkl012mno345"}
+	for _, prefix := range []string{"sk-proj-", "ghp_", "hf_", "npm_", "sk_live_", "glpat-", "gsk_1234567890"} {
+		for _, b := range bodies {
+			s := "use " + prefix + b + " for the job"
+			if f := safety.Secrets(s); len(f) == 0 {
+				t.Errorf("Secrets(%q) found none", s)
+			}
+		}
+	}
+	for _, s := range []string{"api_key=abc123", "token: 1234abcd", "sk-abc123", "password=abcdef"} {
+		if f := safety.Secrets(s); len(f) > 0 {
+			t.Errorf("Secrets(%q) = %v, want none: a short stand-in", s, f)
+		}
+	}
+}

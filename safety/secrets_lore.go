@@ -38,6 +38,15 @@ var placeholderRe = regexp.MustCompile(`(?i)^(?:` +
 // what follows the word is itself a random key (randomTail).
 var placeholderPrefixRe = regexp.MustCompile(`(?i)^(?:1234|abc|foo|bar|test|dummy|fake|sample|example|placeholder|redacted|your[_-]?|my[_-]?)`)
 
+// sequencePrefixRe are the prefixes of a value typed in sequence (abc123,
+// 1234abcd): a stand-in while short; at a key's length (keyLength or
+// more) the value reads as a key whoever typed it, and a reader given it
+// would use it as one.
+var sequencePrefixRe = regexp.MustCompile(`(?i)^(?:1234|abc)`)
+
+// keyLength is the length from which a value typed in sequence is a key.
+const keyLength = 20
+
 // randomTail reports a run that reads as a generated key: 16 characters or
 // more, digits and both cases, varied enough (a made-up tail such as
 // "-api-key-here" or "1234567890" is not).
@@ -51,7 +60,8 @@ func isPlaceholder(v string) bool {
 	if v == "" || placeholderRe.MatchString(v) {
 		return true
 	}
-	if m := placeholderPrefixRe.FindStringIndex(v); m != nil && !randomTail(v[m[1]:]) {
+	if m := placeholderPrefixRe.FindStringIndex(v); m != nil && !randomTail(v[m[1]:]) &&
+		(len(v) < keyLength || !sequencePrefixRe.MatchString(v)) {
 		return true
 	}
 	// A value of one repeated character (xxxxxxxx, 00000000).
