@@ -54,7 +54,7 @@ fills that ran beside it (background folds; audit_fills, audit_fill_s). Progress
 lines go to stderr, with --json too (the report alone is on stdout).
 
 The process's memory is set as lore serve sets its own: the same --store-cache,
---pattern-cache, --knowledge-cache and --memory-limit, with the same defaults (the
+--pattern-cache, --knowledge-cache, --memory-limit and --gc, with the same defaults (the
 rebuilds' stores share the store cache); with --soak they go to the serving process.
 The report gives them.
 

@@ -19,6 +19,12 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_RUNTIME_DIR", rt)
+	// The tests' in-process `lore serve` leaves the test binary's
+	// collector as Go sets it (GOGC set: --gc's default does not apply);
+	// the tests of --gc give it.
+	if os.Getenv("GOGC") == "" {
+		os.Setenv("GOGC", "100")
+	}
 	code := m.Run()
 	os.RemoveAll(rt)
 	os.Exit(code)

@@ -15,6 +15,9 @@ import (
 type memoryFlags struct {
 	storeCache, patternCache, knowledgeCache, limit int
 	limitSet                                        func() bool
+	// gc is the collector's mode (gcBudget, gcProportional).
+	gc    string
+	gcSet func() bool
 	// changed gives the flags the user set, as lore serve's arguments
 	// (lore bench --soak passes them to the serving process).
 	changed func() []string
@@ -25,7 +28,9 @@ func (m *memoryFlags) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&m.patternCache, "pattern-cache", node.DefaultPatternCacheMiB, "MiB the pattern registry's posting cache may hold (least recently used terms dropped past it)")
 	fl.IntVar(&m.knowledgeCache, "knowledge-cache", node.DefaultKnowledgeCacheMiB, "MiB the knowledge pools decoded in memory may hold (3/4 fold, 1/4 injections; least recently used pools dropped past it)")
 	fl.IntVar(&m.limit, "memory-limit", -1, "Go soft memory limit in MiB (-1: twice the caches in the Go heap plus 512, 960 with the defaults (1472 in a build without cgo, where the store cache is Go memory), unless GOMEMLIMIT is set; 0: none)")
+	fl.StringVar(&m.gc, "gc", gcBudget, "the Go collector: budget (under a memory limit, collect when the process reaches it: the heap fills its budget once and stays there) or proportional (Go's default: the heap grows to GOGC % over the live heap, capped by the limit); GOGC, when set, stands unless --gc is given")
 	m.limitSet = func() bool { return fl.Changed("memory-limit") }
+	m.gcSet = func() bool { return fl.Changed("gc") }
 	m.changed = func() []string {
 		var out []string
 		for _, name := range memoryFlagNames {
@@ -35,11 +40,12 @@ func (m *memoryFlags) bind(fl *pflag.FlagSet) {
 		}
 		return out
 	}
-	declare(fl, rules{"store-cache": above(0), "pattern-cache": above(0), "knowledge-cache": above(0), "memory-limit": atLeast(-1)})
+	declare(fl, rules{"store-cache": above(0), "pattern-cache": above(0), "knowledge-cache": above(0), "memory-limit": atLeast(-1),
+		"gc": oneOf(gcBudget, gcProportional)})
 }
 
 // memoryFlagNames are the flags of memoryFlags, as lore serve takes them.
-var memoryFlagNames = []string{"store-cache", "pattern-cache", "knowledge-cache", "memory-limit"}
+var memoryFlagNames = []string{"store-cache", "pattern-cache", "knowledge-cache", "memory-limit", "gc"}
 
 // apply sets the process's soft memory limit and returns the budgets for
 // the node. The limit given wins; without it, GOMEMLIMIT when set, else
@@ -57,10 +63,40 @@ func (m *memoryFlags) apply(w io.Writer) node.MemoryBudgets {
 	default:
 		debug.SetMemoryLimit(b.DefaultLimit())
 	}
-	if l, caches := debug.SetMemoryLimit(-1), 2*(b.PatternCache+b.KnowledgeCache); l != noMemoryLimit && l < caches {
+	l := debug.SetMemoryLimit(-1)
+	if caches := 2 * (b.PatternCache + b.KnowledgeCache); l != noMemoryLimit && l < caches {
 		fmt.Fprintf(w, "lore: the memory limit (%d MiB) is below twice the pattern and knowledge caches (%d MiB): the collector will run often\n", l>>20, caches>>20)
 	}
+	if p, ok := gcPercent(m.gc, m.gcSet(), os.Getenv("GOGC") != "", l != noMemoryLimit); ok {
+		debug.SetGCPercent(p)
+	}
 	return b
+}
+
+// The collector's modes (--gc).
+const (
+	gcBudget       = "budget"
+	gcProportional = "proportional"
+)
+
+// gcPercent is the collector's GOGC for mode: ok false leaves the
+// runtime's (GOGC from the environment, read at start, when the mode was
+// not given). Budget under a limit is -1 (off): the collector runs when
+// the process reaches its memory limit, so the Go heap grows to its
+// budget once and stays there, instead of following the live heap's
+// highest marks (GOGC 100 doubles each); without a limit it is
+// proportional, since nothing else would ever collect.
+func gcPercent(mode string, given, envSet, limited bool) (int, bool) {
+	switch {
+	case !given && envSet:
+		return 0, false
+	case mode == gcBudget && limited:
+		return -1, true
+	case envSet: // proportional, at the environment's GOGC
+		return 0, false
+	default:
+		return 100, true
+	}
 }
 
 // noMemoryLimit is the runtime's value for no limit (math.MaxInt64).
