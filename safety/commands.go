@@ -101,7 +101,12 @@ var (
 		`\b(?:(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-[ce]\s*["']?\s*"?\$\(\s*`+downloaders+`\b|`+
 		`\beval\s+["']?\$\(\s*`+downloaders+`\b|\b(?:iex|invoke-expression)\s*\$?\(?\s*(?:\(\s*)?(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod|\[?(?:system\.)?net\.webclient)\b|`+
 		`\b(?:iex|invoke-expression)\b[^\n;|]*\.downloadstring\s*\(|`+
-		downloaders+`\b[^|;&\n]*\|\s*(?:iex|invoke-expression)\b`, "|", "<(", "$(", "iex", "invoke-expression")
+		downloaders+`\b[^|;&\n]*\|\s*(?:iex|invoke-expression)\b|`+
+		// a payload decoded into a shell: echo … | base64 -d | sh
+		`\b(?:base64|base32|b64decode|xxd|openssl)\b[^;&\n|]*\|\s*`+shells+`(?:\s|$|[;&)'"])|`+
+		// a download executed by the language: exec(urlopen('https://…').read())
+		`\b(?:exec|eval)\s*\([^()\n]{0,40}?\b(?:urlopen|urlretrieve|get|fetch|download)\s*\(\s*["']?https?://`,
+		"|", "<(", "$(", "iex", "invoke-expression", "exec", "eval")
 
 	// An interpreter given its program inline (python -c, node -e, perl
 	// -ne, sh -c, python -m json.tool) reads what is piped in as data.

@@ -372,6 +372,9 @@ func passive(ws []string, stop []bool) bool {
 		if obj && elsewhere(ws, stop, o) {
 			continue // the earlier guidance on Node 16 is void
 		}
+		if strongObjects[ws[o]] && !stop[o] && o+1 < len(ws) && thingNouns[ws[o+1]] {
+			continue // the assistant's instructions file is outdated
+		}
 		end := -1 // the last word of the qualified subject
 		// the system prompt / the developer message is outdated: a role
 		// names whose input it is (for a weak object, a role other than

@@ -179,7 +179,7 @@ func isPlaceholderURL(v string) bool {
 
 // assignSep is what joins a credential's name to its value: =, :=, =>, :
 // (quotes allowed), "is", "set to", or a space before a quoted value.
-const assignSep = `(?:\s*(?:=|:=|=>|:)\s*["']?|\s+(?:is|was|is set to|set to|of)\s+["']?|\s+["'])`
+const assignSep = `(?:\s*(?:=|:=|=>|:)\s*["']?|\s+(?:is|was|are|were|is set to|set to|of)\s+["']?|\s+["'])`
 
 func loreRules() []secretRule {
 	rule := func(id, pat string, check func(string) bool, keywords ...string) secretRule {
@@ -245,6 +245,10 @@ func loreRules() []secretRule {
 		// The name may end a longer one (PGPASSWORD, MYSQL_ROOT_PASSWORD).
 		rule("password-assignment", `(?i)(?:(?:\b|_)(?:pass(?:word|wd|phrase)?|pwd)|\B(?:password|passwd|passphrase))["']?`+assignSep+`([^\s"'<>,;]{4,})`,
 			assignmentValue, "pass", "pwd"),
+		// the password for the staging DB is …: what it opens named
+		// between the name and its value
+		rule("password-assignment", `(?i)(?:\b|_)(?:password|passwd|passphrase)s? (?:for|of|to|on) (?:the |our |my |your |this )?(?:[a-z0-9_.-]+ ){0,2}?[a-z0-9_.-]+\s+(?:is|was|=|:)\s+["']?([^\s"'<>,;]{4,})`,
+			assignmentValue, "pass"),
 		// On a command line: --password X, mysql -pX, docker login -p X,
 		// ConvertTo-SecureString 'X' -AsPlainText.
 		rule("password-assignment", `(?i)(?:^|\s)--?(?:password|passwd|pass)(?:=|\s+)["']?([^\s"'<>,;]{4,})`, assignmentValue, "pass"),
