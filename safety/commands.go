@@ -123,7 +123,11 @@ var (
 		`|\bparted\b[^;&|\n]*?\s`+dev+`[^;&|\n]*\b(?:mklabel|mktable|rm)\b|\bcryptsetup\b[^;&|\n]*\bluksformat\b[^;&|\n]*?\s`+dev+
 		`|\bnvme\s+format\b[^;&|\n]*?\s`+dev+`|\bhdparm\b[^;&|\n]*--security-erase\b[^;&|\n]*?\s`+dev+
 		`|(?:^|[^<>2])>\s*`+dev+`|\bfdisk\b[^;&|\n]{0,40}\s`+dev+`[^;&|\n]{0,40}<<|`+
-		`\bformat\s+[a-z]:\s*/(?:q|y|fs)|\bdiskpart\b.*\bclean\b`, "/dev/", "format", "diskpart")
+		`\bformat\s+[a-z]:\s*/(?:q|y|fs)|\bdiskpart\b.*\bclean\b|`+
+		// macOS diskutil and PowerShell's disk cmdlets erase whole disks
+		`\bdiskutil\s+(?:erasedisk|erasevolume|zerodisk|randomdisk|secureerase|partitiondisk|reformat)\b[^;&|\n]*?\s(?:`+dev+`|disk\d+)|`+
+		`\b(?:clear-disk|initialize-disk)\b[^;&|\n]*-number\s+\d|\bformat-volume\b[^;&|\n]*-driveletter\s+[a-z]\b`,
+		"/dev/", "format", "diskpart", "diskutil", "clear-disk", "initialize-disk")
 
 	worldWritableRe = gate(`\bchmod\s+(?:-{1,2}[a-z-]+\s+)*(?:[0-7]?777|[ugoa]*a[ugoa]*[+=]rwx|(?:ugo|uog|gou|guo|oug|ogu)[+=]rwx|o[+=]rwx|u[+=]rwx,g[+=]rwx,o[+=]rwx)\b|`+
 		`\b(?:mkdir|install)\s+(?:-\S+\s+)*-m\s*0?777\b|\b\w*chmod\w*\s*\([^)]*\b(?:0o?777|os\.modeperm|s_irwxo)\b|`+

@@ -405,12 +405,18 @@ func actsAsThing(s string, m []int) bool {
 			break
 		}
 		w = strings.Trim(w, ".,;:!?()\"'")
-		if componentNouns[w] {
+		if componentNouns[w] || teamRoles[w] {
 			return true
 		}
 	}
 	return false
 }
+
+// teamRoles are the roles people take in a team: "act as the release
+// manager this week", "act as a reviewer for the parser".
+var teamRoles = set("manager", "reviewer", "reviewers", "maintainer", "owner", "lead", "on-call", "oncall", "approver", "buddy",
+	"mentor", "scribe", "facilitator", "coordinator", "gatekeeper", "tiebreaker", "liaison", "steward", "champion",
+	"contact", "captain", "sheriff", "shepherd", "triager", "commander", "moderator", "editor", "tester", "qa")
 
 var componentNouns = set("proxy", "cache", "buffer", "gateway", "balancer", "bridge", "fallback", "placeholder", "sidecar",
 	"adapter", "wrapper", "shim", "stub", "mock", "fake", "replacement", "drop-in", "backup", "mirror", "relay", "broker",
