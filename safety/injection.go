@@ -265,7 +265,10 @@ var (
 		gate(`\brole-?play as\b|\bplay the role of\b`, "play"),
 		// Modes of a jailbroken model; "developer mode" only given to the
 		// reader (not "enable developer mode on Android").
-		gate(`\b(?:dan|god|jailbreak|jailbroken|unrestricted|unfiltered|uncensored) mode\b|\bdo anything now\b|`+
+		// (a mode entered or on: not "god mode in the admin panel was removed")
+		gate(`\b(?:enable|enter|activate|switch to|switch into|turn on|unlock|engage|in|into|with|now)\s+(?:the |your )?(?:dan|god|jailbreak|jailbroken|unrestricted|unfiltered|uncensored) mode\b|`+
+			`\b(?:dan|god|jailbreak|jailbroken|unrestricted|unfiltered|uncensored) mode\s*(?:enabled|activated|engaged|on|unlocked|is (?:now )?(?:on|enabled|active))\b|`+
+			`(?:^|[\n.!?;]\s*)(?:dan|god|jailbreak|jailbroken|unrestricted|unfiltered|uncensored) mode\s*[:!]|\bdo anything now\b|`+
 			`\b(?:chatgpt|assistant|the ai|the model|claude|gpt|gemini) with developer mode\b|`+
 			`\b(?:enable|activate|enter|switch to|switch into|turn on|unlock|engage) (?:the |your )?developer mode\b[^.;!?\n]{0,60}\b(?:answer|respond|reply|ignore|obey|comply|disregard|bypass|without (?:any |your )?(?:safety|restrictions|rules|filters|limits))\b`,
 			" mode", "anything now"),
