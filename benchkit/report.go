@@ -17,7 +17,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Events, r.Seed, r.Writers, r.Knowledge, r.Patterns, r.StreamEvents)
 	fmt.Fprintf(w, "memory: store cache %d MiB, pattern cache %d MiB, knowledge cache %d MiB, Go memory limit %s, collector %s\n\n",
 		r.Memory.StoreCacheBytes>>20, r.Memory.PatternCacheBytes>>20, r.Memory.KnowledgeCacheBytes>>20, limitText(r.Memory.LimitBytes),
-		gcText(r.Memory.GCPercent))
+		gcText(r.Memory.GCFloorBytes))
 	fmt.Fprintf(w, "%-34s %12s %12s %8s\n", "", "raw", "lore", "ratio")
 	fmt.Fprintf(w, "%-34s %10.0f/s %10.0f/s %8.2f\n", "append (AppendBatch) vs publish", r.RawPublishPerS, r.AppendPerS, r.AppendRatio)
 	fmt.Fprintf(w, "%-34s %10.0f/s %10.0f/s %8.2f\n", "projection (live) vs consume", r.RawConsumePerS, r.ProjectionPerS, r.ProjectionRatio)
@@ -195,9 +195,9 @@ type MemorySettings struct {
 	PatternCacheBytes   int64 `json:"pattern_cache_bytes"`
 	KnowledgeCacheBytes int64 `json:"knowledge_cache_bytes"`
 	LimitBytes          int64 `json:"memory_limit_bytes"`
-	// GCPercent is the collector's GOGC (-1: off, the heap collected at
-	// the memory limit: lore's --gc budget).
-	GCPercent int `json:"gc_percent"`
+	// GCFloorBytes is the heap the collector lets the process reach
+	// before it collects (lore's --gc budget; 0: Go's proportion alone).
+	GCFloorBytes int64 `json:"gc_floor_bytes"`
 }
 
 func memorySettings(b node.MemoryBudgets) MemorySettings {
@@ -206,16 +206,18 @@ func memorySettings(b node.MemoryBudgets) MemorySettings {
 	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
 		m.LimitBytes = l
 	}
-	m.GCPercent = debug.SetGCPercent(-1) // read, then put back
-	debug.SetGCPercent(m.GCPercent)
+	if b.MemoryLimit > 0 { // the process's (a floor moves the runtime's under it)
+		m.LimitBytes = b.MemoryLimit
+	}
+	m.GCFloorBytes = b.GCFloor
 	return m
 }
 
-func gcText(p int) string {
-	if p < 0 {
-		return "at the limit (budget)"
+func gcText(floor int64) string {
+	if floor > 0 {
+		return fmt.Sprintf("from a %d MiB heap (budget)", floor>>20)
 	}
-	return fmt.Sprintf("GOGC %d", p)
+	return "proportional"
 }
 
 func limitText(b int64) string {

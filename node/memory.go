@@ -38,6 +38,12 @@ type MemoryBudgets struct {
 	// quarters for the pool states folds keep between events, a quarter
 	// for the pools injections read.
 	KnowledgeCache int64
+	// MemoryLimit is the process's soft memory limit (0: none) and
+	// GCFloor the heap Go's collector lets the process reach before it
+	// collects (lore serve --gc budget; 0: Go's proportion alone). The
+	// process sets them (gcfloor moves the runtime's limit under the
+	// first); the node only reports them.
+	MemoryLimit, GCFloor int64
 }
 
 // WithDefaults fills the budgets left at 0 with the defaults.

@@ -89,7 +89,9 @@ five times during the soak (compare two with go tool pprof -base).
 			}
 			// This process runs the node: its memory is set as lore
 			// serve sets its own (the limit, the cache budgets).
-			o.Memory = mem.apply(f.Err)
+			var stopGC func()
+			o.Memory, stopGC = mem.apply(f.Err)
+			defer stopGC()
 			if cpuProfile != "" {
 				pf, err := os.Create(cpuProfile)
 				if err != nil {

@@ -119,7 +119,9 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 	if o.tick == 0 {
 		cfg.TickInterval = -1
 	}
-	cfg.Memory = o.memory.apply(f.Err)
+	var stopGC func()
+	cfg.Memory, stopGC = o.memory.apply(f.Err)
+	defer stopGC()
 	cfg.AuditCheckpointEvery, cfg.AuditCheckpointKeep = o.auditEvery, o.auditKeep
 	cfg.AuditCheckpointDisk = int64(o.auditDisk) << 20
 	if o.auditDisk == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/loredev/lore/node"
+	"github.com/loredev/lore/node/gcfloor"
 )
 
 // memoryFlags are lore serve's memory budgets, in MiB.
@@ -28,7 +29,7 @@ func (m *memoryFlags) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&m.patternCache, "pattern-cache", node.DefaultPatternCacheMiB, "MiB the pattern registry's posting cache may hold (least recently used terms dropped past it)")
 	fl.IntVar(&m.knowledgeCache, "knowledge-cache", node.DefaultKnowledgeCacheMiB, "MiB the knowledge pools decoded in memory may hold (3/4 fold, 1/4 injections; least recently used pools dropped past it)")
 	fl.IntVar(&m.limit, "memory-limit", -1, "Go soft memory limit in MiB (-1: twice the caches in the Go heap plus 512, 960 with the defaults (1472 in a build without cgo, where the store cache is Go memory), unless GOMEMLIMIT is set; 0: none)")
-	fl.StringVar(&m.gc, "gc", gcBudget, "the Go collector: budget (under a memory limit, collect when the process reaches it: the heap fills its budget once and stays there) or proportional (Go's default: the heap grows to GOGC % over the live heap, capped by the limit); GOGC, when set, stands unless --gc is given")
+	fl.StringVar(&m.gc, "gc", gcBudget, "the Go collector: budget (under a memory limit, no collection until the heap reaches two thirds of it, then as Go's default: the heap keeps one size under a steady load) or proportional (Go's default: the heap grows to GOGC % over the live heap, capped by the limit); GOGC, when set, stands unless --gc is given")
 	m.limitSet = func() bool { return fl.Changed("memory-limit") }
 	m.gcSet = func() bool { return fl.Changed("gc") }
 	m.changed = func() []string {
@@ -47,10 +48,11 @@ func (m *memoryFlags) bind(fl *pflag.FlagSet) {
 // memoryFlagNames are the flags of memoryFlags, as lore serve takes them.
 var memoryFlagNames = []string{"store-cache", "pattern-cache", "knowledge-cache", "memory-limit", "gc"}
 
-// apply sets the process's soft memory limit and returns the budgets for
-// the node. The limit given wins; without it, GOMEMLIMIT when set, else
-// the budgets' default.
-func (m *memoryFlags) apply(w io.Writer) node.MemoryBudgets {
+// apply sets the process's soft memory limit and collector and returns
+// the budgets for the node, and a func that ends the collector's tuning
+// (lore serve and bench call it on their way out). The limit given wins;
+// without it, GOMEMLIMIT when set, else the budgets' default.
+func (m *memoryFlags) apply(w io.Writer) (node.MemoryBudgets, func()) {
 	b := node.MemoryBudgets{StoreCache: int64(m.storeCache) << 20, PatternCache: int64(m.patternCache) << 20,
 		KnowledgeCache: int64(m.knowledgeCache) << 20}
 	switch {
@@ -67,11 +69,25 @@ func (m *memoryFlags) apply(w io.Writer) node.MemoryBudgets {
 	if caches := 2 * (b.PatternCache + b.KnowledgeCache); l != noMemoryLimit && l < caches {
 		fmt.Fprintf(w, "lore: the memory limit (%d MiB) is below twice the pattern and knowledge caches (%d MiB): the collector will run often\n", l>>20, caches>>20)
 	}
-	if p, ok := gcPercent(m.gc, m.gcSet(), os.Getenv("GOGC") != "", l != noMemoryLimit); ok {
-		debug.SetGCPercent(p)
+	limit := int64(0)
+	if l != noMemoryLimit {
+		limit = l
 	}
-	return b
+	b.MemoryLimit = limit
+	switch c := collectorFor(m.gc, m.gcSet(), os.Getenv("GOGC") != "", limit); {
+	case c.floor > 0:
+		t := gcfloor.Start(c.floor)
+		b.GCFloor = int64(c.floor)
+		return b, t.Stop
+	case c.set:
+		was := debug.SetGCPercent(c.percent)
+		return b, func() { debug.SetGCPercent(was) }
+	}
+	return b, func() {}
 }
+
+// noMemoryLimit is the runtime's value for no limit (math.MaxInt64).
+const noMemoryLimit = int64(^uint64(0) >> 1)
 
 // The collector's modes (--gc).
 const (
@@ -79,25 +95,31 @@ const (
 	gcProportional = "proportional"
 )
 
-// gcPercent is the collector's GOGC for mode: ok false leaves the
-// runtime's (GOGC from the environment, read at start, when the mode was
-// not given). Budget under a limit is -1 (off): the collector runs when
-// the process reaches its memory limit, so the Go heap grows to its
-// budget once and stays there, instead of following the live heap's
-// highest marks (GOGC 100 doubles each); without a limit it is
-// proportional, since nothing else would ever collect.
-func gcPercent(mode string, given, envSet, limited bool) (int, bool) {
-	switch {
-	case !given && envSet:
-		return 0, false
-	case mode == gcBudget && limited:
-		return -1, true
-	case envSet: // proportional, at the environment's GOGC
-		return 0, false
-	default:
-		return 100, true
-	}
+// collector is how lore sets Go's collector: set GOGC to percent, or
+// with a floor keep the heap goal at floor bytes or more (gcfloor: GOGC
+// off, the goal set through the memory limit).
+type collector struct {
+	set     bool
+	percent int
+	floor   uint64
 }
 
-// noMemoryLimit is the runtime's value for no limit (math.MaxInt64).
-const noMemoryLimit = int64(^uint64(0) >> 1)
+// collectorFor decides the collector for mode under a memory limit of
+// limit bytes (0: none). A GOGC from the environment stands when the mode
+// was not given. Budget is a floor of two thirds of the limit, twice the
+// live heap above it (Go's default proportion): under a steady load the live heap drifts up within the floor
+// and the heap stays the floor's size instead of following the live
+// heap's highest marks; a larger live heap is collected as Go does, the
+// limit capping its goal. Without a limit budget is proportional.
+func collectorFor(mode string, given, envSet bool, limit int64) collector {
+	switch {
+	case !given && envSet:
+		return collector{}
+	case mode == gcBudget && limit > 0:
+		return collector{floor: uint64(limit) / 3 * 2}
+	case envSet: // proportional, at the environment's GOGC
+		return collector{}
+	default:
+		return collector{set: true, percent: 100}
+	}
+}

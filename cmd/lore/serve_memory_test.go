@@ -35,14 +35,19 @@ func TestServeMemoryFlags(t *testing.T) {
 		_, err := os.Stat(filepath.Join(data, urlFile))
 		return err
 	})
-	if got := debug.SetMemoryLimit(-1); got != 100<<20 {
-		t.Fatalf("memory limit %d MiB, want 100", got>>20)
+	// --gc budget: GOGC off, the limit moved within the 100 MiB cap.
+	if got := debug.SetMemoryLimit(-1); got > 100<<20 || got < 100<<20/3*2 {
+		t.Fatalf("memory limit %d MiB, want between the floor (66) and the cap (100)", got>>20)
 	}
-	if got := debug.SetGCPercent(-1); got != -1 {
-		t.Fatalf("--gc budget under a limit: GOGC %d, want -1 (collected at the limit)", got)
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Fatalf("--gc budget: GOGC %d, want off (-1)", p)
 	}
 	stop()
-	if errs := <-served; !strings.Contains(errs, "memory limit (100 MiB) is below twice the pattern and knowledge caches (128 MiB)") {
+	errs := <-served
+	if got := debug.SetMemoryLimit(-1); got != 100<<20 {
+		t.Fatalf("after serve the memory limit is %d MiB, want the cap of 100 put back", got>>20)
+	}
+	if !strings.Contains(errs, "memory limit (100 MiB) is below twice the pattern and knowledge caches (128 MiB)") {
 		t.Fatalf("no warning of a limit below the caches: %q", errs)
 	}
 	for _, bad := range [][]string{{"--knowledge-cache", "0"}, {"--pattern-cache", "-1"}, {"--store-cache", "0"}, {"--memory-limit", "-2"}, {"--gc", "sometimes"}} {
@@ -53,26 +58,26 @@ func TestServeMemoryFlags(t *testing.T) {
 	}
 }
 
-// TestGCPercent: the collector's mode as lore serve applies it: budget
-// turns proportional collection off only under a limit; GOGC from the
-// environment stands unless --gc is given.
-func TestGCPercent(t *testing.T) {
+// TestCollectorFor: the collector's mode as lore serve applies it:
+// budget is a floor of two thirds of the limit, only under a limit; GOGC
+// from the environment stands unless --gc is given.
+func TestCollectorFor(t *testing.T) {
+	const limit = 960 << 20
 	for _, c := range []struct {
-		mode                   string
-		given, envSet, limited bool
-		want                   int
-		ok                     bool
+		mode          string
+		given, envSet bool
+		limit         int64
+		want          collector
 	}{
-		{gcBudget, false, false, true, -1, true},
-		{gcBudget, false, false, false, 100, true}, // no limit: nothing else would collect
-		{gcBudget, false, true, true, 0, false},    // GOGC stands
-		{gcBudget, true, true, true, -1, true},     // --gc given wins
-		{gcProportional, true, false, true, 100, true},
-		{gcProportional, true, true, true, 0, false}, // at the environment's GOGC
+		{gcBudget, false, false, limit, collector{floor: 640 << 20}},
+		{gcBudget, false, false, 0, collector{set: true, percent: 100}}, // no limit: Go's default
+		{gcBudget, false, true, limit, collector{}},                     // GOGC stands
+		{gcBudget, true, true, limit, collector{floor: 640 << 20}},
+		{gcProportional, true, false, limit, collector{set: true, percent: 100}},
+		{gcProportional, true, true, limit, collector{}}, // at the environment's GOGC
 	} {
-		got, ok := gcPercent(c.mode, c.given, c.envSet, c.limited)
-		if got != c.want || ok != c.ok {
-			t.Errorf("gcPercent(%q, given %v, env %v, limited %v) = %d, %v; want %d, %v", c.mode, c.given, c.envSet, c.limited, got, ok, c.want, c.ok)
+		if got := collectorFor(c.mode, c.given, c.envSet, c.limit); got != c.want {
+			t.Errorf("collectorFor(%q, given %v, env %v, limit %d) = %+v; want %+v", c.mode, c.given, c.envSet, c.limit, got, c.want)
 		}
 	}
 }
