@@ -76,6 +76,15 @@ func (b MemoryBudgets) DefaultLimit() int64 {
 	return 2*heap + limitBaseMiB<<20
 }
 
+// StoreOutsideGoHeap is the store cache's budget when Pebble holds it
+// outside the Go heap (a cgo build), else 0.
+func (b MemoryBudgets) StoreOutsideGoHeap() int64 {
+	if storeInGoHeap {
+		return 0
+	}
+	return b.WithDefaults().StoreCache
+}
+
 // applyBudgets sets the budgets of the models' caches (models without a
 // cache are left alone).
 func applyBudgets(b MemoryBudgets, models []projector.Model) {

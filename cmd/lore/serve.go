@@ -143,6 +143,7 @@ func runServe(ctx context.Context, f *Factory, o serveOptions) error {
 		return err
 	}
 	defer n.Close()
+	defer o.memory.shareStore(cfg.Memory, n)() // ends before the node closes
 	if was, now, rebuild := n.FormatChange(); rebuild {
 		fmt.Fprintf(f.Err, "read-model format %s is older than this lore's %s: rebuilding from the log\n", was, now)
 	}

@@ -19,6 +19,8 @@ type memoryFlags struct {
 	// gc is the collector's mode (gcBudget, gcProportional).
 	gc    string
 	gcSet func() bool
+	// floor is the collector's tuner once apply started one.
+	floor *gcfloor.Tuner
 	// changed gives the flags the user set, as lore serve's arguments
 	// (lore bench --soak passes them to the serving process).
 	changed func() []string
@@ -76,14 +78,31 @@ func (m *memoryFlags) apply(w io.Writer) (node.MemoryBudgets, func()) {
 	b.MemoryLimit = limit
 	switch c := collectorFor(m.gc, m.gcSet(), os.Getenv("GOGC") != "", limit); {
 	case c.floor > 0:
-		t := gcfloor.Start(c.floor)
+		m.floor = gcfloor.Start(c.floor)
 		b.GCFloor = int64(c.floor)
-		return b, t.Stop
+		return b, m.floor.Stop
 	case c.set:
 		was := debug.SetGCPercent(c.percent)
 		return b, func() { debug.SetGCPercent(was) }
 	}
 	return b, func() {}
+}
+
+// shareStore lets the store's cache and memtables share the collector's
+// floor, when they lie outside the Go heap: the floor is raised by their
+// budget and lowered by what of it they hold, so the Go heap gives way as
+// the cache fills and the process keeps one size.
+// The returned func ends the sharing: call it before the node closes
+// (an adjustment in progress finishes first).
+func (m *memoryFlags) shareStore(b node.MemoryBudgets, n *node.Node) (unshare func()) {
+	if m.floor == nil || b.StoreOutsideGoHeap() == 0 {
+		return func() {}
+	}
+	m.floor.Share(uint64(b.StoreOutsideGoHeap()), func() uint64 {
+		sm := n.Store.Memory()
+		return uint64(max(0, sm.BlockCacheBytes)) + sm.MemTableBytes
+	})
+	return func() { m.floor.Share(0, nil) }
 }
 
 // noMemoryLimit is the runtime's value for no limit (math.MaxInt64).

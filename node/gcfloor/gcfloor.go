@@ -5,6 +5,12 @@
 // floor keeps the same heap size instead of following the live heap's
 // highest marks; a larger live heap is collected as Go does.
 //
+// Memory the process holds outside the Go heap under a budget of its own
+// (Pebble's block cache and memtables in a cgo build) may share the floor
+// (Share): the floor is then raised by that budget and lowered by what of
+// it is in use, so the Go heap gives way as the cache fills and the two
+// together keep one size.
+//
 // The goal is set through the soft memory limit with GOGC off: after each
 // collection (a finalizer re-armed every cycle, the way Go's collector
 // tells a program a cycle ended) the limit becomes the goal for the live
@@ -39,6 +45,10 @@ func Goal(live, floor, limit uint64) uint64 {
 type Tuner struct {
 	floor, limit uint64 // limit: the process's cap, found at Start
 	wasGC        int
+	// room is the budget of the memory outside the heap that shares the
+	// floor, inUse what of it is in use now (nil: nothing shares it).
+	room  uint64
+	inUse func() uint64
 
 	mu      sync.Mutex
 	stopped bool
@@ -87,6 +97,19 @@ func (t *Tuner) arm() {
 // zero-sized: the runtime may not track those).
 type sentinel struct{ _ byte }
 
+// Share makes the floor room bytes higher, lowered by what inUse reports
+// in use of them at each adjustment (a budget outside the Go heap that
+// fills over time, such as Pebble's cache).
+func (t *Tuner) Share(room uint64, inUse func() uint64) {
+	t.mu.Lock()
+	t.room, t.inUse = room, inUse
+	t.mu.Unlock()
+}
+
+// Floor is the floor for a base floor, a shared budget of room bytes and
+// used bytes of it in use: base + room − used (base at least).
+func Floor(base, room, used uint64) uint64 { return base + room - min(room, used) }
+
 // adjust sets the limit for the live heap of the last collection; false
 // once stopped.
 func (t *Tuner) adjust() bool {
@@ -108,7 +131,11 @@ func (t *Tuner) adjust() bool {
 	if held := total - min(total, released); held > objects+unused+free {
 		outside = held - objects - unused - free
 	}
-	l := Goal(live, t.floor, 0) + outside
+	floor := t.floor
+	if t.inUse != nil {
+		floor = Floor(t.floor, t.room, t.inUse())
+	}
+	l := Goal(live, floor, 0) + outside
 	if t.limit > 0 {
 		l = min(l, t.limit)
 	}

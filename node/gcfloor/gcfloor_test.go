@@ -24,6 +24,21 @@ func TestGoal(t *testing.T) {
 	}
 }
 
+func TestFloor(t *testing.T) {
+	const M = 1 << 20
+	for _, c := range []struct{ base, room, used, want uint64 }{
+		{640 * M, 256 * M, 0, 896 * M},       // the cache empty: its budget is the heap's
+		{640 * M, 256 * M, 100 * M, 796 * M}, // the heap gives way as it fills
+		{640 * M, 256 * M, 256 * M, 640 * M}, // full
+		{640 * M, 256 * M, 300 * M, 640 * M}, // past its budget: the base stands
+		{640 * M, 0, 50 * M, 640 * M},        // nothing shares it
+	} {
+		if got := gcfloor.Floor(c.base, c.room, c.used); got != c.want {
+			t.Errorf("Floor(%d, %d, %d MiB) = %d MiB, want %d", c.base/M, c.room/M, c.used/M, got/M, c.want/M)
+		}
+	}
+}
+
 // TestTunerFollowsCollections: with a small live heap the tuner turns
 // GOGC off and sets the limit to about the floor after each collection,
 // within the cap; Stop puts back the limit and GOGC it found.
@@ -54,6 +69,19 @@ func TestTunerFollowsCollections(t *testing.T) {
 	}
 	if p := debug.SetGCPercent(-1); p != -1 {
 		t.Fatalf("GOGC %d under the tuner, want off (-1)", p)
+	}
+	// A shared budget in use lowers the limit it sets by as much.
+	tu.Share(512*M, func() uint64 { return 0 })
+	l0 := int64(0)
+	for range 100 {
+		runtime.GC()
+		runtime.Gosched()
+		if l0 = debug.SetMemoryLimit(-1); l0 >= l+400*M {
+			break
+		}
+	}
+	if l0 < l+400*M {
+		t.Fatalf("limit %d MiB with 512 MiB shared and unused, want about %d MiB + 512", l0/M, l/M)
 	}
 	tu.Stop()
 	if l := debug.SetMemoryLimit(-1); l != 2048*M {
