@@ -12,7 +12,7 @@ import (
 
 // Default memory budgets of a node's caches (MemoryBudgets).
 const (
-	DefaultStoreCacheMiB     = 256 // Pebble: block cache and memtables
+	DefaultStoreCacheMiB     = 128 // Pebble: block cache and memtables (full within minutes of a steady load: see docs/performance.md, "The soak flat")
 	DefaultPatternCacheMiB   = crossloop.DefaultCacheBudget >> 20
 	DefaultKnowledgeCacheMiB = (knowledge.DefaultFoldBudget + knowledge.DefaultQueryBudget) >> 20
 	// limitBaseMiB is what the memory limit allows beyond twice the

@@ -30,7 +30,7 @@ func (m *memoryFlags) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&m.storeCache, "store-cache", node.DefaultStoreCacheMiB, "MiB of Pebble block cache (memtables included) for the read models")
 	fl.IntVar(&m.patternCache, "pattern-cache", node.DefaultPatternCacheMiB, "MiB the pattern registry's posting cache may hold (least recently used terms dropped past it)")
 	fl.IntVar(&m.knowledgeCache, "knowledge-cache", node.DefaultKnowledgeCacheMiB, "MiB the knowledge pools decoded in memory may hold (3/4 fold, 1/4 injections; least recently used pools dropped past it)")
-	fl.IntVar(&m.limit, "memory-limit", -1, "Go soft memory limit in MiB (-1: twice the caches in the Go heap plus 512, 960 with the defaults (1472 in a build without cgo, where the store cache is Go memory), unless GOMEMLIMIT is set; 0: none)")
+	fl.IntVar(&m.limit, "memory-limit", -1, "Go soft memory limit in MiB (-1: twice the caches in the Go heap plus 512, 960 with the defaults (1216 in a build without cgo, where the store cache is Go memory), unless GOMEMLIMIT is set; 0: none)")
 	fl.StringVar(&m.gc, "gc", gcBudget, "the Go collector: budget (under a memory limit, no collection until the heap reaches two thirds of it, then as Go's default: the heap keeps one size under a steady load) or proportional (Go's default: the heap grows to GOGC % over the live heap, capped by the limit); GOGC, when set, stands unless --gc is given")
 	m.limitSet = func() bool { return fl.Changed("memory-limit") }
 	m.gcSet = func() bool { return fl.Changed("gc") }
