@@ -140,7 +140,9 @@ var (
 	negatorRe = regexp.MustCompile(`\b(?:never|don'?t|do not|does not|doesn'?t|avoid|avoiding|not|no|without|instead of|rather than|stop|refuse|forbid|forbidden|prohibit|prohibited|disallow|ban|banned|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|beware of|warn against|warns against|against|` +
 		// prefer chmod u+x over chmod 777: the command is the one passed over
 		`prefer(?:s|red|ring)?\b[^.;!?]*\bover|better than|in place of)\b`)
-	afterNegRe = regexp.MustCompile(`^[^.;!?]*\b(?:is|are)\s+(?:never|not|rarely|almost never)\b|^[^.;!?]*\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b|` +
+	afterNegRe = regexp.MustCompile(`^[^.;!?]*\b(?:is|are)\s+(?:never|not|rarely|almost never)\b|` +
+		// … is safe only after checking the variable: a precondition stated
+		`^[^.;!?]*\b(?:is|are)\s+(?:only\s+)?safe\s+only\s+(?:after|when|if|once|with)\b|^[^.;!?]*\b(?:is|are|was|considered)\s+(?:\w+\s+)?(?:dangerous|unsafe|risky|harmful|insecure|bad|wrong|discouraged|forbidden|not allowed|prohibited|banned|never ok|(?:a|an) (?:\w+ )?(?:idea|risk|smell|hole|red flag|mistake|anti-?pattern|vulnerability|footgun|hazard))\b|` +
 		// …gives root to every user, lets anyone overwrite the files:
 		// the clause states the harm the command does.
 		`^[^.;!?]*\b(?:gives?|grants?|hands?)\s+(?:\w+\s+){0,2}(?:root|admin|full (?:access|control)|write access)\s+(?:access\s+)?to\s+(?:every|any|all)\w*|` +

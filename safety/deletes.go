@@ -128,9 +128,24 @@ func recursiveDelete(n string) (string, bool) {
 // build" stays quarantined on restore).
 func rmTargetsBad(n string, s, e int, args string) bool {
 	shown, risky := false, false
-	for _, a := range strings.Fields(args) {
-		t := unquote(a)
+	// The command ends where its words of prose start: what follows is
+	// read as its clause ("rm -rf \"$DIR\" is safe only after …").
+	argStart := e - len(args)
+	rest := args
+	for {
+		a := strings.TrimLeft(rest, " \t")
+		if a == "" {
+			break
+		}
+		w := a
+		if i := strings.IndexAny(a, " \t"); i >= 0 {
+			w = a[:i]
+		}
+		at := argStart + len(args) - len(a)
+		rest = a[len(w):]
+		t := unquote(w)
 		if proseWords[t] {
+			e = at
 			break
 		}
 		switch {

@@ -345,6 +345,18 @@ var (
 	mdCommentRe  = regexp.MustCompile(`\[(?://|comment|hidden|_)\]:\s*[#<]`)
 )
 
+// tagNamed reports that the tag whose match ends at e is named, not
+// used: a noun that names it follows the tag ("a <div hidden> element is
+// not rendered", "<template> tags").
+func tagNamed(n string, e int) bool {
+	end := strings.IndexByte(n[e:], '>')
+	if end < 0 {
+		return false
+	}
+	w := leadingWord(strings.TrimLeft(n[e+end+1:], " "))
+	return tokenNouns[w] || w == "attribute" || w == "attributes"
+}
+
 // nounAfter: the bracketed role tag is followed by a noun that names it
 // ("[system] section in config.toml": a TOML table mentioned).
 func nounAfter(s string, m []int) bool {
@@ -447,8 +459,12 @@ func hiddenMarkup(n string) bool {
 	if strings.Contains(n, "<") && (strings.Contains(n, "style") || strings.Contains(n, "{")) && hideStyleRe.MatchString(n) {
 		return true
 	}
-	if strings.Contains(n, "<") && hiddenAttrRe.MatchString(n) {
-		return true
+	if strings.Contains(n, "<") {
+		for _, m := range hiddenAttrRe.FindAllStringIndex(n, -1) {
+			if !tagNamed(n, m[1]) {
+				return true
+			}
+		}
 	}
 	if strings.Contains(n, "<font") && hiddenFontRe.MatchString(n) {
 		return true
