@@ -31,7 +31,7 @@ func (m *memoryFlags) bind(fl *pflag.FlagSet) {
 	fl.IntVar(&m.patternCache, "pattern-cache", node.DefaultPatternCacheMiB, "MiB the pattern registry's posting cache may hold (least recently used terms dropped past it)")
 	fl.IntVar(&m.knowledgeCache, "knowledge-cache", node.DefaultKnowledgeCacheMiB, "MiB the knowledge pools decoded in memory may hold (3/4 fold, 1/4 injections; least recently used pools dropped past it)")
 	fl.IntVar(&m.limit, "memory-limit", -1, "Go soft memory limit in MiB (-1: twice the caches in the Go heap plus 512, 960 with the defaults (1216 in a build without cgo, where the store cache is Go memory), unless GOMEMLIMIT is set; 0: none)")
-	fl.StringVar(&m.gc, "gc", gcBudget, "the Go collector: budget (under a memory limit, no collection until the heap reaches two thirds of it, then as Go's default: the heap keeps one size under a steady load) or proportional (Go's default: the heap grows to GOGC % over the live heap, capped by the limit); GOGC, when set, stands unless --gc is given")
+	fl.StringVar(&m.gc, "gc", gcBudget, "the Go collector: budget (under a memory limit, no collection until the heap reaches two thirds of it plus what of the store cache Pebble does not hold yet, then at twice the live heap: the process keeps one size under a steady load) or proportional (Go's default: the heap grows to GOGC % over the live heap, capped by the limit); GOGC, when set, stands unless --gc is given")
 	m.limitSet = func() bool { return fl.Changed("memory-limit") }
 	m.gcSet = func() bool { return fl.Changed("gc") }
 	m.changed = func() []string {
@@ -125,11 +125,13 @@ type collector struct {
 
 // collectorFor decides the collector for mode under a memory limit of
 // limit bytes (0: none). A GOGC from the environment stands when the mode
-// was not given. Budget is a floor of two thirds of the limit, twice the
-// live heap above it (Go's default proportion): under a steady load the live heap drifts up within the floor
-// and the heap stays the floor's size instead of following the live
-// heap's highest marks; a larger live heap is collected as Go does, the
-// limit capping its goal. Without a limit budget is proportional.
+// was not given. Budget is a floor of two thirds of the limit (lore serve
+// raises it by the store cache not yet held: shareStore), twice the live
+// heap above it (Go's default proportion): under a steady load the live
+// heap drifts up within the floor and the heap keeps the floor's size
+// instead of following the live heap's highest marks; a larger live heap
+// is collected as Go does, the limit capping its goal. Without a limit
+// budget is proportional.
 func collectorFor(mode string, given, envSet bool, limit int64) collector {
 	switch {
 	case !given && envSet:
