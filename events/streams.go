@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -84,9 +85,15 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 }
 
 // EnsureStreams creates lore's streams or updates them to the current
-// configuration. It is idempotent and safe from several processes.
+// configuration. It is idempotent and safe from several processes. A
+// stream already configured so is only read: a start against existing
+// streams proposes nothing to the cluster's meta layer (which a loaded or
+// recovering cluster may be slow to accept).
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, o StreamOptions) error {
 	for _, cfg := range StreamConfigs(o) {
+		if st, err := js.Stream(ctx, cfg.Name); err == nil && StreamConfigMatches(st.CachedInfo().Config, cfg) {
+			continue
+		}
 		_, err := js.CreateOrUpdateStream(ctx, cfg)
 		if err != nil {
 			// A stream created with other replicas cannot change them here;
@@ -98,6 +105,18 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, o StreamOptions)
 		}
 	}
 	return nil
+}
+
+// StreamConfigMatches reports whether a stream's configuration as the
+// server gives it (have) holds every setting lore configures (want).
+func StreamConfigMatches(have, want jetstream.StreamConfig) bool {
+	return have.Name == want.Name && have.Description == want.Description &&
+		slices.Equal(have.Subjects, want.Subjects) && have.Retention == want.Retention &&
+		have.Storage == want.Storage && have.Discard == want.Discard &&
+		have.MaxMsgs == want.MaxMsgs && have.MaxBytes == want.MaxBytes && have.MaxAge == want.MaxAge &&
+		have.MaxMsgsPerSubject == want.MaxMsgsPerSubject && have.Replicas == want.Replicas &&
+		have.Duplicates == want.Duplicates && have.DenyDelete == want.DenyDelete &&
+		have.DenyPurge == want.DenyPurge && have.AllowDirect == want.AllowDirect
 }
 
 // PublishAckTimeout bounds the wait for one async publish's ack: an ack

@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/loredev/lore/events"
 )
@@ -32,6 +33,34 @@ func TestEnsureStreamsUpdatesAnOlderDerivedStream(t *testing.T) {
 		}
 		if got := s.CachedInfo().Config.AllowDirect; got != direct {
 			t.Errorf("%s allows direct gets: %v, want %v", name, got, direct)
+		}
+	}
+}
+
+// TestEnsureStreamsReadsMatchingStreams: the configurations the server
+// gives back for lore's streams match what lore asks for (so a start
+// against existing streams only reads them), and a setting changed behind
+// lore's back does not match.
+func TestEnsureStreamsReadsMatchingStreams(t *testing.T) {
+	js := startJetStream(t)
+	ctx := context.Background()
+	o := events.StreamOptions{}
+	if err := events.EnsureStreams(ctx, js, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range events.StreamConfigs(o) {
+		st, err := js.Stream(ctx, want.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := st.CachedInfo().Config
+		if !events.StreamConfigMatches(have, want) {
+			t.Errorf("%s: the server's configuration does not match lore's:\nhave %+v\nwant %+v", want.Name, have, want)
+		}
+		changed := have
+		changed.Duplicates = have.Duplicates + time.Minute
+		if events.StreamConfigMatches(changed, want) {
+			t.Errorf("%s: a changed duplicate window matches", want.Name)
 		}
 	}
 }
