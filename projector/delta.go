@@ -114,6 +114,9 @@ func (s *Store) StopDeltas() { s.deltas.Store(nil) }
 // state at the delta's To by ingesting its table at path, which it takes:
 // the file is moved into the store (link a kept table to path first).
 func (s *Store) ApplyDelta(path string) error {
+	// The table writes ids no folder recorded: the filter would no
+	// longer hold the index.
+	s.ids.Store(nil)
 	if err := s.db.Ingest(context.Background(), []string{path}); err != nil {
 		return fmt.Errorf("%w: apply delta %s: %v", ErrStorage, path, err)
 	}

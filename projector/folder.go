@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/bits-and-blooms/bloom/v3"
 	json "github.com/goccy/go-json"
 
 	"github.com/loredev/lore/events"
@@ -46,11 +45,8 @@ type Folder struct {
 	announce        bool
 	// ids are the ids of the events folded since the last commit, with
 	// their sequences; Commit writes them to the id index.
-	ids map[string]uint64
-	// idFilter holds every id this folder recorded, when the store's id
-	// index was empty as it started (nil otherwise; see newIDFilter).
-	idFilter *bloom.BloomFilter
-	dups     uint64 // events passed over as duplicates (see Duplicates)
+	ids  map[string]uint64
+	dups uint64 // events passed over as duplicates (see Duplicates)
 	// times is the folder's side of the time index (timeindex.go).
 	times timeIndex
 	// poisoned are the events to pass over as poison without folding
@@ -133,12 +129,11 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	filter, err := newIDFilter(store.db)
-	if err != nil {
+	if err := store.useIDFilter(); err != nil {
 		return nil, err
 	}
 	f := &Folder{store: store, committed: cp, seq: cp, liveFrom: lf, sys: newBatchOverlay(), announce: announce,
-		ids: map[string]uint64{}, idFilter: filter}
+		ids: map[string]uint64{}}
 	for i, m := range models {
 		f.lanes = append(f.lanes, &lane{i: i, model: m, prefix: []byte(modelPrefix + m.Name() + "/"),
 			store: store, batch: newBatchOverlay()})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -58,49 +57,72 @@ func (f *Folder) foldedSeq(id string) (uint64, bool, error) {
 			return seq, true, nil
 		}
 	}
-	if f.idFilter != nil && !f.idFilter.TestString(id) {
-		return 0, false, nil // never folded by this folder, the only one that wrote the index
+	filter := f.store.ids.Load()
+	if filter != nil && !filter.mayHold(id) {
+		return 0, false, nil // the filter holds every id of the index
 	}
-	return getSeq(f.store.db, eventIDKey(id))
+	seq, ok, err := getSeq(f.store.db, eventIDKey(id))
+	if err != nil || ok || filter != nil {
+		return seq, ok, err
+	}
+	return 0, false, f.missedID()
+}
+
+// missedID counts a read of the index for an id it lacks, made without a
+// filter, and builds the store's filter by a scan of the index once such
+// reads reach a quarter of the ids it may hold (a scan reads a key several
+// times faster than a point read of an absent one, so a short replay never
+// pays for one and a long one pays for it once).
+func (f *Folder) missedID() error {
+	n := f.committed // the index holds at most an id per event folded
+	if f.store.idMisses.Add(1) < max(n/4, 1) {
+		return nil
+	}
+	filter, err := scanIDFilter(f.store.db, n)
+	if err != nil {
+		return err
+	}
+	// What the scan may not see: the batch being written, and this
+	// folder's ids since (noteID adds to the filter once it is set).
+	if f.writing != nil {
+		for id := range f.writing.ids {
+			filter.add(id)
+		}
+	}
+	for id := range f.ids {
+		filter.add(id)
+	}
+	f.store.ids.Store(filter)
+	return nil
 }
 
 // Duplicates is the number of events this folder passed over because an
 // event with the same id was folded before (committed or not).
 func (f *Folder) Duplicates() uint64 { return f.dups }
 
-// idFilterSize is the number of ids a folder's filter is sized for (1 %
-// false positives, 1.2 MB); beyond it false positives grow, answers do not
-// change.
-const idFilterSize = 1 << 20
-
-// newIDFilter returns a filter of the ids this folder folds when the
-// store's id index is empty (a new store, a rebuild, an audit from the
-// start of the log), else nil. With it, an id the filter never saw was
-// never folded: no read of the index (most ids are new, and a read of an
-// absent key costs more as the store grows).
-//
-// INVARIANT: every id the folder records (f.ids) is added to the filter
-// (noteID), so a filter answers "absent" only for ids the index lacks.
-func newIDFilter(db *pebble.DB) (*bloom.BloomFilter, error) {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(sysEventID), UpperBound: prefixEnd([]byte(sysEventID))})
-	if err != nil {
-		return nil, fmt.Errorf("%w: iter: %v", ErrStorage, err)
+// useIDFilter gives the store an empty id filter when it has none and its
+// index is empty (a new store, a rebuild, an audit from the start of the
+// log): every id it will hold is then one a folder records.
+func (s *Store) useIDFilter() error {
+	if s.ids.Load() != nil {
+		return nil
 	}
-	defer it.Close()
-	if it.First() {
-		return nil, nil
+	empty, err := indexEmpty(s.db)
+	if err != nil || !empty {
+		return err
 	}
-	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("%w: iter: %v", ErrStorage, err)
-	}
-	return bloom.NewWithEstimates(idFilterSize, 0.01), nil
+	s.ids.Store(newIDFilter(0))
+	return nil
 }
 
 // noteID records that the event with id folds at seq (committed with the
 // next batch).
+//
+// INVARIANT: every id the folder records (f.ids) is added to the store's
+// filter, if it has one, before the commit that writes it.
 func (f *Folder) noteID(id string, seq uint64) {
 	f.ids[id] = seq
-	if f.idFilter != nil {
-		f.idFilter.AddString(id)
+	if filter := f.store.ids.Load(); filter != nil {
+		filter.add(id)
 	}
 }

@@ -82,6 +82,10 @@ type Store struct {
 	// deltas records the commits for audits (RecordDeltas; nil: not
 	// recorded).
 	deltas atomic.Pointer[deltaRecorder]
+	// ids is the filter of the event id index (idfilter.go; nil: none
+	// yet), idMisses the reads of the index made without one.
+	ids      atomic.Pointer[idFilter]
+	idMisses atomic.Uint64
 }
 
 // storeActivity counts the background work Pebble began in a store, and
@@ -348,6 +352,8 @@ func (s *Store) Reset(version string, liveFrom uint64) error {
 	if r := s.deltas.Load(); r != nil {
 		r.reset(version, liveFrom)
 	}
+	s.ids.Store(newIDFilter(0)) // the index is empty
+	s.idMisses.Store(0)
 	return nil
 }
 
