@@ -74,6 +74,7 @@ type lane struct {
 	model  Model
 	prefix []byte
 	store  *Store
+	live   bool          // the folder announces: the live store's (see LiveFold)
 	batch  *batchOverlay // writes of folded, uncommitted events, the current one's included
 	// writing is the batch CommitAsync is writing (nil when none), read
 	// under batch; spare is an empty overlay kept for the next swap.
@@ -136,7 +137,7 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 		ids: map[string]uint64{}}
 	for i, m := range models {
 		f.lanes = append(f.lanes, &lane{i: i, model: m, prefix: []byte(modelPrefix + m.Name() + "/"),
-			store: store, batch: newBatchOverlay()})
+			store: store, live: announce, batch: newBatchOverlay()})
 	}
 	return f, nil
 }

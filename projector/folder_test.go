@@ -3,6 +3,7 @@ package projector_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -280,3 +281,54 @@ func TestFolderFoldsTheCopyOfAPoisonEvent(t *testing.T) {
 type counter2 struct{ counter }
 
 func (counter2) Name() string { return "counter2" }
+
+// liveProbe records, for each event it folds, whether the fold is the
+// live store's (projector.LiveFold).
+type liveProbe struct{ live *[]bool }
+
+func (liveProbe) Name() string { return "liveprobe" }
+func (liveProbe) Version() int { return 1 }
+func (m liveProbe) Fold(tx projector.Tx, _ *events.Event, _ events.Payload) error {
+	*m.live = append(*m.live, projector.LiveFold(tx))
+	return nil
+}
+
+// TestLiveFoldIsTheAnnouncingFolder: a folder that announces (the live
+// runtime's) folds as the live store's, alone and in lanes; a replay's
+// does not.
+func TestLiveFoldIsTheAnnouncingFolder(t *testing.T) {
+	for _, announce := range []bool{true, false} {
+		for _, parallel := range []bool{false, true} {
+			st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var live []bool
+			f, err := projector.NewFolder(st, []projector.Model{liveProbe{&live}, counter{}}, announce)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if parallel {
+				f.Parallel()
+			}
+			for seq := uint64(1); seq <= 3; seq++ {
+				if _, err := f.Fold(outcomeEv(t, seq, fmt.Sprintf("b%d", seq))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := f.Settle(); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			st.Close()
+			if len(live) != 3 {
+				t.Fatalf("announce=%v parallel=%v: %d folds recorded, want 3", announce, parallel, len(live))
+			}
+			for i, l := range live {
+				if l != announce {
+					t.Fatalf("announce=%v parallel=%v: fold %d live=%v", announce, parallel, i, l)
+				}
+			}
+		}
+	}
+}

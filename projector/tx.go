@@ -37,6 +37,18 @@ func (t modelTx) Emit(d Derived) { t.l.emits = append(t.l.emits, d) }
 
 func (t modelTx) Seq() uint64 { return t.l.seq }
 
+func (t modelTx) live() bool { return t.l.live }
+
+// LiveFold reports whether tx folds into the live store (the runtime's
+// folder, which announces), rather than into a replay's store (a rebuild)
+// or an audit's copy. A model may keep what it caches between events for
+// the live store first: the folds of other stores read the same model at
+// other states, and should not push the live store's out.
+func LiveFold(tx Tx) bool {
+	l, ok := tx.(interface{ live() bool })
+	return ok && l.live()
+}
+
 // Scan merges the committed keys with the uncommitted writes, in key order.
 func (t modelTx) Scan(prefix []byte, fn func(k, v []byte) error) error {
 	full := append(append([]byte{}, t.l.prefix...), prefix...)

@@ -90,7 +90,7 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 		}
 		return nil
 	}
-	f := &fold{tx: &poolTx{Tx: tx, cfg: cfg, pools: &m.folds, journal: &m.cache.journal}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
+	f := &fold{tx: &poolTx{Tx: tx, cfg: cfg, pools: &m.folds, journal: &m.cache.journal, live: projector.LiveFold(tx)}, ev: ev, cfg: cfg, t: ev.Time.UTC()}
 	err = f.apply(data)
 	if err == nil {
 		err = f.flushDecision()

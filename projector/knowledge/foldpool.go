@@ -502,14 +502,29 @@ func nearFeatures(a, b features, t float64) bool {
 // other versions, and keyed by scope alone their states took the place of
 // the live store's, whose next submission to each pool they had read then
 // decoded the whole pool again (the hive, read by every submission, most
-// of all). Their states now sit beside the live store's and leave first,
-// being put least recently.
+// of all). Their states sit beside the live store's.
+//
+// Nor do they push the live store's out by being put more recently: a
+// rebuild, or a run of audits, puts states far more often than a steady
+// live load, and at a million events the live store's first submission to
+// each pool then decoded it again (15-28 ms a pool). The budget is shared
+// by two classes, the live store's states and the others': past it, the
+// least recently put state of a class holding more than half of it
+// leaves first. Either class alone may fill the budget; side by side, a
+// class gives way to the other's folds only while it holds more than half.
+// A fold of another store neither takes a state of the live store's
+// class nor replaces one: states are kept by version, and a rebuild of
+// the same log reaches the live store's versions.
 type foldPools struct {
 	mu    sync.Mutex
 	pools map[foldKey]*poolState // guarded by mu
 	used  map[foldKey]uint64     // last put; guarded by mu
+	live  map[foldKey]bool       // put by the live store's fold; guarded by mu
 	held  int                    // estimated bytes of pools (poolState.size); guarded by mu
-	clock uint64                 // guarded by mu
+	// liveHeld is the part of held the live store's states take; guarded
+	// by mu.
+	liveHeld int
+	clock    uint64 // guarded by mu
 	// budget bounds held (bytes; 0: DefaultFoldBudget); guarded by mu.
 	budget int64
 }
@@ -523,38 +538,62 @@ func (c *foldPools) setBudget(b int64) {
 	c.budget = b
 }
 
-// take removes and returns the state of the pool at version, if held.
-func (c *foldPools) take(scope, version string) *poolState {
+// take removes and returns the state of the pool at version, if held
+// and the taker may have it: a fold of another store (live false) does
+// not take the live store's (it reads the pool from its store instead),
+// as the live store's pool is at that version.
+func (c *foldPools) take(scope, version string, live bool) *poolState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := foldKey{scope, version}
 	p := c.pools[k]
-	if p == nil {
+	if p == nil || c.live[k] && !live {
 		return nil
 	}
-	delete(c.pools, k)
-	delete(c.used, k)
-	c.held -= p.size()
+	c.drop(k)
 	return p
 }
 
+// drop removes the state under k. REQUIRES: c.mu held, k held.
+func (c *foldPools) drop(k foldKey) {
+	n := c.pools[k].size()
+	c.held -= n
+	if c.live[k] {
+		c.liveHeld -= n
+	}
+	delete(c.pools, k)
+	delete(c.used, k)
+	delete(c.live, k)
+}
+
 // put keeps states for later folds, each under its version, evicting the
-// least recently put.
-func (c *foldPools) put(states map[string]*poolState) {
+// least recently put of a class over half the budget (see foldPools);
+// live says they are the live store's.
+func (c *foldPools) put(states map[string]*poolState, live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pools == nil {
-		c.pools, c.used = map[foldKey]*poolState{}, map[foldKey]uint64{}
+		c.pools, c.used, c.live = map[foldKey]*poolState{}, map[foldKey]uint64{}, map[foldKey]bool{}
 	}
 	kept := make(map[foldKey]bool, len(states))
 	for scope, p := range states {
 		k := foldKey{scope, p.version}
-		if old := c.pools[k]; old != nil {
-			c.held -= old.size()
+		if c.live[k] && !live {
+			// The live store's state of the same pool at the same
+			// version (another store's fold reached it too: a rebuild
+			// of the same log): it stays the live store's.
+			continue
+		}
+		if c.pools[k] != nil {
+			c.drop(k)
 		}
 		c.clock++
 		c.pools[k], c.used[k] = p, c.clock
 		c.held += p.size()
+		if live {
+			c.live[k] = true
+			c.liveHeld += p.size()
+		}
 		kept[k] = true
 	}
 	// The states just put stay, even one larger than the bound: their
@@ -564,18 +603,26 @@ func (c *foldPools) put(states map[string]*poolState) {
 		budget = DefaultFoldBudget
 	}
 	for int64(c.held) > budget {
-		var victim foldKey
-		found := false
-		for k := range c.pools {
-			if !kept[k] && (!found || c.used[k] < c.used[victim]) {
-				victim, found = k, true
-			}
+		liveOver := 2*int64(c.liveHeld) > budget
+		otherOver := 2*int64(c.held-c.liveHeld) > budget
+		victim, found := c.leastRecent(kept, func(k foldKey) bool { return c.live[k] && liveOver || !c.live[k] && otherOver })
+		if !found {
+			victim, found = c.leastRecent(kept, func(foldKey) bool { return true })
 		}
 		if !found {
 			break
 		}
-		c.held -= c.pools[victim].size()
-		delete(c.pools, victim)
-		delete(c.used, victim)
+		c.drop(victim)
 	}
+}
+
+// leastRecent is the least recently put state among those of which
+// among is true, kept ones aside. REQUIRES: c.mu held.
+func (c *foldPools) leastRecent(kept map[foldKey]bool, among func(foldKey) bool) (victim foldKey, found bool) {
+	for k := range c.pools {
+		if !kept[k] && among(k) && (!found || c.used[k] < c.used[victim]) {
+			victim, found = k, true
+		}
+	}
+	return victim, found
 }

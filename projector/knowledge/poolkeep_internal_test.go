@@ -386,3 +386,76 @@ func TestPoolCacheKeepsTwoVersionsOfAPool(t *testing.T) {
 		t.Fatalf("held %d bytes, want 95", c.held)
 	}
 }
+
+// TestFoldStatesOfTheLiveStoreKeepHalfTheBudget: the states the live
+// store's folds put are not pushed out by the states of other stores put
+// more recently (a rebuild, a run of audits) while they hold at most half
+// the budget; either class alone fills the budget, and side by side a
+// class over half of it gives way first. Other stores' folds neither take
+// nor replace the live store's states.
+func TestFoldStatesOfTheLiveStoreKeepHalfTheBudget(t *testing.T) {
+	c := &foldPools{budget: 100}
+	state := func(v string) *poolState { p := newPoolState(); p.version, p.bytes = v, 20; return p }
+	put := func(live bool, vs ...string) {
+		for _, v := range vs {
+			c.put(map[string]*poolState{"x/" + v: state(v)}, live)
+		}
+	}
+	held := func(vs ...string) []string {
+		var out []string
+		for _, v := range vs {
+			if c.pools[foldKey{"x/" + v, v}] != nil {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	check := func(what string, live, others int) {
+		t.Helper()
+		if c.held > 100 {
+			t.Fatalf("%s: %d bytes held, over the budget of 100", what, c.held)
+		}
+		if c.liveHeld != 20*live || c.held-c.liveHeld != 20*others {
+			t.Fatalf("%s: live %d, others %d bytes; want %d and %d", what, c.liveHeld, c.held-c.liveHeld, 20*live, 20*others)
+		}
+	}
+	put(true, "l1", "l2")
+	put(false, "o1", "o2", "o3", "o4", "o5", "o6")
+	check("two live states, then six others", 2, 3)
+	if got := held("l1", "l2"); len(got) != 2 {
+		t.Fatalf("the live states held after six others: %v, want l1 and l2", got)
+	}
+	if got := held("o1", "o2", "o3", "o4", "o5", "o6"); !slices.Equal(got, []string{"o4", "o5", "o6"}) {
+		t.Fatalf("the other states held: %v, want the three put last", got)
+	}
+
+	// Alone, the live states fill the budget; the others then make them
+	// give way only while they hold more than half of it.
+	c = &foldPools{budget: 100}
+	put(true, "l1", "l2", "l3", "l4", "l5", "l6")
+	check("six live states alone", 5, 0)
+	if got := held("l1"); len(got) != 0 {
+		t.Fatal("the least recently put live state did not leave")
+	}
+	put(false, "o1", "o2", "o3", "o4", "o5")
+	check("then five others", 2, 3)
+	if got := held("l5", "l6"); len(got) != 2 {
+		t.Fatalf("the live states put last: %v held, want l5 and l6", got)
+	}
+	// Another store's fold at the live store's version (a rebuild of the
+	// same log reaches it) neither takes the live store's state nor
+	// replaces it.
+	if c.take("x/l6", "l6", false) != nil {
+		t.Fatal("another store's fold took the live store's state")
+	}
+	put(false, "l6")
+	check("l6 put by another store", 2, 3)
+	if !c.live[foldKey{"x/l6", "l6"}] {
+		t.Fatal("l6 is no longer the live store's")
+	}
+	// The live store takes its own, and another fold's at its version.
+	if c.take("x/l6", "l6", true) == nil || c.take("x/o5", "o5", true) == nil {
+		t.Fatal("the live store's fold could not take a state at its version")
+	}
+	check("l6 and o5 taken", 1, 2)
+}

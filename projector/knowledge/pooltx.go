@@ -13,6 +13,7 @@ type poolTx struct {
 	projector.Tx
 	cfg   Config // the configuration the event folds under
 	pools *foldPools
+	live  bool                  // the fold is the live store's (projector.LiveFold)
 	held  map[string]*poolState // by summary scope
 	// journal records every pool version change (bumpPoolVersion).
 	journal *poolJournal
@@ -117,7 +118,7 @@ func (t *poolTx) pool(scope string) (*poolState, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := t.pools.take(scope, string(v))
+	p := t.pools.take(scope, string(v), t.live)
 	if p == nil || len(v) == 0 {
 		if p, err = loadPoolState(t.Tx, scope); err != nil {
 			return nil, err
@@ -134,7 +135,7 @@ func (t *poolTx) pool(scope string) (*poolState, error) {
 // event's writes stand (ok), else they are dropped.
 func (t *poolTx) release(ok bool) {
 	if ok && len(t.held) > 0 {
-		t.pools.put(t.held)
+		t.pools.put(t.held, t.live)
 	}
 	t.held = nil
 }

@@ -273,7 +273,7 @@ func (t *poolTx) follow(scope string) error {
 	if err != nil || len(v) == 0 {
 		return err
 	}
-	p := t.pools.take(scope, string(v))
+	p := t.pools.take(scope, string(v), t.live)
 	if p == nil {
 		return nil
 	}
