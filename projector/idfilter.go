@@ -81,9 +81,9 @@ func (f *idFilter) mayHold(id string) bool {
 // scanIDFilter builds a filter of every id in db's index, sized for twice
 // n ids.
 func scanIDFilter(db *pebble.DB, n uint64) (*idFilter, error) {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(sysEventID), UpperBound: prefixEnd([]byte(sysEventID))})
+	it, err := idIter(db)
 	if err != nil {
-		return nil, fmt.Errorf("%w: id index: %v", ErrStorage, err)
+		return nil, err
 	}
 	defer it.Close()
 	f := newIDFilter(2 * n)
@@ -98,9 +98,9 @@ func scanIDFilter(db *pebble.DB, n uint64) (*idFilter, error) {
 
 // indexEmpty reports whether db's id index holds no id.
 func indexEmpty(db *pebble.DB) (bool, error) {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(sysEventID), UpperBound: prefixEnd([]byte(sysEventID))})
+	it, err := idIter(db)
 	if err != nil {
-		return false, fmt.Errorf("%w: id index: %v", ErrStorage, err)
+		return false, err
 	}
 	defer it.Close()
 	if it.First() {
@@ -110,4 +110,13 @@ func indexEmpty(db *pebble.DB) (bool, error) {
 		return false, fmt.Errorf("%w: id index: %v", ErrStorage, err)
 	}
 	return true, nil
+}
+
+// idIter iterates over db's id index.
+func idIter(db *pebble.DB) (*pebble.Iterator, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(sysEventID), UpperBound: prefixEnd([]byte(sysEventID))})
+	if err != nil {
+		return nil, fmt.Errorf("%w: id index: %v", ErrStorage, err)
+	}
+	return it, nil
 }
