@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -215,18 +216,22 @@ func (n *Node) At(ctx context.Context, asOf *time.Time, atSeq uint64) (app.View,
 //
 // INVARIANT: a model folded alone passes over the events the live store's
 // poison index names (projector.Store.Poisoned): what any model refused
-// left no trace in the others. Where that index does not cover the fold
-// (a store folded by an older lore, an audit beyond the live model), every
-// model is folded together, once, into one copy.
+// left no trace in the others. Where that index does not tell what the
+// audit's fold refuses (as of a time, where a model may refuse what the
+// live fold did not; a store folded by an older lore; an audit beyond the
+// live model), the model is folded with the models whose refusals can
+// reach it (projector.FoldSet), and with every model, once, into one copy
+// when that set cannot tell (projector.ErrForeignDuplicate).
 type auditView struct {
 	ctx    context.Context
 	n      *Node
 	asOf   *time.Time
 	target uint64
 
-	mu    sync.Mutex
-	folds map[string]*auditFold // by model name
-	all   *auditFold            // every model folded together, when it came to that
+	mu     sync.Mutex
+	folds  map[string]*auditFold // by model name; a fold set's copy under each of its models not folded before
+	all    *auditFold            // every model folded together, when it came to that
+	copies []*auditFold          // every copy folded, to release
 }
 
 // auditFold is one copy of a checkpoint brought to the audit's point.
@@ -234,6 +239,7 @@ type auditFold struct {
 	st      *projector.Store
 	release func()
 	err     error
+	foldErr error // the fold's own error, when err is one
 }
 
 func (v *auditView) Seq() uint64 { return v.target }
@@ -254,55 +260,69 @@ func (v *auditView) Model(name string) projector.Reader {
 	if i < 0 {
 		return errReader{fmt.Errorf("audit: no read model named %q", name)}
 	}
-	f, all := v.fold(v.n.models[i])
-	if all {
+	f, models := v.fold(v.n.models[i], false)
+	if errors.Is(f.foldErr, projector.ErrForeignDuplicate) {
+		f.close()
+		f, models = v.fold(v.n.models[i], true)
+	}
+	v.copies = append(v.copies, f)
+	if len(models) == len(v.n.models) {
 		v.all = f
 	} else {
-		v.folds[name] = f
+		for _, m := range models {
+			if _, ok := v.folds[m.Name()]; !ok {
+				v.folds[m.Name()] = f
+			}
+		}
 	}
 	return f.reader(name)
 }
 
-// fold brings a copy of the newest usable checkpoint to the audit's point:
-// model alone when the live store's poison index covers the fold, every
-// model otherwise (all).
-func (v *auditView) fold(model projector.Model) (f *auditFold, all bool) {
+// fold brings a copy of the newest usable checkpoint to the audit's point,
+// folding model alone when the live store's poison index covers the fold,
+// else its fold set (projector.FoldSet), or every model when all; models
+// are the models folded.
+func (v *auditView) fold(model projector.Model, all bool) (f *auditFold, models []projector.Model) {
 	n := v.n
+	models = []projector.Model{model}
 	st, release, base, err := n.openAudit(v.asOf, v.target)
 	if err != nil {
-		return &auditFold{err: fmt.Errorf("audit: %w", err)}, false
+		return &auditFold{err: fmt.Errorf("audit: %w", err)}, models
 	}
 	f = &auditFold{st: st, release: release}
 	from, err := st.Checkpoint()
 	if err != nil {
 		f.err = fmt.Errorf("audit: %w", err)
-		return f, false
+		return f, models
 	}
 	ranges, err := n.Store.AuditRanges(from, v.target, v.asOf)
 	if err != nil {
 		f.err = fmt.Errorf("audit: %w", err)
-		return f, false
+		return f, models
 	}
-	models := []projector.Model{model}
 	var poisoned map[uint64]bool
 	covered := false
-	if v.asOf == nil { // as of a time, the refusals can differ from the live fold's
+	if v.asOf == nil && !all { // as of a time, the refusals can differ from the live fold's
 		if poisoned, covered, err = n.Store.Poisoned(from, v.target); err != nil {
 			f.err = fmt.Errorf("audit: %w", err)
-			return f, false
+			return f, models
 		}
 	}
-	if !covered {
-		models, all, poisoned = n.models, true, nil
+	switch {
+	case all:
+		models = n.models
+	case !covered:
+		models = projector.FoldSet(n.models, model)
 	}
 	if err := n.seedMergeFilter(f, models, base, from); err != nil {
 		f.err = fmt.Errorf("audit: %w", err)
-		return f, all
+		return f, models
 	}
 	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned, n.Sealer); err != nil {
 		f.err = fmt.Errorf("audit replay: %w", err)
+		f.foldErr = err
 	}
-	return f, all
+	return f, models
 }
 
 // AuditMergeFilters counts the audit folds given a filter of their merge
@@ -348,18 +368,16 @@ func (f *auditFold) reader(name string) projector.Reader {
 func (v *auditView) release() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	for _, f := range v.folds {
+	for _, f := range v.copies {
 		f.close()
 	}
-	if v.all != nil {
-		v.all.close()
-	}
-	v.folds, v.all = nil, nil
+	v.folds, v.all, v.copies = nil, nil, nil
 }
 
 func (f *auditFold) close() {
 	if f.release != nil {
 		f.release()
+		f.release = nil
 	}
 }
 

@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/loredev/lore/benchkit"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/node"
 	"github.com/loredev/lore/projector"
+	knowledgemodel "github.com/loredev/lore/projector/knowledge"
 )
 
 // backfilledWorkload is the bench workload with a share of its events
@@ -56,6 +59,13 @@ func withRefusedEvents(t testing.TB, evs []*events.Event) []*events.Event {
 // fullFold is the reference: the whole log folded to the point asked for.
 func fullFold(t *testing.T, n *node.Node, asOf *time.Time, atSeq uint64) string {
 	t.Helper()
+	d, _ := fullFoldModels(t, n, asOf, atSeq)
+	return d
+}
+
+// fullFoldModels is fullFold's digest and each model's (by name).
+func fullFoldModels(t *testing.T, n *node.Node, asOf *time.Time, atSeq uint64) (string, map[string]string) {
+	t.Helper()
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true, CacheBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +82,38 @@ func fullFold(t *testing.T, n *node.Node, asOf *time.Time, atSeq uint64) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d
+	each := map[string]string{}
+	for _, m := range n.Models() {
+		if each[m.Name()], err = projector.ModelsDigest([]projector.Model{m}, st.Model); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d, each
+}
+
+// checkEachModelAlone audits each model on its own view (its first and
+// only read folds it, with its fold set as of a time) and compares it with
+// the model in the full fold.
+func checkEachModelAlone(t *testing.T, n *node.Node, asOf *time.Time, atSeq uint64, want map[string]string) {
+	t.Helper()
+	for _, m := range n.Models() {
+		v, release, err := n.At(context.Background(), asOf, atSeq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := projector.ModelsDigest([]projector.Model{m}, v.Model)
+		together := node.AuditFoldedTogether(v)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want[m.Name()] {
+			t.Fatalf("audit of %s alone as of %v at seq %d: digest %s, in the full fold %s", m.Name(), asOf, atSeq, got, want[m.Name()])
+		}
+		if together {
+			t.Fatalf("audit of %s alone as of %v at seq %d folded every model: no event of the log shares its id with another", m.Name(), asOf, atSeq)
+		}
+	}
 }
 
 func derivedCount(t *testing.T, n *node.Node) uint64 {
@@ -189,7 +230,7 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 			at := evs[rng.IntN(len(evs))].Time
 			asOf = &at
 		}
-		want := fullFold(t, n, asOf, atSeq)
+		want, each := fullFoldModels(t, n, asOf, atSeq)
 		v, release, err := n.At(ctx, asOf, atSeq)
 		if err != nil {
 			t.Fatal(err)
@@ -203,8 +244,11 @@ func TestAuditFromCheckpointsEqualsFullFold(t *testing.T) {
 		if got != want {
 			t.Fatalf("audit as of %v at seq %d: digest %s, full fold %s", asOf, atSeq, got, want)
 		}
-		if together != (asOf != nil) {
-			t.Fatalf("audit as of %v at seq %d folded every model together: %v", asOf, atSeq, together)
+		if together {
+			t.Fatalf("audit as of %v at seq %d folded every model together: no event of the log shares its id with another", asOf, atSeq)
+		}
+		if asOf != nil && i%2 == 1 {
+			checkEachModelAlone(t, n, asOf, atSeq, each)
 		}
 		target := last
 		if atSeq > 0 {
@@ -377,8 +421,8 @@ func TestAuditCheckpointGapsFilled(t *testing.T) {
 		if got != want {
 			t.Fatalf("audit as of %v at seq %d: digest %s, full fold %s", asOf, atSeq, got, want)
 		}
-		if together != (asOf != nil) {
-			t.Fatalf("audit as of %v at seq %d folded every model together: %v", asOf, atSeq, together)
+		if together {
+			t.Fatalf("audit as of %v at seq %d folded every model together: no event of the log shares its id with another", asOf, atSeq)
 		}
 	}
 	cps := n.AuditCheckpoints()
@@ -393,5 +437,94 @@ func TestAuditCheckpointGapsFilled(t *testing.T) {
 		at := evs[rng.IntN(len(evs))].Time
 		check(&at, 0)
 		check(nil, 1+rng.Uint64N(last))
+	}
+}
+
+// TestAuditAsOfFoldsEveryModelWhereAnIDIsShared: a lesson published
+// without a message id carries the id of a loop's completion appended
+// before it. Live, the completion folds and the lesson is its duplicate; as
+// of a time before the loop's start the completion is refused and the
+// lesson folds. The knowledge model's fold set does not fold loops,
+// so its audit as of that time folds every model; as of a time before
+// both, nothing is shared and the knowledge model folds alone.
+func TestAuditAsOfFoldsEveryModelWhereAnIDIsShared(t *testing.T) {
+	n, stop := auditNode(t, t.TempDir(), 150, 0)
+	defer stop()
+	ctx := t.Context()
+	at := benchkit.Epoch
+	var evs []*events.Event
+	add := func(typ string, sec int, p events.Payload) *events.Event {
+		ev, err := events.New(typ, "p", "test", at.Add(time.Duration(sec)*time.Second), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+		return ev
+	}
+	add("knowledge.submitted/v1", 1, &events.KnowledgeSubmitted{Lesson: "Run the migrations before the tests", Category: "testing"})
+	add("loop.started/v1", 20, &events.LoopStarted{LoopID: "ralph-late-0123abcd", Task: "fix the build"})
+	it := add("loop.completed/v1", 5, &events.LoopCompleted{LoopID: "ralph-late-0123abcd", Outcome: "success", Iterations: 1})
+	ingest(t, n, evs, len(evs))
+	shared, err := events.New("knowledge.submitted/v1", "p", "test", at.Add(6*time.Second),
+		&events.KnowledgeSubmitted{Lesson: "Pin the toolchain in the build image", Category: "tooling"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared.ID = it.ID
+	msg, err := n.Appender.Prepare(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg.Header.Del(jetstream.MsgIDHeader) // the server would drop it as a duplicate
+	if _, err := n.JS.PublishMsg(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	evs = evs[:0]
+	add("knowledge.submitted/v1", 7, &events.KnowledgeSubmitted{Lesson: "Cache the module downloads in CI", Category: "tooling"})
+	add("knowledge.submitted/v1", 40, &events.KnowledgeSubmitted{Lesson: "Run the linters before pushing", Category: "tooling"})
+	ingest(t, n, evs, len(evs))
+
+	var knowledge projector.Model
+	for _, m := range n.Models() {
+		if m.Name() == "knowledge" {
+			knowledge = m
+		}
+	}
+	for _, c := range []struct {
+		sec      int
+		together bool
+	}{{10, true}, {30, true}, {3, false}} {
+		asOf := at.Add(time.Duration(c.sec) * time.Second)
+		_, want := fullFoldModels(t, n, &asOf, 0)
+		v, release, err := n.At(ctx, &asOf, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := projector.ModelsDigest([]projector.Model{knowledge}, v.Model)
+		together := node.AuditFoldedTogether(v)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want["knowledge"] {
+			t.Errorf("knowledge audited as of +%ds: digest %s, in the full fold %s", c.sec, got, want["knowledge"])
+		}
+		if together != c.together {
+			t.Errorf("knowledge audited as of +%ds folded every model: %v, want %v", c.sec, together, c.together)
+		}
+	}
+	// The case tests something: the lesson sharing the id folds as of
+	// +10s and is a duplicate as of +30s.
+	for sec, want := range map[int]bool{10: true, 30: false} {
+		asOf := at.Add(time.Duration(sec) * time.Second)
+		v, release, err := n.At(ctx, &asOf, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok, err := knowledgemodel.DecisionOf(v.Model("knowledge"), shared.ID)
+		release()
+		if err != nil || ok != want {
+			t.Errorf("as of +%ds the lesson sharing the completion's id was decided on: %v (%v), want %v", sec, ok, err, want)
+		}
 	}
 }

@@ -15,14 +15,19 @@ import (
 // no time bound): it folds, announcing nothing, the events of ranges (from
 // AuditRanges over (checkpoint, target]) whose time is <= asOf, passes over
 // every other sequence, and leaves the store's checkpoint at target. The
-// result is the state a full Replay to target as of asOf folds. models may
-// be some of the models only when poisoned holds the refusals of the fold
-// of every model over (checkpoint, target] (Store.Poisoned); it is nil
-// otherwise. seal (nil: none) verifies the messages' seals.
+// result is the state a full Replay to target as of asOf folds. models are
+// every model, or some of them: with poisoned, the refusals of the fold of
+// every model over (checkpoint, target] (Store.Poisoned); with poisoned
+// nil, a fold set (FoldSet), which fails with ErrForeignDuplicate where
+// its fold alone cannot tell what the fold of every model gives (fold
+// every model then). seal (nil: none) verifies the messages' seals.
 func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool, seal *events.Sealer) (ReplayStats, error) {
 	start := time.Now()
 	var stats ReplayStats
 	o := ReplayOptions{Poisoned: poisoned, Sealer: seal}
+	if poisoned == nil {
+		o.Foreign = map[uint64]bool{}
+	}
 	if asOf != nil {
 		o.UntilTime = *asOf
 	}
@@ -59,6 +64,67 @@ func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, model
 	stats.Seq = target
 	stats.Duration = time.Since(start)
 	return stats, nil
+}
+
+// FoldSet returns the models an audit of m folds with it when the
+// refusals of the fold of every model are not known (an audit as of a
+// time, where what a model refuses can differ from the live fold): m, and
+// every model that may refuse an event of a kind one of the set folds (an
+// event any model refuses leaves no trace in the others), until none is
+// left. A model that is not a TypedModel folds every kind; an
+// AcceptingModel joins only as m. The set keeps the order of models; it
+// is models itself when every model is in it.
+//
+// INVARIANT: the set, folded alone over the audit's events, refuses
+// exactly the events of the kinds it folds that the fold of every model
+// refuses: no model outside it folds such a kind and may refuse. The
+// events of the other kinds it passes over without knowing whether they
+// would be refused (ReplayOptions.Foreign).
+func FoldSet(models []Model, m Model) []Model {
+	kinds := events.Kinds()
+	folds := make([][]bool, len(models))
+	in := make([]bool, len(models))
+	for i, x := range models {
+		folds[i] = make([]bool, len(kinds))
+		t, typed := x.(TypedModel)
+		for j, k := range kinds {
+			folds[i][j] = !typed || t.Folds(k.New())
+		}
+		in[i] = x.Name() == m.Name() // names are unique in a store (its key prefixes)
+	}
+	for grew := true; grew; {
+		grew = false
+		for i, x := range models {
+			if _, accepting := x.(AcceptingModel); in[i] || accepting {
+				continue
+			}
+			for j := range models {
+				if in[j] && shareKind(folds[i], folds[j]) {
+					in[i], grew = true, true
+					break
+				}
+			}
+		}
+	}
+	var set []Model
+	for i, x := range models {
+		if in[i] {
+			set = append(set, x)
+		}
+	}
+	if len(set) == len(models) {
+		return models
+	}
+	return set
+}
+
+func shareKind(a, b []bool) bool {
+	for j := range a {
+		if a[j] && b[j] {
+			return true
+		}
+	}
+	return false
 }
 
 // advance moves the store's checkpoint to seq without folding anything (the

@@ -75,3 +75,24 @@ type Model interface {
 	// not poison: return them wrapped and the runtime stops and retries.
 	Fold(tx Tx, ev *events.Event, data events.Payload) error
 }
+
+// TypedModel is a Model that folds events of some kinds only. An audit
+// as of a time folds such a model with only the models whose refusals can
+// reach it (FoldSet).
+type TypedModel interface {
+	Model
+	// Folds reports whether Fold does anything with an event whose payload
+	// is data. It is decided by data's Go type alone (one per event kind);
+	// for an event it does not fold, Fold reads nothing, writes nothing,
+	// announces nothing and returns nil, whatever the store holds.
+	Folds(data events.Payload) bool
+}
+
+// AcceptingModel is a Model whose Fold refuses no event: it returns only
+// the errors of its Tx (storage failures), so no other model's state depends
+// on what it folds.
+type AcceptingModel interface {
+	Model
+	// AcceptsEveryEvent marks the promise; it does nothing.
+	AcceptsEveryEvent()
+}

@@ -28,6 +28,11 @@ type ReplayOptions struct {
 	// them (Folder.SetPoisoned): the refusals of a fold of every model,
 	// for a replay of some of them (Store.Poisoned).
 	Poisoned map[uint64]bool
+	// Foreign, when set, replays a fold set (FoldSet) whose refusals of
+	// the kinds it does not fold are not known (Folder.SetForeign): it
+	// collects the sequences of the events none of the models folds, and
+	// the replay fails with ErrForeignDuplicate where that is not enough.
+	Foreign map[uint64]bool
 	// Sealer, when set, verifies the seals of the messages read: a sealed
 	// message is not checked again (events.CheckSealed).
 	Sealer *events.Sealer
@@ -72,6 +77,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 		return stats, err
 	}
 	f.SetPoisoned(o.Poisoned)
+	f.SetForeign(o.Foreign)
 	f.Parallel()
 	defer f.Close()
 	// Each batch is written while the next one folds (CommitAsync); the

@@ -57,34 +57,46 @@ func (m *Model) Version() int { return 13 }
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
 
+// Folds implements projector.TypedModel: the kinds handler knows.
+func (m *Model) Folds(data events.Payload) bool { return handler(data) != nil }
+
+// handler is the fold of an event of data's kind (nil: the model folds
+// nothing of that kind).
+func handler(data events.Payload) func(f *folder) error {
+	switch d := data.(type) {
+	case *events.LoopStarted:
+		return func(f *folder) error { return f.started(d) }
+	case *events.LoopIteration:
+		return func(f *folder) error { return f.iteration(d) }
+	case *events.LoopCompleted:
+		return func(f *folder) error { return f.completed(d) }
+	case *events.PatternApplied:
+		return func(f *folder) error { return f.applied(d) }
+	case *events.LoopInjected:
+		return func(f *folder) error { return f.injected(d) }
+	case *events.ExtractRequested:
+		return func(f *folder) error { return f.extractRequested(d) }
+	case *events.RegistryPruned:
+		return func(f *folder) error { return f.pruned(d) }
+	case *events.RegistryImported:
+		return func(f *folder) error { return f.imported(d) }
+	case *events.CrossloopConfigured:
+		return func(f *folder) error { return f.configured(d) }
+	}
+	return nil
+}
+
 // Fold implements projector.Model. Deterministic: ids are allocated from
 // per-type counters in fold order; the only clock is ev.Time.
 func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) (err error) {
+	h := handler(data)
+	if h == nil {
+		return nil
+	}
 	f := &folder{m: m, tx: tx, ev: ev, t: ev.Time.UTC(), mm: memo{cache: m.cfg.postings}}
 	f.mm.filter.pool = m.filters
 	defer func() { f.mm.release(err == nil) }()
-	switch d := data.(type) {
-	case *events.LoopStarted:
-		err = f.started(d)
-	case *events.LoopIteration:
-		err = f.iteration(d)
-	case *events.LoopCompleted:
-		err = f.completed(d)
-	case *events.PatternApplied:
-		err = f.applied(d)
-	case *events.LoopInjected:
-		err = f.injected(d)
-	case *events.ExtractRequested:
-		err = f.extractRequested(d)
-	case *events.RegistryPruned:
-		err = f.pruned(d)
-	case *events.RegistryImported:
-		err = f.imported(d)
-	case *events.CrossloopConfigured:
-		err = f.configured(d)
-	default:
-		return nil
-	}
+	err = h(f)
 	if err == nil {
 		err = f.confErr
 	}

@@ -33,9 +33,13 @@ const (
 // Model folds every event into counts and the chain.
 type Model struct{}
 
-var _ projector.Model = Model{}
+var _ projector.AcceptingModel = Model{}
 
 func (Model) Name() string { return Name }
+
+// AcceptsEveryEvent implements projector.AcceptingModel: Fold returns
+// its Tx's errors only.
+func (Model) AcceptsEveryEvent() {}
 
 // Version 2: last-time is the newest event time folded (was the time of the
 // last event folded, which went backwards after a backfilled event).

@@ -59,12 +59,21 @@ type Entry struct {
 // Model folds outcomes and explicit feedback into the two indexes.
 type Model struct{}
 
-var _ projector.Model = Model{}
+var _ projector.TypedModel = Model{}
 
 func (Model) Name() string { return Name }
 
 // Version of the fold's output. NB: bump on any change of what is stored.
 func (Model) Version() int { return 1 }
+
+// Folds implements projector.TypedModel: outcomes and feedback.
+func (Model) Folds(data events.Payload) bool {
+	switch data.(type) {
+	case *events.OutcomeRecorded, *events.FeedbackRecorded:
+		return true
+	}
+	return false
+}
 
 // Fold indexes the feedback events ev gives.
 func (Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {

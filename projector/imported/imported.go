@@ -26,10 +26,14 @@ const Prefix = "imp-"
 // with Prefix, and nothing else.
 type Model struct{}
 
-var _ projector.Model = Model{}
+var _ projector.AcceptingModel = Model{}
 
 func (Model) Name() string { return Name }
 func (Model) Version() int { return 1 }
+
+// AcceptsEveryEvent implements projector.AcceptingModel: Fold returns
+// its Tx's errors only.
+func (Model) AcceptsEveryEvent() {}
 
 // Fold records an imported event's id.
 func (Model) Fold(tx projector.Tx, ev *events.Event, _ events.Payload) error {

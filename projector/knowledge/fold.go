@@ -60,15 +60,23 @@ type fold struct {
 	archived []string
 }
 
-// Fold applies one event. Unknown entries, repeated events and no-op
-// commands change nothing; only a malformed configuration is poison.
-func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+// Folds implements projector.TypedModel: the knowledge kinds and
+// phase.completed/v1.
+func (m *Model) Folds(data events.Payload) bool {
 	switch data.(type) {
 	case *events.KnowledgeSubmitted, *events.KnowledgeQuarantined, *events.KnowledgeRestored,
 		*events.KnowledgeOutcome, *events.KnowledgeInjected, *events.KnowledgePromoted,
 		*events.KnowledgeCurated, *events.KnowledgeConfigured, *events.PhaseCompleted,
 		*events.KnowledgeRescanned, *events.KnowledgeMerged:
-	default:
+		return true
+	}
+	return false
+}
+
+// Fold applies one event. Unknown entries, repeated events and no-op
+// commands change nothing; only a malformed configuration is poison.
+func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	if !m.Folds(data) {
 		return nil
 	}
 	seen := pfxSeen + ev.ID

@@ -193,13 +193,20 @@ func projectOf(ev *events.Event) string {
 	return ev.Project
 }
 
-// Fold applies one event with the configuration in force before it.
-func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+// Folds implements projector.TypedModel.
+func (m *Model) Folds(data events.Payload) bool {
 	switch data.(type) {
 	case *events.OutcomeRecorded, *events.FeedbackRecorded, *events.PatternObserved, *events.PatternObservations, *events.PatternPromoted,
 		*events.PatternDeprecated, *events.PatternReset, *events.ErrorRecorded, *events.ErrorResolved,
 		*events.ClockTicked, *events.LearningConfigured:
-	default:
+		return true
+	}
+	return false
+}
+
+// Fold applies one event with the configuration in force before it.
+func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
+	if !m.Folds(data) {
 		return nil
 	}
 	cfg, err := m.foldConfig(tx)
