@@ -22,9 +22,9 @@ type AuditReport struct {
 	Latency
 	// ByKind splits the audits by what they ask: "at_seq", "as_of" and
 	// "at_seq_as_of" (both). An audit at a sequence folds only the read
-	// model its query reads; one as of a time folds every model (what one
-	// model refuses, given the events as of a time, leaves no trace in the
-	// others).
+	// model its query reads; one as of a time folds it with its fold set
+	// (projector.FoldSet: the models whose refusals can reach it; the
+	// event log's is every model that may refuse).
 	ByKind map[string]Latency `json:"by_kind"`
 	// ByQuery splits them by the query asked (each reads one read model).
 	ByQuery map[string]Latency `json:"by_query"`
