@@ -191,10 +191,12 @@ func (f *Folder) foreignFirst(ev *events.Event, data events.Payload, first uint6
 
 // Parallel makes every model fold on a goroutine of its own: Fold hands an
 // event to the lanes and returns at once (a poison event is then reported
-// by Settle, not Fold). Close stops the goroutines. It takes effect only
+// by Settle, not Fold). A folder of one model gains too: the folder's own
+// work for the next events (their id look-ups, the time index) goes on
+// while the model folds. Close stops the goroutines. It takes effect only
 // before the first Fold.
 func (f *Folder) Parallel() {
-	if f.parallel || len(f.lanes) < 2 || f.seq != f.committed {
+	if f.parallel || len(f.lanes) == 0 || f.seq != f.committed {
 		return
 	}
 	f.parallel = true
