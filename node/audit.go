@@ -318,7 +318,12 @@ func (v *auditView) fold(model projector.Model, all bool) (f *auditFold, models 
 		f.err = fmt.Errorf("audit: %w", err)
 		return f, models
 	}
-	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned, n.Sealer); err != nil {
+	ids, err := n.Store.AuditIDs(from, v.target)
+	if err != nil {
+		f.err = fmt.Errorf("audit: %w", err)
+		return f, models
+	}
+	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned, ids, n.Sealer); err != nil {
 		f.err = fmt.Errorf("audit replay: %w", err)
 		f.foldErr = err
 	}

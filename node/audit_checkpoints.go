@@ -486,8 +486,12 @@ func foldCheckpoint(ctx context.Context, n *Node, dir string, from auditStart, t
 			break
 		}
 	}
+	var ids *projector.AuditIDs
 	if err == nil {
-		_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: from.seq + 1, To: target}}, target, nil, nil, n.Sealer)
+		ids, err = n.Store.AuditIDs(from.seq, target)
+	}
+	if err == nil {
+		_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: from.seq + 1, To: target}}, target, nil, nil, ids, n.Sealer)
 	}
 	var mark projector.AuditMark
 	if err == nil {

@@ -20,11 +20,13 @@ import (
 // every model over (checkpoint, target] (Store.Poisoned); with poisoned
 // nil, a fold set (FoldSet), which fails with ErrForeignDuplicate where
 // its fold alone cannot tell what the fold of every model gives (fold
-// every model then). seal (nil: none) verifies the messages' seals.
-func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool, seal *events.Sealer) (ReplayStats, error) {
+// every model then). ids (nil: none) answers the id look-ups when store is
+// a copy of another store's state at its checkpoint (Store.AuditIDs). seal
+// (nil: none) verifies the messages' seals.
+func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool, ids *AuditIDs, seal *events.Sealer) (ReplayStats, error) {
 	start := time.Now()
 	var stats ReplayStats
-	o := ReplayOptions{Poisoned: poisoned, Sealer: seal}
+	o := ReplayOptions{Poisoned: poisoned, IDs: ids, Sealer: seal}
 	if poisoned == nil {
 		o.Foreign = map[uint64]bool{}
 	}

@@ -55,6 +55,9 @@ type Folder struct {
 	// foreign collects the sequences of the events none of the models
 	// folds (SetForeign; nil: off).
 	foreign map[uint64]bool
+	// auditIDs answers the id look-ups instead of the store's index
+	// (SetAuditIDs; nil: off).
+	auditIDs *AuditIDs
 
 	// With Parallel: the events handed to the lanes since the last
 	// commit, in order; Settle waits for the lanes and checks them.
@@ -151,43 +154,6 @@ func NewFolder(store *Store, models []Model, announce bool) (*Folder, error) {
 // folds, a folder of some of the models reaches the state the fold of
 // every model gives them. Set it before the first Fold.
 func (f *Folder) SetPoisoned(seqs map[uint64]bool) { f.poisoned = seqs }
-
-// ErrForeignDuplicate stops a fold set's fold (SetForeign) at an event its
-// models fold whose id a foreign event took first: whether it folds
-// depends on whether a model outside the set refused that one.
-var ErrForeignDuplicate = errors.New("an event of the fold set shares its id with an earlier event of another kind, which a model outside the set may have refused")
-
-// SetForeign makes the folder fold its models as a fold set (FoldSet)
-// whose refusals of the other kinds are not known. An event none of its
-// models folds is foreign: handed to no model, its id noted as any
-// folded event's, its sequence added to seqs (one map across the folders
-// of one fold). An event a model folds whose id a foreign event took
-// first fails with ErrForeignDuplicate; every other event folds as in the
-// fold of every model. Set it before the first Fold.
-func (f *Folder) SetForeign(seqs map[uint64]bool) { f.foreign = seqs }
-
-// isForeign reports whether data is an event none of the folder's models
-// folds, with SetForeign on.
-func (f *Folder) isForeign(data events.Payload) bool {
-	if f.foreign == nil {
-		return false
-	}
-	for _, l := range f.lanes {
-		if t, ok := l.model.(TypedModel); !ok || t.Folds(data) {
-			return false
-		}
-	}
-	return true
-}
-
-// foreignFirst is ErrForeignDuplicate when ev, a duplicate of the event at
-// first, is one the models fold and the event at first was foreign.
-func (f *Folder) foreignFirst(ev *events.Event, data events.Payload, first uint64) error {
-	if f.foreign == nil || !f.foreign[first] || f.isForeign(data) {
-		return nil
-	}
-	return fmt.Errorf("%w: seq %d (%s) and seq %d: id %q", ErrForeignDuplicate, ev.Seq, ev.Type, first, ev.ID)
-}
 
 // Parallel makes every model fold on a goroutine of its own: Fold hands an
 // event to the lanes and returns at once (a poison event is then reported
@@ -305,13 +271,14 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error, 
 	if derr != nil {
 		return false, fmt.Errorf("%w: seq %d: decode: %v", ErrPoison, ev.Seq, derr)
 	}
-	if first, dup, err := f.foldedSeq(ev.ID); err != nil {
+	if first, dup, err := f.foldedSeq(ev.ID, ev.Seq); err != nil {
 		return false, err
 	} else if dup {
 		if err := f.foreignFirst(ev, data, first); err != nil {
 			return false, err
 		}
 		f.dups++
+		f.noteDup(ev.Seq, first)
 		if f.parallel {
 			f.queue = append(f.queue, &queued{ev: ev, data: data, dup: true})
 		}
@@ -481,14 +448,14 @@ func (f *Folder) Settle() ([]Poisoned, error) {
 	}
 	for _, q := range f.queue {
 		if !q.dup {
-			delete(f.ids, q.ev.ID)
+			f.forgetID(q.ev.ID, q.ev.Seq)
 		}
 	}
 	var poison []Poisoned
 	for i, q := range f.queue {
 		// Which copy of an id folds is decided again: a copy passed over
 		// folds when the first one turns out to be poison.
-		first, dup, err := f.foldedSeq(q.ev.ID)
+		first, dup, err := f.foldedSeq(q.ev.ID, q.ev.Seq)
 		if err != nil {
 			return poison, err
 		}
@@ -496,6 +463,9 @@ func (f *Folder) Settle() ([]Poisoned, error) {
 			if err := f.foreignFirst(q.ev, q.data, first); err != nil {
 				return poison, err
 			}
+			f.noteDup(q.ev.Seq, first)
+		} else {
+			f.unnoteDup(q.ev.Seq)
 		}
 		if dup != q.dup {
 			if dup {

@@ -47,23 +47,28 @@ func getSeq(r pebble.Reader, key string) (uint64, bool, error) {
 }
 
 // foldedSeq returns the sequence at which an event with id was folded:
-// by this folder since its last commit, or before (the store).
-func (f *Folder) foldedSeq(id string) (uint64, bool, error) {
-	if seq, ok := f.ids[id]; ok {
-		return seq, true, nil
+// by this folder since its last commit, or before (the store); seq is the
+// sequence of the event asking (SetAuditIDs).
+func (f *Folder) foldedSeq(id string, seq uint64) (uint64, bool, error) {
+	if f.auditIDs != nil {
+		first, ok := f.auditIDs.folded(id, seq)
+		return first, ok, nil
+	}
+	if first, ok := f.ids[id]; ok {
+		return first, true, nil
 	}
 	if f.writing != nil {
-		if seq, ok := f.writing.ids[id]; ok {
-			return seq, true, nil
+		if first, ok := f.writing.ids[id]; ok {
+			return first, true, nil
 		}
 	}
 	filter := f.store.ids.Load()
 	if filter != nil && !filter.mayHold(id) {
 		return 0, false, nil // the filter holds every id of the index
 	}
-	seq, ok, err := getSeq(f.store.db, eventIDKey(id))
+	first, ok, err := getSeq(f.store.db, eventIDKey(id))
 	if err != nil || ok || filter != nil {
-		return seq, ok, err
+		return first, ok, err
 	}
 	return 0, false, f.missedID()
 }
@@ -122,7 +127,19 @@ func (s *Store) useIDFilter() error {
 // filter, if it has one, before the commit that writes it.
 func (f *Folder) noteID(id string, seq uint64) {
 	f.ids[id] = seq
+	if f.auditIDs != nil {
+		f.auditIDs.own[id] = seq
+	}
 	if filter := f.store.ids.Load(); filter != nil {
 		filter.add(id)
+	}
+}
+
+// forgetID takes back the id the event at seq noted (Settle folds the
+// events since the last commit again).
+func (f *Folder) forgetID(id string, seq uint64) {
+	delete(f.ids, id)
+	if f.auditIDs != nil && f.auditIDs.own[id] == seq {
+		delete(f.auditIDs.own, id)
 	}
 }

@@ -33,6 +33,9 @@ type ReplayOptions struct {
 	// collects the sequences of the events none of the models folds, and
 	// the replay fails with ErrForeignDuplicate where that is not enough.
 	Foreign map[uint64]bool
+	// IDs, when set, answers the id look-ups of a replay on a copy of
+	// another store's state (Store.AuditIDs; Folder.SetAuditIDs).
+	IDs *AuditIDs
 	// Sealer, when set, verifies the seals of the messages read: a sealed
 	// message is not checked again (events.CheckSealed).
 	Sealer *events.Sealer
@@ -78,6 +81,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	}
 	f.SetPoisoned(o.Poisoned)
 	f.SetForeign(o.Foreign)
+	f.SetAuditIDs(o.IDs)
 	f.Parallel()
 	defer f.Close()
 	// Each batch is written while the next one folds (CommitAsync); the

@@ -57,9 +57,12 @@ type timeIndex struct {
 func (f *Folder) noteTime(seq uint64, t time.Time) error {
 	x := &f.times
 	if !x.loaded {
-		// The poison index starts where the time index is first loaded
-		// by a folder: at its first event.
+		// The poison and duplicate indexes start where the time
+		// index is first loaded by a folder: at its first event.
 		if err := f.notePoisonFrom(); err != nil {
+			return err
+		}
+		if err := f.noteDupFrom(); err != nil {
 			return err
 		}
 		from, ok, err := getSeq(f.store.db, sysAuditFrom)
