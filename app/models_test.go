@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loredev/lore/app"
+	"github.com/loredev/lore/benchkit"
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/projector"
 )
@@ -71,9 +72,11 @@ func TestTypedModelsFoldNothingOfTheOtherKinds(t *testing.T) {
 
 // TestFoldSetsOfTheReadModels: as of a time, the learning, knowledge and
 // cross-loop models are folded without each other (no kind is folded by
-// two of them), the learning model with the feedback index (both fold
-// outcomes and feedback), and the event log with every model that may
-// refuse (it counts every event).
+// two of them), the learning model without the feedback index (both fold
+// outcomes and feedback, but the index refuses nothing), and the event
+// log with every model that may refuse by state (it counts every event),
+// the knowledge model's refusals (a malformed configuration) checked
+// without folding it.
 func TestFoldSetsOfTheReadModels(t *testing.T) {
 	models := app.Models()
 	byName := map[string]projector.Model{}
@@ -91,8 +94,9 @@ func TestFoldSetsOfTheReadModels(t *testing.T) {
 	for model, want := range map[string]string{
 		"crossloop": "[crossloop]",
 		"knowledge": "[knowledge]",
-		"learning":  "[feedback learning]",
-		"eventlog":  "[crossloop eventlog feedback knowledge learning]",
+		"learning":  "[learning]",
+		"feedback":  "[feedback learning]",
+		"eventlog":  "[crossloop eventlog knowledge/refusals learning]",
 	} {
 		m, ok := byName[model]
 		if !ok {
@@ -101,5 +105,53 @@ func TestFoldSetsOfTheReadModels(t *testing.T) {
 		if got := names(projector.FoldSet(models, m)); got != want {
 			t.Errorf("fold set of %s: %s, want %s", model, got, want)
 		}
+	}
+}
+
+// TestAcceptingModelsRefuseNothing: the models that promise to refuse no
+// event (projector.AcceptingModel: the event log, the imported ids, the
+// feedback index) fold a workload of every common kind, with feedback of
+// every type and edge values, without refusing one: a fold set leaves
+// them out of the sets of the models they share kinds with.
+func TestAcceptingModelsRefuseNothing(t *testing.T) {
+	g, err := benchkit.Workload{Seed: 4, Loops: 8, Prefix: "acc"}.Generate(3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := g.Events
+	at := evs[len(evs)-1].Time
+	for i, c := range []events.FeedbackRecorded{
+		{Criterion: "type_safe", Type: "helpful", RawValue: 1, BeadID: "bd-1", Context: "c"},
+		{Criterion: "type_safe", Type: "harmful", RawValue: 0},
+		{Criterion: "small_diff", Type: "neutral", RawValue: 0.5, BeadID: "bd-1"},
+		{Criterion: "ü/criterion", Type: "helpful", RawValue: 1e-300, BeadID: "bd-\x7f"},
+	} {
+		ev, err := events.New("feedback.recorded/v1", "", "test", at.Add(time.Duration(i)*time.Second), &c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	for i, ev := range evs {
+		ev.Seq = uint64(i + 1)
+	}
+	accepting := 0
+	for _, m := range app.Models() {
+		if _, ok := m.(projector.AcceptingModel); !ok {
+			continue
+		}
+		accepting++
+		st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		poison, err := projector.FoldEvents(st, []projector.Model{m}, evs)
+		st.Close()
+		if err != nil || len(poison) > 0 {
+			t.Errorf("%s refused %d events (%v): %v", m.Name(), len(poison), err, poison)
+		}
+	}
+	if accepting < 3 {
+		t.Fatalf("%d accepting read models: the event log, the imported ids and the feedback index promise it", accepting)
 	}
 }

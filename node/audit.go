@@ -266,11 +266,11 @@ func (v *auditView) Model(name string) projector.Reader {
 		f, models = v.fold(v.n.models[i], true)
 	}
 	v.copies = append(v.copies, f)
-	if len(models) == len(v.n.models) {
+	if len(models) == len(v.n.models) && !slices.ContainsFunc(models, projector.RefusalsOnly) {
 		v.all = f
 	} else {
 		for _, m := range models {
-			if _, ok := v.folds[m.Name()]; !ok {
+			if _, ok := v.folds[m.Name()]; !ok && !projector.RefusalsOnly(m) {
 				v.folds[m.Name()] = f
 			}
 		}

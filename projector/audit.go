@@ -3,6 +3,7 @@ package projector
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -74,8 +75,10 @@ func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, model
 // every model that may refuse an event of a kind one of the set folds (an
 // event any model refuses leaves no trace in the others), until none is
 // left. A model that is not a TypedModel folds every kind; an
-// AcceptingModel joins only as m. The set keeps the order of models; it
-// is models itself when every model is in it.
+// AcceptingModel joins only as m; a PureRefuser other than m joins as
+// its refusals only (RefusalsOnly: its Refuses over the kinds the set's
+// models fold, nothing written). The set keeps the order of models; it is
+// models itself when every model is in it as itself.
 //
 // INVARIANT: the set, folded alone over the audit's events, refuses
 // exactly the events of the kinds it folds that the fold of every model
@@ -94,10 +97,15 @@ func FoldSet(models []Model, m Model) []Model {
 		}
 		in[i] = x.Name() == m.Name() // names are unique in a store (its key prefixes)
 	}
+	joins := func(x Model) bool {
+		_, accepting := x.(AcceptingModel)
+		_, pure := x.(PureRefuser)
+		return !accepting && !pure
+	}
 	for grew := true; grew; {
 		grew = false
 		for i, x := range models {
-			if _, accepting := x.(AcceptingModel); in[i] || accepting {
+			if in[i] || !joins(x) {
 				continue
 			}
 			for j := range models {
@@ -109,15 +117,68 @@ func FoldSet(models []Model, m Model) []Model {
 		}
 	}
 	var set []Model
+	whole := true
 	for i, x := range models {
 		if in[i] {
 			set = append(set, x)
+			continue
+		}
+		whole = false
+		p, pure := x.(PureRefuser)
+		if !pure {
+			continue
+		}
+		// Its refusals of the kinds the set folds (a subset of the
+		// set's kinds, so no other model joins for them).
+		shared := map[reflect.Type]bool{}
+		for j, k := range kinds {
+			if !folds[i][j] {
+				continue
+			}
+			for y := range models {
+				if in[y] && folds[y][j] {
+					shared[reflect.TypeOf(k.New())] = true
+					break
+				}
+			}
+		}
+		if len(shared) > 0 {
+			set = append(set, refusals{m: p, kinds: shared})
 		}
 	}
-	if len(set) == len(models) {
+	if whole {
 		return models
 	}
 	return set
+}
+
+// refusalsSuffix ends the name of a PureRefuser's refusals in a fold set.
+const refusalsSuffix = "/refusals"
+
+// refusals folds a PureRefuser's refusals of some of its kinds and
+// nothing else (FoldSet).
+type refusals struct {
+	m     PureRefuser
+	kinds map[reflect.Type]bool
+}
+
+func (r refusals) Name() string { return r.m.Name() + refusalsSuffix }
+func (r refusals) Version() int { return r.m.Version() }
+func (r refusals) Folds(data events.Payload) bool {
+	return r.kinds[reflect.TypeOf(data)]
+}
+func (r refusals) Fold(_ Tx, ev *events.Event, data events.Payload) error {
+	if !r.Folds(data) {
+		return nil
+	}
+	return r.m.Refuses(ev, data)
+}
+
+// RefusalsOnly reports whether m, a model of a fold set (FoldSet), folds
+// only another model's refusals: its read model is not folded.
+func RefusalsOnly(m Model) bool {
+	_, ok := m.(refusals)
+	return ok
 }
 
 func shareKind(a, b []bool) bool {

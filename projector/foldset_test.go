@@ -39,6 +39,24 @@ func (m kindModel) Fold(tx Tx, ev *events.Event, data events.Payload) error {
 	return nil
 }
 
+// pureKindModel is a kindModel whose refusals depend on the event alone
+// (a PureRefuser).
+type pureKindModel struct {
+	kindModel
+	pure func(data events.Payload) bool
+}
+
+func (m pureKindModel) Refuses(ev *events.Event, data events.Payload) error {
+	if m.Folds(data) && m.pure(data) {
+		return fmt.Errorf("%s refuses %s", m.name, ev.ID)
+	}
+	return nil
+}
+
+func pureModel(name string, kinds []events.Payload, pure func(data events.Payload) bool) pureKindModel {
+	return pureKindModel{kindModel{name: name, kinds: kinds, refuse: func(_ Tx, data events.Payload) (bool, error) { return pure(data), nil }}, pure}
+}
+
 // everyEvent records every event (an AcceptingModel).
 type everyEvent struct{}
 
@@ -51,7 +69,8 @@ func (everyEvent) Fold(tx Tx, ev *events.Event, _ events.Payload) error {
 
 // foldSetModels: loops refused before their start, lessons refused by
 // their text, and three models over outcomes and errors whose refusals
-// reach each other through the kinds they share.
+// reach each other through the kinds they share (those of outs depend on
+// the event alone).
 func foldSetModels() []Model {
 	started := func(tx Tx, data events.Payload) (bool, error) {
 		switch d := data.(type) {
@@ -69,9 +88,9 @@ func foldSetModels() []Model {
 		kindModel{name: "lessons", kinds: []events.Payload{&events.KnowledgeSubmitted{}}, refuse: func(_ Tx, data events.Payload) (bool, error) {
 			return data.(*events.KnowledgeSubmitted).Lesson == "bad", nil
 		}},
-		kindModel{name: "outs", kinds: []events.Payload{&events.OutcomeRecorded{}}, refuse: func(_ Tx, data events.Payload) (bool, error) {
-			return data.(*events.OutcomeRecorded).BeadID[0] == 'x', nil
-		}},
+		pureModel("outs", []events.Payload{&events.OutcomeRecorded{}}, func(data events.Payload) bool {
+			return data.(*events.OutcomeRecorded).BeadID[0] == 'x'
+		}),
 		// Refuses the outcome of a bead with an error recorded, and the
 		// errors of bead x1.
 		kindModel{name: "outs2", kinds: []events.Payload{&events.OutcomeRecorded{}, &events.ErrorRecorded{}}, refuse: func(tx Tx, data events.Payload) (bool, error) {
@@ -115,8 +134,9 @@ func TestFoldSetIsTheClosureOfSharedKindsOverModelsThatMayRefuse(t *testing.T) {
 		{1, []string{"loops"}},
 		{2, []string{"lessons"}},
 		{3, []string{"outs", "outs2", "errs"}}, // errs through outs2's errors
-		{5, []string{"outs", "outs2", "errs"}},
-		{0, []string{"every", "loops", "lessons", "outs", "outs2", "errs"}}, // it folds every kind
+		{4, []string{"outs/refusals", "outs2", "errs"}},
+		{5, []string{"outs/refusals", "outs2", "errs"}},
+		{0, []string{"every", "loops", "lessons", "outs/refusals", "outs2", "errs"}}, // it folds every kind
 	} {
 		if got := names(FoldSet(models, models[c.m])); !slices.Equal(got, c.want) {
 			t.Errorf("FoldSet(%s) = %v, want %v", models[c.m].Name(), got, c.want)

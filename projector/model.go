@@ -96,3 +96,14 @@ type AcceptingModel interface {
 	// AcceptsEveryEvent marks the promise; it does nothing.
 	AcceptsEveryEvent()
 }
+
+// PureRefuser is a TypedModel whose Fold refuses an event exactly when
+// Refuses does: a function of the event alone, whatever the store holds
+// (besides the errors of its Tx and of a corrupt store). A fold set that
+// needs its refusals folds Refuses instead of the model (FoldSet).
+type PureRefuser interface {
+	TypedModel
+	// Refuses returns the error Fold would refuse the event with, nil
+	// when Fold would fold it; it reads and writes nothing.
+	Refuses(ev *events.Event, data events.Payload) error
+}

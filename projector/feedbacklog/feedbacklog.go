@@ -59,7 +59,10 @@ type Entry struct {
 // Model folds outcomes and explicit feedback into the two indexes.
 type Model struct{}
 
-var _ projector.TypedModel = Model{}
+var (
+	_ projector.TypedModel     = Model{}
+	_ projector.AcceptingModel = Model{}
+)
 
 func (Model) Name() string { return Name }
 
@@ -74,6 +77,11 @@ func (Model) Folds(data events.Payload) bool {
 	}
 	return false
 }
+
+// AcceptsEveryEvent implements projector.AcceptingModel: Fold returns only
+// its Tx's errors (an entry's JSON, of strings, a finite number and a time
+// within RFC 3339's years, always encodes).
+func (Model) AcceptsEveryEvent() {}
 
 // Fold indexes the feedback events ev gives.
 func (Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {

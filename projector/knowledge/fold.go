@@ -30,7 +30,7 @@ type Model struct {
 // New returns the model with the default configuration.
 func New() *Model { return &Model{Base: DefaultConfig()} }
 
-var _ projector.Model = (*Model)(nil)
+var _ projector.PureRefuser = (*Model)(nil)
 
 func (*Model) Name() string { return ModelName }
 
@@ -73,8 +73,22 @@ func (m *Model) Folds(data events.Payload) bool {
 	return false
 }
 
+// Refuses implements projector.PureRefuser: of the knowledge kinds, Fold
+// refuses a configuration that does not parse (ParseConfig), whatever the
+// store holds, and nothing else. Unknown entries, repeated events and
+// no-op commands change nothing, and the master switch never refuses a
+// configuration.
+func (m *Model) Refuses(_ *events.Event, data events.Payload) error {
+	if d, ok := data.(*events.KnowledgeConfigured); ok {
+		_, err := ParseConfig(d.Config)
+		return err
+	}
+	return nil
+}
+
 // Fold applies one event. Unknown entries, repeated events and no-op
-// commands change nothing; only a malformed configuration is poison.
+// commands change nothing; only a malformed configuration is poison
+// (Refuses).
 func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) error {
 	if !m.Folds(data) {
 		return nil
