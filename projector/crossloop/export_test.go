@@ -38,3 +38,6 @@ func SetBoundScoring(on bool) bool {
 	boundScoring = on
 	return old
 }
+
+// PrefMerge is where the merge lists lie in the model's keys.
+const PrefMerge = prefMerge
