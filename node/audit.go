@@ -323,10 +323,7 @@ func (v *auditView) fold(model projector.Model, all bool) (f *auditFold, models 
 		f.err = fmt.Errorf("audit: %w", err)
 		return f, models
 	}
-	// A model folded alone (or a few) leaves a core idle while its lane
-	// reads the cold copy: the models read ahead on it.
-	o := projector.AuditFoldOptions{Poisoned: poisoned, IDs: ids, Prefetch: !all, Sealer: n.Sealer}
-	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, o); err != nil {
+	if _, err := projector.FoldRanges(v.ctx, n.JS, st, models, ranges, v.target, v.asOf, poisoned, ids, n.Sealer); err != nil {
 		f.err = fmt.Errorf("audit replay: %w", err)
 		f.foldErr = err
 	}

@@ -491,8 +491,7 @@ func foldCheckpoint(ctx context.Context, n *Node, dir string, from auditStart, t
 		ids, err = n.Store.AuditIDs(from.seq, target)
 	}
 	if err == nil {
-		_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: from.seq + 1, To: target}}, target, nil,
-			projector.AuditFoldOptions{IDs: ids, Sealer: n.Sealer})
+		_, err = projector.FoldRanges(ctx, n.JS, st, n.models, []projector.SeqRange{{From: from.seq + 1, To: target}}, target, nil, nil, ids, n.Sealer)
 	}
 	var mark projector.AuditMark
 	if err == nil {

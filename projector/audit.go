@@ -17,20 +17,22 @@ import (
 // AuditRanges over (checkpoint, target]) whose time is <= asOf, passes over
 // every other sequence, and leaves the store's checkpoint at target. The
 // result is the state a full Replay to target as of asOf folds. models are
-// every model, or some of them: with o.Poisoned, the refusals of the fold
-// of every model over (checkpoint, target] (Store.Poisoned); without, a
-// fold set (FoldSet), which fails with ErrForeignDuplicate where its fold
-// alone cannot tell what the fold of every model gives (fold every model
-// then).
-func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, o AuditFoldOptions) (ReplayStats, error) {
+// every model, or some of them: with poisoned, the refusals of the fold of
+// every model over (checkpoint, target] (Store.Poisoned); with poisoned
+// nil, a fold set (FoldSet), which fails with ErrForeignDuplicate where
+// its fold alone cannot tell what the fold of every model gives (fold
+// every model then). ids (nil: none) answers the id look-ups when store is
+// a copy of another store's state at its checkpoint (Store.AuditIDs). seal
+// (nil: none) verifies the messages' seals.
+func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, models []Model, ranges []SeqRange, target uint64, asOf *time.Time, poisoned map[uint64]bool, ids *AuditIDs, seal *events.Sealer) (ReplayStats, error) {
 	start := time.Now()
 	var stats ReplayStats
-	ro := ReplayOptions{Poisoned: o.Poisoned, IDs: o.IDs, Prefetch: o.Prefetch, Sealer: o.Sealer}
-	if o.Poisoned == nil {
-		ro.Foreign = map[uint64]bool{}
+	o := ReplayOptions{Poisoned: poisoned, IDs: ids, Sealer: seal}
+	if poisoned == nil {
+		o.Foreign = map[uint64]bool{}
 	}
 	if asOf != nil {
-		ro.UntilTime = *asOf
+		o.UntilTime = *asOf
 	}
 	if v, err := store.StoredVersion(); err != nil {
 		return stats, err
@@ -49,8 +51,8 @@ func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, model
 		if err := advance(store, models, r.From-1); err != nil {
 			return stats, err
 		}
-		ro.UntilSeq = r.To
-		s, err := Replay(ctx, js, store, models, ro)
+		o.UntilSeq = r.To
+		s, err := Replay(ctx, js, store, models, o)
 		if err != nil {
 			return stats, fmt.Errorf("audit fold %d..%d: %w", r.From, r.To, err)
 		}
@@ -65,21 +67,6 @@ func FoldRanges(ctx context.Context, js jetstream.JetStream, store *Store, model
 	stats.Seq = target
 	stats.Duration = time.Since(start)
 	return stats, nil
-}
-
-// AuditFoldOptions are FoldRanges' options.
-type AuditFoldOptions struct {
-	// Poisoned are the refusals of the fold of every model over the
-	// audit's events (Store.Poisoned; nil: not known, a fold set).
-	Poisoned map[uint64]bool
-	// IDs answers the id look-ups when the store is a copy of another
-	// store's state at its checkpoint (Store.AuditIDs; nil: none).
-	IDs *AuditIDs
-	// Prefetch makes the models read ahead of their lanes
-	// (Folder.Prefetch).
-	Prefetch bool
-	// Sealer verifies the messages' seals (nil: none).
-	Sealer *events.Sealer
 }
 
 // FoldSet returns the models an audit of m folds with it when the

@@ -58,8 +58,6 @@ type Folder struct {
 	// auditIDs answers the id look-ups instead of the store's index
 	// (SetAuditIDs; nil: off).
 	auditIDs *AuditIDs
-	// prefetch reads ahead of the lanes (Prefetch; nil: off).
-	prefetch *prefetchers
 
 	// With Parallel: the events handed to the lanes since the last
 	// commit, in order; Settle waits for the lanes and checks them.
@@ -196,8 +194,6 @@ func (f *Folder) Close() {
 		f.lanesDone.Wait()
 		f.parallel = false
 	}
-	f.prefetch.stop()
-	f.prefetch = nil
 	_ = f.waitWriting() // a failure was (or will never be) reported by a commit
 }
 
@@ -319,7 +315,6 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error, 
 		f.unsettled = true
 		// Recorded when handed over: Settle takes it back if a lane refuses it.
 		f.noteID(ev.ID, ev.Seq)
-		f.prefetch.readAhead(ev, data)
 		for _, l := range f.lanes {
 			l.in <- laneWork{q: q}
 		}

@@ -36,10 +36,6 @@ type ReplayOptions struct {
 	// IDs, when set, answers the id look-ups of a replay on a copy of
 	// another store's state (Store.AuditIDs; Folder.SetAuditIDs).
 	IDs *AuditIDs
-	// Prefetch makes the models read ahead of their lanes
-	// (Folder.Prefetch): for a replay of one model or a few into a cold
-	// store.
-	Prefetch bool
 	// Sealer, when set, verifies the seals of the messages read: a sealed
 	// message is not checked again (events.CheckSealed).
 	Sealer *events.Sealer
@@ -87,9 +83,6 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	f.SetForeign(o.Foreign)
 	f.SetAuditIDs(o.IDs)
 	f.Parallel()
-	if o.Prefetch {
-		f.Prefetch()
-	}
 	defer f.Close()
 	// Each batch is written while the next one folds (CommitAsync); the
 	// last one is committed and made durable before Replay returns.

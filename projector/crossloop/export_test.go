@@ -38,6 +38,3 @@ func SetBoundScoring(on bool) bool {
 	boundScoring = on
 	return old
 }
-
-// PrefMerge is where the merge lists lie in the model's keys.
-const PrefMerge = prefMerge

@@ -192,18 +192,13 @@ func (f *folder) iteration(d *events.LoopIteration) error {
 	if err != nil {
 		return err
 	}
-	it := newIteration(d, f.t)
+	it := Iteration{N: d.Iteration, ErrorType: d.ErrorType, ErrorMessage: d.ErrorMessage, Location: d.Location,
+		FixDescription: d.FixDescription, FixDiff: d.FixDiff, TestsPassed: d.TestsPassed, TestsFailed: d.TestsFailed,
+		Tools: d.ToolsUsed, FilesChanged: d.FilesChanged, Agent: d.Agent, Time: f.t}
 	if err := putIteration(f.tx, l, &it); err != nil {
 		return err
 	}
 	return saveLoopHead(f.tx, l)
-}
-
-// newIteration is the iteration d records at t.
-func newIteration(d *events.LoopIteration, t time.Time) Iteration {
-	return Iteration{N: d.Iteration, ErrorType: d.ErrorType, ErrorMessage: d.ErrorMessage, Location: d.Location,
-		FixDescription: d.FixDescription, FixDiff: d.FixDiff, TestsPassed: d.TestsPassed, TestsFailed: d.TestsFailed,
-		Tools: d.ToolsUsed, FilesChanged: d.FilesChanged, Agent: d.Agent, Time: t}
 }
 
 // completed ends a begun loop; a completion of a loop never started is
