@@ -2,10 +2,7 @@ package projector
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // The duplicate index names the events a fold passed over as duplicates
@@ -28,23 +25,12 @@ const (
 	sysDup     = "sys/dup/"
 )
 
-func dupKey(seq uint64) string { return sysDup + string(binary.BigEndian.AppendUint64(nil, seq)) }
+func dupKey(seq uint64) string { return seqKey(sysDup, seq) }
 
 // noteDup records that the event at seq was passed over as a duplicate of
 // the event at first; unnoteDup takes it back (Settle decided again).
 func (f *Folder) noteDup(seq, first uint64) { f.sys.set(dupKey(seq), overlayVal{v: u64(first)}) }
 func (f *Folder) unnoteDup(seq uint64)      { f.sys.remove(dupKey(seq)) }
-
-// noteDupFrom marks, on a store without a duplicate index, that the index
-// covers the events from the folder's next one on.
-func (f *Folder) noteDupFrom() error {
-	_, ok, err := getSeq(f.store.db, sysDupFrom)
-	if err != nil || ok {
-		return err
-	}
-	f.sys.set(sysDupFrom, overlayVal{v: u64(f.committed + 1)})
-	return nil
-}
 
 // AuditIDs answers the id look-ups of the folds of one audit on a copy of
 // a store's state at a sequence P (from), without reading the copy's id
@@ -68,37 +54,16 @@ type AuditIDs struct {
 // index does not cover them (a store folded by an older lore, or upTo
 // beyond its checkpoint): the folds then read the copy's index.
 func (s *Store) AuditIDs(from, upTo uint64) (*AuditIDs, error) {
-	snap := s.db.NewSnapshot()
-	defer snap.Close()
-	cp, _, err := getSeq(snap, sysCheckpoint)
-	if err != nil {
-		return nil, err
-	}
-	covers, ok, err := getSeq(snap, sysDupFrom)
-	if err != nil || !ok || covers > from+1 || upTo > cp {
-		return nil, err
-	}
 	a := &AuditIDs{from: from, dups: map[uint64]uint64{}, own: map[string]uint64{}}
-	if upTo <= from {
-		return a, nil
-	}
-	it, err := snap.NewIter(&pebble.IterOptions{
-		LowerBound: []byte(dupKey(from + 1)),
-		UpperBound: []byte(dupKey(upTo + 1)),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: duplicate index: %v", ErrStorage, err)
-	}
-	for it.First(); it.Valid(); it.Next() {
-		k, v := it.Key()[len(sysDup):], it.Value()
-		if len(k) != 8 || len(v) != 8 {
-			it.Close()
-			return nil, fmt.Errorf("%w: duplicate index: bad entry %q", ErrStorage, it.Key())
+	covered, err := s.scanSeqIndex(sysDupFrom, sysDup, from, upTo, func(seq uint64, v []byte) error {
+		if len(v) != 8 {
+			return fmt.Errorf("%w: duplicate index: bad value at %d", ErrStorage, seq)
 		}
-		a.dups[binary.BigEndian.Uint64(k)] = binary.BigEndian.Uint64(v)
-	}
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return nil, fmt.Errorf("%w: duplicate index: %v", ErrStorage, err)
+		a.dups[seq] = binary.BigEndian.Uint64(v)
+		return nil
+	})
+	if err != nil || !covered {
+		return nil, err
 	}
 	return a, nil
 }

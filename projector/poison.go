@@ -32,8 +32,12 @@ const (
 	sysPoison     = "sys/poisoned/"
 )
 
-func poisonKey(seq uint64) string {
-	return sysPoison + string(binary.BigEndian.AppendUint64(nil, seq))
+func poisonKey(seq uint64) string { return seqKey(sysPoison, seq) }
+
+// seqKey is the key of seq in an index of sequences under prefix (the
+// poison and duplicate indexes): prefix + seq, uint64 BE.
+func seqKey(prefix string, seq uint64) string {
+	return prefix + string(binary.BigEndian.AppendUint64(nil, seq))
 }
 
 // notePoison records that the event at seq was refused by a model (see the
@@ -42,14 +46,15 @@ func (f *Folder) notePoison(seq uint64, reason error) {
 	f.sys.set(poisonKey(seq), overlayVal{v: []byte(reason.Error())})
 }
 
-// notePoisonFrom marks, on a store without a poison index, that the index
-// covers the events from the folder's next one on.
-func (f *Folder) notePoisonFrom() error {
-	_, ok, err := getSeq(f.store.db, sysPoisonFrom)
+// noteIndexFrom marks, on a store without the index whose coverage starts
+// at the sequence under fromKey (the poison index, the duplicate index),
+// that the index covers the events from the folder's next one on.
+func (f *Folder) noteIndexFrom(fromKey string) error {
+	_, ok, err := getSeq(f.store.db, fromKey)
 	if err != nil || ok {
 		return err
 	}
-	f.sys.set(sysPoisonFrom, overlayVal{v: u64(f.committed + 1)})
+	f.sys.set(fromKey, overlayVal{v: u64(f.committed + 1)})
 	return nil
 }
 
@@ -59,37 +64,54 @@ func (f *Folder) notePoisonFrom() error {
 // older lore, or upTo beyond its checkpoint), and the set then says
 // nothing.
 func (s *Store) Poisoned(after, upTo uint64) (set map[uint64]bool, covered bool, err error) {
+	set = map[uint64]bool{}
+	covered, err = s.scanSeqIndex(sysPoisonFrom, sysPoison, after, upTo, func(seq uint64, _ []byte) error {
+		set[seq] = true
+		return nil
+	})
+	if err != nil || !covered {
+		return nil, false, err
+	}
+	return set, true, nil
+}
+
+// scanSeqIndex calls fn for each entry of the index under prefix (keys
+// prefix + seq BE8) in (after, upTo], from one consistent view of s.
+// covered is false, and fn not called, when the index (its coverage
+// starting at the sequence under fromKey) does not cover all of
+// (after, upTo]: a store folded by an older lore, or upTo beyond its
+// checkpoint.
+func (s *Store) scanSeqIndex(fromKey, prefix string, after, upTo uint64, fn func(seq uint64, v []byte) error) (covered bool, err error) {
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
 	cp, _, err := getSeq(snap, sysCheckpoint)
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
-	from, ok, err := getSeq(snap, sysPoisonFrom)
+	from, ok, err := getSeq(snap, fromKey)
 	if err != nil || !ok || from > after+1 || upTo > cp {
-		return nil, false, err
+		return false, err
 	}
-	set = map[uint64]bool{}
 	if upTo <= after {
-		return set, true, nil
+		return true, nil
 	}
-	it, err := snap.NewIter(&pebble.IterOptions{
-		LowerBound: []byte(poisonKey(after + 1)),
-		UpperBound: []byte(poisonKey(upTo + 1)),
-	})
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte(seqKey(prefix, after+1)), UpperBound: []byte(seqKey(prefix, upTo+1))})
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: poison index: %v", ErrStorage, err)
+		return false, fmt.Errorf("%w: index %s: %v", ErrStorage, prefix, err)
 	}
 	for it.First(); it.Valid(); it.Next() {
-		k := it.Key()[len(sysPoison):]
+		k := it.Key()[len(prefix):]
 		if len(k) != 8 {
 			it.Close()
-			return nil, false, fmt.Errorf("%w: poison index: bad key %q", ErrStorage, it.Key())
+			return false, fmt.Errorf("%w: index %s: bad key %q", ErrStorage, prefix, it.Key())
 		}
-		set[binary.BigEndian.Uint64(k)] = true
+		if err := fn(binary.BigEndian.Uint64(k), it.Value()); err != nil {
+			it.Close()
+			return false, err
+		}
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return nil, false, fmt.Errorf("%w: poison index: %v", ErrStorage, err)
+		return false, fmt.Errorf("%w: index %s: %v", ErrStorage, prefix, err)
 	}
-	return set, true, nil
+	return true, nil
 }

@@ -59,10 +59,10 @@ func (f *Folder) noteTime(seq uint64, t time.Time) error {
 	if !x.loaded {
 		// The poison and duplicate indexes start where the time
 		// index is first loaded by a folder: at its first event.
-		if err := f.notePoisonFrom(); err != nil {
+		if err := f.noteIndexFrom(sysPoisonFrom); err != nil {
 			return err
 		}
-		if err := f.noteDupFrom(); err != nil {
+		if err := f.noteIndexFrom(sysDupFrom); err != nil {
 			return err
 		}
 		from, ok, err := getSeq(f.store.db, sysAuditFrom)
