@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -20,7 +21,8 @@ import (
 // Invariant (soundness): valid(data) reports true only if the full validator
 // (santhosh-tekuri/jsonschema, the reference) accepts data against the same
 // schema document. When the fast check cannot decide cheaply and exactly — a
-// string with "format", a number with an exponent, a non-integral number
+// string with a "format" other than a plain RFC 3339 "date-time" (see
+// certainDateTime), a number with an exponent, a non-integral number
 // compared with a bound, invalid UTF-8 or lone surrogates, "uniqueItems" on
 // two or more items, nesting beyond maxFastDepth — or when data is invalid,
 // valid reports false and the caller runs the full validator, which decides
@@ -48,7 +50,10 @@ type fastSchema struct {
 	// strings
 	minLen, maxLen int // in code points, as the reference counts; -1: no bound
 	pattern        *regexp.Regexp
-	format         bool // decided by the full validator
+	// format is the string's "format" ("": none). Only "date-time" is
+	// decided here, for the strings certainDateTime accepts; the full
+	// validator decides every other string with a format.
+	format string
 
 	hasEnum bool
 	enum    []string // only string enums compile
@@ -194,7 +199,11 @@ func (s *fastSchema) keyword(k string, v any) error {
 		}
 		s.pattern, err = regexp.Compile(p) // the reference's default engine
 	case "format":
-		s.format = true
+		f, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("not a string")
+		}
+		s.format = f
 	case "enum":
 		l, ok := v.([]any)
 		if !ok {
@@ -418,7 +427,7 @@ func (s *fastSchema) str(d []byte, i int) (int, bool) {
 	if !ok || s == nil {
 		return end, ok
 	}
-	if !s.allows(tString) || s.format ||
+	if !s.allows(tString) || s.format != "" && (s.format != "date-time" || !certainDateTime(val)) ||
 		s.minLen >= 0 && runes < s.minLen || s.maxLen >= 0 && runes > s.maxLen ||
 		s.pattern != nil && !s.pattern.Match(val) {
 		return end, false
@@ -432,6 +441,60 @@ func (s *fastSchema) str(d []byte, i int) (int, bool) {
 		return end, false
 	}
 	return end, true
+}
+
+// certainDateTime reports whether v is certainly a "date-time" the full
+// validator accepts: the common RFC 3339 form YYYY-MM-DDThh:mm:ss, an
+// optional fraction of digits, then Z or ±hh:mm, every field in digits, the
+// date checked by the reference's own time.Parse layout, seconds below 60
+// (a leap second is left to the full validator, which checks it against
+// the offset). Anything else — lower-case t or z, a sign or a space inside
+// a field — is false: the full validator decides it.
+func certainDateTime(v []byte) bool {
+	if len(v) < 20 || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' {
+		return false
+	}
+	num := func(i int) (int, bool) {
+		a, b := v[i], v[i+1]
+		if a < '0' || a > '9' || b < '0' || b > '9' {
+			return 0, false
+		}
+		return int(a-'0')*10 + int(b-'0'), true
+	}
+	for _, i := range []int{0, 2, 5, 8} {
+		if _, ok := num(i); !ok {
+			return false
+		}
+	}
+	if _, err := time.Parse("2006-01-02", string(v[:10])); err != nil {
+		return false
+	}
+	h, okh := num(11)
+	m, okm := num(14)
+	sec, oks := num(17)
+	if !okh || !okm || !oks || h > 23 || m > 59 || sec > 59 {
+		return false
+	}
+	rest := v[19:]
+	if len(rest) > 0 && rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 {
+			return false
+		}
+		rest = rest[n:]
+	}
+	if len(rest) == 1 {
+		return rest[0] == 'Z'
+	}
+	if len(rest) != 6 || rest[0] != '+' && rest[0] != '-' || rest[3] != ':' {
+		return false
+	}
+	zh, okzh := num(len(v) - 5)
+	zm, okzm := num(len(v) - 2)
+	return okzh && okzm && zh <= 23 && zm <= 59
 }
 
 // scanString scans the JSON string starting at d[i] == '"'. It returns where

@@ -19,6 +19,7 @@ var fastSeeds = []struct{ typ, data string }{
 	{"knowledge.submitted/v1", `{"lesson":"Prefer table-driven tests for parsers","category":"testing","confidence":0.9,"tags":["go"]}`},
 	{"registry.extract_requested/v1", `{"all":true,"types":["error"]}`},
 	{"registry.imported/v1", `{"patterns":[{"pattern_id":"pat-error-x-001","type":"error","success_rate":0.5,"usage_count":3}]}`},
+	{"knowledge.submitted/v1", `{"lesson":"l","category":"c","import":{"format":"knowledge.jsonl","digest":"` + strings.Repeat("a", 64) + `","created_at":"2026-01-02T03:04:05Z","confirmed_by":[{"project_name":"p","confirmed_at":"2024-02-29T23:59:59.123456789+05:30"}]}}`},
 }
 
 // edgeCases are payloads at or beyond the edges the fast path handles; the
@@ -112,6 +113,38 @@ func TestFastSchemaIsSound(t *testing.T) {
 			for _, ins := range inserts {
 				checkSound(t, c.typ, []byte(string(d[:i])+ins+string(d[i:])))
 			}
+		}
+	}
+}
+
+// TestFastDateTimeIsSound: every string the fast path takes for a
+// "date-time" is one the full validator accepts, over RFC 3339 forms and
+// their one-character changes; the common forms are decided fast.
+func TestFastDateTimeIsSound(t *testing.T) {
+	payload := func(v string) []byte {
+		return []byte(`{"lesson":"l","category":"c","import":{"format":"knowledge.jsonl","digest":"` + strings.Repeat("a", 64) + `","created_at":"` + v + `"}}`)
+	}
+	common := []string{"2026-01-02T03:04:05Z", "1999-12-31T23:59:59.5Z", "2024-02-29T00:00:00+14:00", "2026-07-01T12:30:00-08:00",
+		"0001-01-01T00:00:00.000000001Z"}
+	for _, v := range common {
+		if !checkSound(t, "knowledge.submitted/v1", payload(v)) {
+			t.Errorf("%s: not decided by the fast path", v)
+		}
+	}
+	bases := append([]string{"2023-02-29T00:00:00Z", "2026-01-02T24:00:00Z", "2026-01-02T23:60:00Z", "2026-01-02T23:59:60Z",
+		"1998-12-31T23:59:60Z", "1998-12-31T15:59:60-08:00", "2026-01-02t03:04:05z", "2026-01-02T03:04:05.Z",
+		"2026-01-02T03:04:05+24:00", "2026-01-02T03:04:05+05:60", "2026-01-02T03:04:05+0530", "2026-1-02T03:04:05Z",
+		"+026-01-02T03:04:05Z", "2026-01-02T03:04:05", "2026-00-10T03:04:05Z", "2026-01-32T03:04:05Z"}, common...)
+	alphabet := []byte("0123456789+-:.TtZz ")
+	for _, b := range bases {
+		checkSound(t, "knowledge.submitted/v1", payload(b))
+		for i := range len(b) {
+			for _, c := range alphabet {
+				m := []byte(b)
+				m[i] = c
+				checkSound(t, "knowledge.submitted/v1", payload(string(m)))
+			}
+			checkSound(t, "knowledge.submitted/v1", payload(b[:i]+b[i+1:]))
 		}
 	}
 }
