@@ -24,8 +24,12 @@ import (
 var importSizes = []int{100, 1000, 10_000}
 
 // knowledgeJSONL is an opencode-swarm knowledge.jsonl of n distinct
-// lessons.
-func knowledgeJSONL(n int) []byte {
+// lessons created at 2026-01-02 (long enough ago that each is promoted to
+// the hive by age as it is imported).
+func knowledgeJSONL(n int) []byte { return knowledgeJSONLAt(n, "2026-01-02T03:04:05Z") }
+
+// knowledgeJSONLAt is knowledgeJSONL with every lesson created at created.
+func knowledgeJSONLAt(n int, created string) []byte {
 	rng := rand.New(rand.NewPCG(7, uint64(n)))
 	var b bytes.Buffer
 	cats := []string{"debugging", "testing", "tooling", "architecture", "performance"}
@@ -33,7 +37,7 @@ func knowledgeJSONL(n int) []byte {
 		line, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("k-%06d", i),
 			"lesson":   fmt.Sprintf("lesson %d: %s", i, benchkit.Lesson(rng)),
 			"category": cats[i%len(cats)], "tags": []string{"bench"}, "confidence": 0.7,
-			"status": "candidate", "created_at": "2026-01-02T03:04:05Z"})
+			"status": "candidate", "created_at": created})
 		b.Write(line)
 		b.WriteByte('\n')
 	}
@@ -42,20 +46,33 @@ func knowledgeJSONL(n int) []byte {
 
 // BenchmarkKnowledgeImport is lore knowledge import of an N-lesson
 // knowledge.jsonl into one project: the file read, then sent in requests
-// of the CLI's size by api.ImportKnowledge. mode=wait-each is the CLI's
-// way (each request replied once its entries are folded); mode=pipelined
-// sends up to 8 requests ahead of the fold without waiting, waits once at
-// the end and reads the report back from the fold's decisions.
+// of the CLI's size by api.ImportKnowledge. mode=pipelined is the CLI's
+// way (up to api.ImportWindow requests sent ahead of the fold without
+// waiting, one wait at the end, the report read back from the fold's
+// decisions); mode=wait-each sends each request once the one before is
+// folded (each replied once its entries are folded).
+//
+// store=aged is the worst case: every lesson is old enough to be promoted
+// to the hive as it is imported, into pools at their default caps, so
+// each lesson past the caps archives one entry per tier. store=fresh is
+// a store of recent lessons imported under caps raised to hold it (the
+// comparison's N-lesson store): each lesson is added, nothing promoted or
+// archived.
 func BenchmarkKnowledgeImport(b *testing.B) {
 	for _, n := range importSizes {
-		for _, mode := range []string{"pipelined", "wait-each"} {
-			b.Run(fmt.Sprintf("N=%d/mode=%s", n, mode), func(b *testing.B) { benchKnowledgeImport(b, n, mode) })
+		for _, store := range []string{"aged", "fresh"} {
+			for _, mode := range []string{"pipelined", "wait-each"} {
+				b.Run(fmt.Sprintf("N=%d/store=%s/mode=%s", n, store, mode), func(b *testing.B) { benchKnowledgeImport(b, n, store, mode) })
+			}
 		}
 	}
 }
 
-func benchKnowledgeImport(b *testing.B, n int, mode string) {
+func benchKnowledgeImport(b *testing.B, n int, store, mode string) {
 	file := knowledgeJSONL(n)
+	if store == "fresh" {
+		file = knowledgeJSONLAt(n, time.Now().UTC().Format(time.RFC3339))
+	}
 	var cpu time.Duration
 	for range b.N {
 		b.StopTimer()
@@ -67,15 +84,25 @@ func benchKnowledgeImport(b *testing.B, n int, mode string) {
 		}
 		nc, _ := natstest.Connect(b, nd.ClientURL())
 		cl := api.NewClient(nc)
+		if store == "fresh" {
+			req, err := api.NewRequest(map[string]any{"config": map[string]any{
+				"swarm_max_entries": max(n, 100), "hive_max_entries": max(n, 200)}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := cl.CallRaw(context.Background(), "knowledge", "configure", req); err != nil {
+				b.Fatal(err)
+			}
+		}
 		c0 := cputime.Used()
 		b.StartTimer()
 		subs := swarmSubmissions(b, file)
 		if len(subs) != n {
 			b.Fatalf("read %d records, want %d", len(subs), n)
 		}
-		window := 0 // the CLI's way
-		if mode == "pipelined" {
-			window = 8
+		window := api.ImportWindow // the CLI's way
+		if mode == "wait-each" {
+			window = 0
 		}
 		res, err := api.ImportKnowledge(context.Background(), cl,
 			app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}, api.ImportOptions{Window: window})
@@ -86,6 +113,9 @@ func benchKnowledgeImport(b *testing.B, n int, mode string) {
 		cpu += cputime.Used() - c0
 		if res.Sent != n || res.Pending != 0 || res.Added+res.Merged+res.Rejected+res.Reinforced != n {
 			b.Fatalf("import of %d: sent %d, pending %d, added %d, merged %d, rejected %d", n, res.Sent, res.Pending, res.Added, res.Merged, res.Rejected)
+		}
+		if store == "fresh" && (len(res.Promoted) > 0 || len(res.Archived) > 0) {
+			b.Fatalf("import of %d fresh lessons: promoted %d, archived %d", n, len(res.Promoted), len(res.Archived))
 		}
 		_ = svc.Stop()
 		nc.Close()

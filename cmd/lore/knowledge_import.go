@@ -40,9 +40,9 @@ func projectFor(f *Factory, dir string) string {
 	return events.DefaultProject
 }
 
-// sendImport sends parsed submissions (api.ImportKnowledge: requests
-// appended one after the other without waiting for each fold, then one
-// wait) and reports what the fold made of each: lines[i] is the source
+// sendImport sends parsed submissions (api.ImportKnowledge: up to
+// api.ImportWindow requests appended ahead of the fold, then one wait)
+// and reports what the fold made of each: lines[i] is the source
 // line of subs[i] (nil: none).
 func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []events.KnowledgeSubmitted, lines []int, bad []knowledge.LineError) error {
 	nc, err := f.Conn()
@@ -78,7 +78,7 @@ func sendImport(cmd *cobra.Command, f *Factory, format, project string, subs []e
 	defer cancel()
 	total, err := api.ImportKnowledge(ctx, api.NewClient(nc),
 		app.KnowledgeImportArgs{Format: format, Project: project, Submissions: subs},
-		api.ImportOptions{Request: request, Progress: progress})
+		api.ImportOptions{Request: request, Progress: progress, Window: api.ImportWindow})
 	if err != nil {
 		return err
 	}
