@@ -198,7 +198,9 @@ func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, a
 			res.Items = append(res.Items, it)
 			continue
 		}
-		if _, err := knowledge.Find(r, id); err == nil {
+		if taken, err := knowledge.IDTaken(r, id); err != nil {
+			return nil, nil, err
+		} else if taken {
 			res.Existing++
 			res.Items = append(res.Items, KnowledgeImportItem{Index: i, ID: id, Outcome: knowledge.OutcomeExisting})
 			continue

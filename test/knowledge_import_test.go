@@ -296,3 +296,68 @@ func swarmSubmissions(tb testing.TB, file []byte) []events.KnowledgeSubmitted {
 	}
 	return subs
 }
+
+// TestKnowledgeImportIDsPrefixingOthers: a line whose original id is a
+// prefix of a stored entry's id (or of a rejected line's) is a lesson of
+// its own: it is added, never reported as imported before; a line whose
+// id is stored exactly is. At every window, in requests of their own.
+func TestKnowledgeImportIDsPrefixingOthers(t *testing.T) {
+	t.Parallel()
+	line := func(id, lesson string) []byte {
+		b, _ := json.Marshal(map[string]any{"id": id, "lesson": lesson, "category": "testing",
+			"confidence": 0.7, "status": "candidate", "created_at": "2026-11-01T00:00:00Z"})
+		return append(b, '\n')
+	}
+	first := bytes.Join([][]byte{
+		line("k-10", "Run the race detector on every package before a release"),
+		line("uuid-4f1c2a7e-9b3d", "Pin the toolchain version in CI so that builds repeat exactly"),
+		line("short-rejected-1", "too short"),
+	}, nil)
+	second := bytes.Join([][]byte{
+		line("k-1", "Keep fixtures next to the tests that read them in testdata"),
+		line("uuid-4f1c", "Prefer table-driven tests for parsers with many edge cases"),
+		line("short-rejected", "Log the seed of every randomized test so that failures replay"),
+		line("k-10", "Run the race detector on every package before a release"),
+	}, nil)
+	for _, window := range []int{0, api.ImportWindow} {
+		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
+			nd := startNode(t, node.Config{})
+			runNode(t, nd)
+			svc, err := nd.Serve(api.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = svc.Stop() })
+			nc, _ := natstest.Connect(t, nd.ClientURL())
+			cl := api.NewClient(nc)
+			imp := func(file []byte) app.KnowledgeImportResult {
+				res, err := api.ImportKnowledge(context.Background(), cl, app.KnowledgeImportArgs{Format: knowledge.FormatSwarm,
+					Project: "imp", Submissions: swarmSubmissions(t, file)}, api.ImportOptions{Window: window})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			if res := imp(first); res.Added != 2 || res.Rejected != 1 {
+				t.Fatalf("first file: added %d, rejected %d, want 2 and 1: %+v", res.Added, res.Rejected, res.Items)
+			}
+			res := imp(second)
+			want := []string{knowledge.OutcomeAdded, knowledge.OutcomeAdded, knowledge.OutcomeAdded, knowledge.OutcomeExisting}
+			for i, it := range res.Items {
+				if it.Outcome != want[i] {
+					t.Errorf("second file, line %d (%s): %s, want %s", i+1, it.ID, it.Outcome, want[i])
+				}
+			}
+			lessons := map[string]string{"k-1": "Keep fixtures next to", "uuid-4f1c": "Prefer table-driven tests",
+				"short-rejected": "Log the seed of every"}
+			for id, lesson := range lessons {
+				req, _ := api.NewRequest(map[string]any{"id": id})
+				req.Project = "imp"
+				raw, err := cl.CallRaw(context.Background(), "knowledge", "show", req)
+				if err != nil || !bytes.Contains(raw, []byte(`"id":"`+id+`"`)) || !bytes.Contains(raw, []byte(lesson)) {
+					t.Errorf("knowledge.show %s: %s, %v", id, raw, err)
+				}
+			}
+		})
+	}
+}

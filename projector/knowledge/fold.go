@@ -195,14 +195,11 @@ func (f *fold) submitted(d *events.KnowledgeSubmitted) error {
 	if tier == "" {
 		tier = TierSwarm
 	}
-	for _, k := range []string{pfxIndex + id, pfxReject + id} {
-		if ok, err := has(f.tx, k); err != nil || ok {
-			if err != nil {
-				return err
-			}
-			// imported or submitted before: idempotent
-			return f.decide(Decision{Outcome: OutcomeExisting, ID: id})
-		}
+	if taken, err := IDTaken(f.tx, id); err != nil {
+		return err
+	} else if taken {
+		// imported or submitted before: idempotent
+		return f.decide(Decision{Outcome: OutcomeExisting, ID: id})
 	}
 	if imp := d.Import; imp != nil && (imp.Format == FormatSwarmRejected || imp.Format == FormatHiveRejected) {
 		at := f.t
@@ -509,10 +506,8 @@ func (f *fold) promote(e *Entry, route string) error {
 		return nil
 	}
 	hid := HiveIDFor(e.ID)
-	for _, k := range []string{pfxIndex + hid, pfxReject + hid} {
-		if ok, err := has(f.tx, k); err != nil || ok {
-			return err
-		}
+	if taken, err := IDTaken(f.tx, hid); err != nil || taken {
+		return err
 	}
 	ef := cachedFeatures(e.Lesson, e.Tags, e.Category)
 	hive, err := f.tx.scanPool(TierHive, "", ef, f.cfg.DedupThreshold, true)

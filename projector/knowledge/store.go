@@ -155,6 +155,19 @@ func has(r projector.Reader, key string) (bool, error) {
 	return ok, err
 }
 
+// IDTaken reports whether id is the id of a stored entry or of a rejected
+// submission, exactly (never as a prefix): a submission that would create
+// an entry of that id decides nothing new (the fold reports it existing),
+// so a door need not send it.
+func IDTaken(r projector.Reader, id string) (bool, error) {
+	for _, k := range []string{pfxIndex + id, pfxReject + id} {
+		if ok, err := has(r, k); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
 func putJSON(tx projector.Tx, key string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
