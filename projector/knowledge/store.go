@@ -3,6 +3,7 @@ package knowledge
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 
 	json "github.com/goccy/go-json"
@@ -49,7 +50,11 @@ func LoadConfig(r projector.Reader, base Config) (Config, error) {
 	if err != nil || !ok {
 		return base, err
 	}
+	// The decoder fills a slice in place when it has room: decode into a
+	// copy of base's own (a shared base, such as a Model's, is read by
+	// concurrent folds and must come out unchanged).
 	cfg := base
+	cfg.ScopeFilter = slices.Clone(base.ScopeFilter)
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return base, fmt.Errorf("knowledge: stored config: %w", err)
 	}
