@@ -42,9 +42,10 @@ func (*Model) Name() string { return ModelName }
 // due and pending indexes (aging.go); version 7 the seed's categories at
 // every door, max_phases on new entries, the master switch
 // (knowledge.enabled), what each submission caused (decision promotions)
-// and where a merged id went (m/<id>): an older store is rebuilt from the
-// log.
-func (*Model) Version() int { return 7 }
+// and where a merged id went (m/<id>); version 8 no record of its own of
+// the events folded (seen/<event id>: the folder's id index decides
+// exactly once). An older store is rebuilt from the log.
+func (*Model) Version() int { return 8 }
 
 // fold is the state of folding one event.
 type fold struct {
@@ -93,13 +94,8 @@ func (m *Model) Fold(tx projector.Tx, ev *events.Event, data events.Payload) err
 	if !m.Folds(data) {
 		return nil
 	}
-	seen := pfxSeen + ev.ID
-	if ok, err := has(tx, seen); err != nil || ok {
-		return err
-	}
-	if err := tx.Set([]byte(seen), nil); err != nil {
-		return err
-	}
+	// Exactly once by event id is the folder's (its id index): no event
+	// reaches a model twice.
 	cfg, err := LoadConfig(tx, m.Base)
 	if err != nil {
 		return err

@@ -23,7 +23,6 @@ import (
 //	r/<id>                      rejected record (JSON Rejected)
 //	d/<event id>                the decision on a submission (decision.go)
 //	m/<id>                      where the id of a merged submission went
-//	seen/<event id>             events already folded (idempotence)
 //	phase/<project token>/<n>   completed phases (one sweep per phase)
 const (
 	keyConfig = "cfg"
@@ -31,7 +30,6 @@ const (
 	pfxHive   = "h/"
 	pfxIndex  = "i/"
 	pfxReject = "r/"
-	pfxSeen   = "seen/"
 	pfxPhase  = "phase/"
 )
 
