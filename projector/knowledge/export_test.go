@@ -25,6 +25,10 @@ func CheckPools(m *Model, r projector.Reader, projects, lessons []string, thresh
 		if err != nil {
 			return err
 		}
+		if fresh.version == "" && fresh.size() > 0 {
+			// poolTx.pool takes a pool without a version for empty.
+			return fmt.Errorf("pool %s: %d summaries and no version", scope, fresh.size())
+		}
 		states := []*poolState{fresh}
 		if held := m.folds.at(scope, fresh.version); held != nil {
 			if a, b := dumpState(held), dumpState(fresh); a != b {

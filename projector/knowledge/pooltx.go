@@ -118,8 +118,13 @@ func (t *poolTx) pool(scope string) (*poolState, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := t.pools.take(scope, string(v), t.live)
-	if p == nil || len(v) == 0 {
+	var p *poolState
+	if len(v) == 0 {
+		// No version: no summary was ever written in the pool (each write
+		// of one bumps its pool's version, bumpPoolVersion), so it is
+		// empty: nothing to read.
+		p = newPoolState()
+	} else if p = t.pools.take(scope, string(v), t.live); p == nil {
 		if p, err = loadPoolState(t.Tx, scope); err != nil {
 			return nil, err
 		}
