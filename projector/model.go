@@ -97,6 +97,39 @@ type AcceptingModel interface {
 	AcceptsEveryEvent()
 }
 
+// Preparer is a Model with work that depends on an event's payload alone
+// (a pure function of its content, such as a lesson's text features):
+// Prepare does it ahead of the fold, on the goroutines that decode the
+// log, so that the fold, one event after another, finds it done.
+//
+// REQUIRES: Prepare reads and writes no store and only fills caches keyed
+// by content: the fold gives the same result whether Prepare ran or not.
+type Preparer interface {
+	Model
+	Prepare(data events.Payload)
+}
+
+// preparer calls the Prepare of each Preparer among models (nil when none
+// is). A panic in one is the fold's to report (as poison, when the fold
+// meets it again): it is recovered here and the event goes on.
+func preparer(models []Model) func(events.Payload) {
+	var ps []Preparer
+	for _, m := range models {
+		if p, ok := m.(Preparer); ok {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return func(data events.Payload) {
+		defer func() { _ = recover() }()
+		for _, p := range ps {
+			p.Prepare(data)
+		}
+	}
+}
+
 // PureRefuser is a TypedModel whose Fold refuses an event exactly when
 // Refuses does: a function of the event alone, whatever the store holds
 // (besides the errors of its Tx and of a corrupt store). A fold set that

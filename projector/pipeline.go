@@ -41,7 +41,7 @@ type delivery struct {
 // uncounted just before it is sent on out, so once the fold loop holds a
 // message the count is of those behind it); a message the reader waited
 // for while the sequencer holds none is decoded by the reader itself.
-func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int, seal *events.Sealer) {
+func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.Int64, done <-chan struct{}, decoders int, seal *events.Sealer, prepare func(events.Payload)) {
 	// A few messages per decoder between the reader and the sequencer:
 	// what is read ahead of the fold loop is out's buffer and these, so
 	// a replay that stops at a sequence decodes few messages past it.
@@ -58,6 +58,9 @@ func pump(it jetstream.MessagesContext, out chan<- delivery, decoding *atomic.In
 				select {
 				case s := <-todo:
 					s.d.decode(seal)
+					if prepare != nil && s.d.derr == nil && s.d.data != nil {
+						prepare(s.d.data) // beside the fold of the events before
+					}
 					close(s.ready)
 				case <-done:
 					return
@@ -186,12 +189,13 @@ func decodePayload(ev *events.Event) (events.Payload, error) {
 
 // startPump runs pump on new goroutines; decoding is the number of
 // messages read and not yet delivered; stop stops the iterator and the
-// goroutines. seal (nil: none) verifies the messages' seals.
-func startPump(it jetstream.MessagesContext, buffer int, seal *events.Sealer) (deliveries <-chan delivery, decoding *atomic.Int64, stop func()) {
+// goroutines. seal (nil: none) verifies the messages' seals; prepare (nil:
+// none) is called with each payload a decoder decoded (preparer).
+func startPump(it jetstream.MessagesContext, buffer int, seal *events.Sealer, prepare func(events.Payload)) (deliveries <-chan delivery, decoding *atomic.Int64, stop func()) {
 	ch := make(chan delivery, buffer)
 	done := make(chan struct{})
 	decoding = new(atomic.Int64)
-	go pump(it, ch, decoding, done, max(runtime.GOMAXPROCS(0), 1), seal)
+	go pump(it, ch, decoding, done, max(runtime.GOMAXPROCS(0), 1), seal, prepare)
 	return ch, decoding, func() { it.Stop(); close(done) }
 }
 

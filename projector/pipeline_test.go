@@ -61,7 +61,7 @@ func TestPumpKeepsTheLogOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliveries, decoding, stop := startPump(it, 64, nil)
+	deliveries, decoding, stop := startPump(it, 64, nil, nil)
 	defer stop()
 
 	const total = 3000

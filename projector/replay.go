@@ -120,7 +120,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, store *Store, models []
 	if err != nil {
 		return stats, fmt.Errorf("replay consume: %w", err)
 	}
-	deliveries, _, stop := startPump(it, 1000, o.Sealer)
+	deliveries, _, stop := startPump(it, 1000, o.Sealer, preparer(models))
 	defer stop()
 	lastReport := time.Now()
 	for f.Seq() < target {

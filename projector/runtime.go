@@ -272,7 +272,7 @@ func (r *Runtime) runOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consume: %w", err)
 	}
-	deliveries, decoding, stop := startPump(it, r.opts.BatchSize, r.opts.Sealer)
+	deliveries, decoding, stop := startPump(it, r.opts.BatchSize, r.opts.Sealer, preparer(r.models))
 	defer stop()
 
 	var last jetstream.Msg

@@ -118,8 +118,18 @@ func agingWorkload(t testing.TB, seed uint64, n int) []wlStep {
 // LORE_KNOWLEDGE_ANSWERS=<file> it writes them to the file.
 func TestAnswersDigest(t *testing.T) {
 	t.Parallel() // the longest tests of the package, on a core each
-	if got := answersOf(t, knowledge.New()); got != answersDigest {
+	if got := answersOf(t, knowledge.New(), false); got != answersDigest {
 		t.Fatalf("answers digest %s, want %s", got, answersDigest)
+	}
+}
+
+// TestAnswersDigestPrepared: the same history with each step's events
+// prepared (Model.Prepare, as the runtime's decoders do) before they fold,
+// from empty text memos, gives the same answers.
+func TestAnswersDigestPrepared(t *testing.T) {
+	knowledge.ClearTextMemos()
+	if got := answersOf(t, knowledge.New(), true); got != answersDigest {
+		t.Fatalf("answers digest %s with every event prepared first, want %s", got, answersDigest)
 	}
 }
 
@@ -130,7 +140,7 @@ func TestAnswersWithinTinyCacheBudgets(t *testing.T) {
 	t.Parallel()
 	m := knowledge.New()
 	m.SetBudgets(knowledge.Budgets{Fold: 1, Query: 1})
-	if got := answersOf(t, m); got != answersDigest {
+	if got := answersOf(t, m, false); got != answersDigest {
 		t.Fatalf("answers digest %s with one-byte cache budgets, want %s", got, answersDigest)
 	}
 	foldPools, foldBytes, queryPools, queryBytes := knowledge.CachedPools(m)
@@ -146,8 +156,9 @@ func TestAnswersWithinTinyCacheBudgets(t *testing.T) {
 }
 
 // answersOf folds agingWorkload(5, 1500) into m and returns the digest of
-// the answers after every step (TestAnswersDigest).
-func answersOf(t *testing.T, m *knowledge.Model) string {
+// the answers after every step (TestAnswersDigest); with prepare, m
+// prepares each step's events before they fold.
+func answersOf(t *testing.T, m *knowledge.Model, prepare bool) string {
 	st, err := projector.OpenStore("", projector.StoreOptions{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +184,16 @@ func answersOf(t *testing.T, m *knowledge.Model) string {
 	rng := rand.New(rand.NewPCG(11, 11))
 	archived := 0
 	for _, step := range agingWorkload(t, 5, 1500) {
+		for _, ev := range step {
+			if !prepare {
+				break
+			}
+			data, err := events.DecodeData(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Prepare(data)
+		}
 		if poison, err := projector.FoldEvents(st, []projector.Model{m}, step); err != nil || len(poison) > 0 {
 			t.Fatalf("fold: %v %v", err, poison)
 		}

@@ -162,3 +162,17 @@ func (c *foldPools) latest(scope string) *poolState {
 	}
 	return p
 }
+
+// ClearTextMemos empties the memos of text features and safety verdicts.
+func ClearTextMemos() {
+	featureMemo.Lock()
+	clear(featureMemo.m)
+	featureMemo.Unlock()
+	safetyMemo.Lock()
+	clear(safetyMemo.m)
+	safetyMemo.Unlock()
+	recentFeatures.Lock()
+	clear(recentFeatures.ring[:])
+	recentFeatures.next = 0
+	recentFeatures.Unlock()
+}

@@ -87,6 +87,18 @@ func (m *Model) Refuses(_ *events.Event, data events.Payload) error {
 	return nil
 }
 
+// Prepare computes what a submission's fold reads of its text alone —
+// the lesson's features and its content-safety verdict, each kept in a
+// memo keyed by the exact text — off the fold lane (projector.Preparer),
+// so that the fold of a burst of submissions (an import) finds them
+// computed. It reads and writes nothing.
+func (m *Model) Prepare(data events.Payload) {
+	if d, ok := data.(*events.KnowledgeSubmitted); ok {
+		memoFeatures(d.Lesson, d.Tags, d.Category)
+		cachedSafety(d.Lesson)
+	}
+}
+
 // Fold applies one event. Unknown entries, repeated events and no-op
 // commands change nothing; only a malformed configuration is poison
 // (Refuses).
