@@ -62,10 +62,10 @@ func trickyJSONL(n int) []byte {
 	return append(bytes.Join(lines, []byte("\n")), '\n')
 }
 
-// importFile imports file into a fresh node: with window < 0 each
-// request waits for its reply (the reference), else api.ImportKnowledge
-// with that window.
-func importFile(t *testing.T, file []byte, window int) app.KnowledgeImportResult {
+// servedClient starts a node with its projector and API for the test and
+// returns a client of it.
+func servedClient(t *testing.T) *api.Client {
+	t.Helper()
 	nd := startNode(t, node.Config{})
 	runNode(t, nd)
 	svc, err := nd.Serve(api.Options{})
@@ -74,7 +74,14 @@ func importFile(t *testing.T, file []byte, window int) app.KnowledgeImportResult
 	}
 	t.Cleanup(func() { _ = svc.Stop() })
 	nc, _ := natstest.Connect(t, nd.ClientURL())
-	cl := api.NewClient(nc)
+	return api.NewClient(nc)
+}
+
+// importFile imports file into a fresh node: with window < 0 each
+// request waits for its reply (the reference), else api.ImportKnowledge
+// with that window.
+func importFile(t *testing.T, file []byte, window int) app.KnowledgeImportResult {
+	cl := servedClient(t)
 	subs := swarmSubmissions(t, file)
 	args := app.KnowledgeImportArgs{Format: knowledge.FormatSwarm, Project: "imp", Submissions: subs}
 	if window >= 0 {
@@ -149,15 +156,7 @@ func checkSameReport(t *testing.T, want, got app.KnowledgeImportResult) {
 // the field.
 func TestKnowledgeDecisions(t *testing.T) {
 	t.Parallel()
-	nd := startNode(t, node.Config{})
-	runNode(t, nd)
-	svc, err := nd.Serve(api.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Stop() })
-	nc, _ := natstest.Connect(t, nd.ClientURL())
-	cl := api.NewClient(nc)
+	cl := servedClient(t)
 	ctx := context.Background()
 	req, _ := api.NewRequest(events.KnowledgeSubmitted{Lesson: "use context deadlines when a worker calls the queue", Category: "debugging"})
 	var added struct {
@@ -321,15 +320,7 @@ func TestKnowledgeImportIDsPrefixingOthers(t *testing.T) {
 	}, nil)
 	for _, window := range []int{0, api.ImportWindow} {
 		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
-			nd := startNode(t, node.Config{})
-			runNode(t, nd)
-			svc, err := nd.Serve(api.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = svc.Stop() })
-			nc, _ := natstest.Connect(t, nd.ClientURL())
-			cl := api.NewClient(nc)
+			cl := servedClient(t)
 			imp := func(file []byte) app.KnowledgeImportResult {
 				res, err := api.ImportKnowledge(context.Background(), cl, app.KnowledgeImportArgs{Format: knowledge.FormatSwarm,
 					Project: "imp", Submissions: swarmSubmissions(t, file)}, api.ImportOptions{Window: window})
