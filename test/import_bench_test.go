@@ -23,19 +23,18 @@ import (
 // importSizes are the store sizes of the import benchmarks.
 var importSizes = []int{100, 1000, 10_000}
 
-// knowledgeJSONL is an opencode-swarm knowledge.jsonl of n distinct
-// lessons created at 2026-01-02 (long enough ago that each is promoted to
-// the hive by age as it is imported).
-func knowledgeJSONL(n int) []byte { return knowledgeJSONLAt(n, "2026-01-02T03:04:05Z") }
-
-// knowledgeJSONLAt is knowledgeJSONL with every lesson created at created.
-func knowledgeJSONLAt(n int, created string) []byte {
+// knowledgeJSONLAt is an opencode-swarm knowledge.jsonl of n distinct
+// lessons, every one created at created. The files of different runs
+// share no lesson text: the process's text memos (a lesson's safety
+// verdict, its features) answer no lesson of a later run from an earlier
+// one, as in a process that imports a file once.
+func knowledgeJSONLAt(n int, created string, run int) []byte {
 	rng := rand.New(rand.NewPCG(7, uint64(n)))
 	var b bytes.Buffer
 	cats := []string{"debugging", "testing", "tooling", "architecture", "performance"}
 	for i := range n {
 		line, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("k-%06d", i),
-			"lesson":   fmt.Sprintf("lesson %d: %s", i, benchkit.Lesson(rng)),
+			"lesson":   fmt.Sprintf("lesson %d.%d: %s", run, i, benchkit.Lesson(rng)),
 			"category": cats[i%len(cats)], "tags": []string{"bench"}, "confidence": 0.7,
 			"status": "candidate", "created_at": created})
 		b.Write(line)
@@ -69,13 +68,14 @@ func BenchmarkKnowledgeImport(b *testing.B) {
 }
 
 func benchKnowledgeImport(b *testing.B, n int, store, mode string) {
-	file := knowledgeJSONL(n)
-	if store == "fresh" {
-		file = knowledgeJSONLAt(n, time.Now().UTC().Format(time.RFC3339))
-	}
 	var cpu time.Duration
-	for range b.N {
+	for run := range b.N {
 		b.StopTimer()
+		created := "2026-01-02T03:04:05Z" // long enough ago that each lesson is promoted to the hive by age
+		if store == "fresh" {
+			created = time.Now().UTC().Format(time.RFC3339)
+		}
+		file := knowledgeJSONLAt(n, created, run)
 		nd := startNode(b, node.Config{})
 		runNode(b, nd)
 		svc, err := nd.Serve(api.Options{})
