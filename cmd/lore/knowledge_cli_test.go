@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -125,5 +126,49 @@ func TestCLIKnowledgeConfigImportCurate(t *testing.T) {
 	curatorAnswer.Store("not json")
 	if code, _, errs := run("knowledge", "curate", "--llm"); code == 0 || !strings.Contains(errs, "nothing was recorded") {
 		t.Fatalf("curate --llm with a malformed answer: exit %d, err %q", code, errs)
+	}
+}
+
+// TestCLIKnowledgeImportBadLines: lines the importer cannot take as they
+// are (a field of the wrong type, a value the server refuses), in the
+// first and in a later request of a file, are reported by their numbers
+// and skipped; every other line is imported, the exit code is 0.
+func TestCLIKnowledgeImportBadLines(t *testing.T) {
+	d := serveData(t)
+	bg := context.Background()
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		return cli(t, bg, "", append(d[:len(d):len(d)], args...)...)
+	}
+	if code, _, errs := run("knowledge", "config", "--set", "swarm_max_entries=1000"); code != 0 {
+		t.Fatalf("config: exit %d: %s", code, errs)
+	}
+	words := strings.Fields("cache parser socket quorum ticker lexer shard lease cursor budget replica token codec router schema vector archive module worker queue")
+	const n, mistyped, refused = 450, 50, 380 // two requests of the CLI's 200 lines, and a third
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := func() string { return words[rng.IntN(len(words))] }
+	var lines []string
+	for i := range n {
+		line := map[string]any{"id": fmt.Sprintf("k-%04d", i), "category": "tooling", "confidence": 0.7,
+			"lesson": fmt.Sprintf("lesson %d: keep the %s %s %s before the %s %s %s", i, w(), w(), w(), w(), w(), w())}
+		switch i + 1 {
+		case mistyped:
+			line["confidence"] = "high"
+		case refused:
+			line["category"] = strings.Repeat("c", 101)
+		}
+		b, _ := json.Marshal(line)
+		lines = append(lines, string(b))
+	}
+	file := filepath.Join(t.TempDir(), "knowledge.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run("knowledge", "import", file)
+	want := fmt.Sprintf("read %d, sent %d, already imported 0, bad lines 2", n-2, n-2)
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, fmt.Sprintf("added %d, rejected 0", n-2)) ||
+		!strings.Contains(errs, fmt.Sprintf("line %d skipped: field \"confidence\": got string, want number", mistyped)) ||
+		!strings.Contains(errs, fmt.Sprintf("line %d skipped: ", refused)) || !strings.Contains(errs, `field "data.category"`) {
+		t.Fatalf("import: exit %d, out %q (want %q), err %q", code, out, want, errs)
 	}
 }

@@ -162,7 +162,9 @@ func newCmdKnowledgeImport(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Import opencode-swarm knowledge.jsonl, shared-learnings.jsonl or their -rejected files",
-		Long: "Corrupt lines are reported and skipped; unknown fields are ignored. Importing the same\n" +
+		Long: "A line that is not JSON, holds a field of the wrong type or a value the server would refuse\n" +
+			"is reported by its number (naming the field) and skipped; the other lines are imported.\n" +
+			"Unknown fields are ignored; absent and null ones take their defaults. Importing the same\n" +
 			"content twice adds nothing. Swarm entries without project_name go to --project.",
 		Example: "  lore knowledge import .swarm/knowledge.jsonl --project web\n  lore knowledge import ~/.local/share/opencode-swarm/shared-learnings.jsonl",
 		Args:    cobra.MinimumNArgs(1),

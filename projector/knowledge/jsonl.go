@@ -19,8 +19,11 @@ import (
 // Import and export of opencode-swarm's JSONL files as written in the wild:
 // .swarm/knowledge.jsonl, .swarm/knowledge-rejected.jsonl, the hive's
 // shared-learnings.jsonl (and its -rejected file). Ids are UUIDs, unknown
-// fields are ignored, fields of the wrong type fall back to defaults, and a
-// corrupt line is reported and skipped, never fatal.
+// fields are ignored, absent and null fields take their defaults. A line
+// that is not a JSON object, holds a field of the wrong type or a value
+// the field cannot take (lineReader), or that the API door would refuse
+// (checkSubmission) is reported by its number and skipped, never fatal:
+// the other lines are imported.
 
 // File formats. NB: must not change: recorded in events.
 const (
@@ -80,6 +83,9 @@ func ReadJSONL(r io.Reader, format, project string) ([]ImportRecord, []LineError
 			continue
 		}
 		sub, err := lineSubmission(obj, line, format, project)
+		if err == nil {
+			err = checkSubmission(sub)
+		}
 		if err != nil {
 			bad = append(bad, LineError{n, err.Error()})
 			continue
@@ -90,6 +96,20 @@ func ReadJSONL(r io.Reader, format, project string) ([]ImportRecord, []LineError
 		bad = append(bad, LineError{n + 1, "read: " + err.Error()})
 	}
 	return recs, bad
+}
+
+// checkSubmission applies to a line's submission the check the API door
+// applies to it (events.RedactData: the schema of knowledge.submitted/v1,
+// credentials redacted rather than refused), so a line the server would
+// refuse is reported as the file's bad line, by its number, instead of
+// failing the request that carries it and the lines after it.
+func checkSubmission(sub events.KnowledgeSubmitted) error {
+	raw, err := json.Marshal(sub)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	_, err = events.RedactData("knowledge.submitted/v1", raw)
+	return err
 }
 
 func firstLine(s string) string {
@@ -105,108 +125,217 @@ func Digest(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func str(o map[string]any, k string) string {
-	s, _ := o[k].(string)
+// lineReader reads the fields of one line. A field that is absent or
+// null takes its default; a field present with a value it cannot hold (the
+// wrong JSON type, a date that does not parse, a count that is not a whole
+// number ≥ 0) makes the line bad, naming the field: a line is never
+// imported with a value other than the one it holds.
+type lineReader struct {
+	err error // the first field refused
+}
+
+func (r *lineReader) refuse(field, format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("field %q: "+format, append([]any{field}, args...)...)
+	}
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
+}
+
+// value is o[k] and whether it is there and not null.
+func (r *lineReader) value(o map[string]any, k string) (any, bool) {
+	v, ok := o[k]
+	return v, ok && v != nil
+}
+
+func (r *lineReader) str(o map[string]any, field, k string) string {
+	v, ok := r.value(o, k)
+	if !ok {
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		r.refuse(field, "got %s, want string", jsonType(v))
+	}
 	return s
 }
 
-func num(o map[string]any, k string) (float64, bool) {
-	f, ok := o[k].(float64)
-	if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+func (r *lineReader) num(o map[string]any, field, k string) (float64, bool) {
+	v, ok := r.value(o, k)
+	if !ok {
 		return 0, false
 	}
-	return f, true
+	f, ok := v.(float64)
+	if !ok {
+		r.refuse(field, "got %s, want number", jsonType(v))
+	}
+	return f, ok
 }
 
-func count(o map[string]any, k string) int {
-	f, ok := num(o, k)
-	if !ok || f < 0 || f > math.MaxInt32 {
+func (r *lineReader) boolean(o map[string]any, field, k string) (bool, bool) {
+	v, ok := r.value(o, k)
+	if !ok {
+		return false, false
+	}
+	b, ok := v.(bool)
+	if !ok {
+		r.refuse(field, "got %s, want boolean", jsonType(v))
+	}
+	return b, ok
+}
+
+// count is a whole number from 0 to MaxInt32 (0 when absent).
+func (r *lineReader) count(o map[string]any, field, k string) int {
+	f, ok := r.num(o, field, k)
+	if !ok {
+		return 0
+	}
+	if f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
+		r.refuse(field, "got %v, want a whole number from 0", f)
 		return 0
 	}
 	return int(f)
 }
 
-func timeOf(s string) *time.Time {
+// date is an ISO 8601 date-time (or a date) of the years 1970-9999 (nil
+// when absent or empty).
+func (r *lineReader) date(o map[string]any, field, k string) *time.Time {
+	s := r.str(o, field, k)
 	if s == "" {
 		return nil
 	}
 	for _, l := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z07:00", "2006-01-02"} {
-		if t, err := time.Parse(l, s); err == nil && t.Year() >= 1970 && t.Year() <= 9999 {
+		if t, err := time.Parse(l, s); err == nil {
+			if t.Year() < 1970 || t.Year() > 9999 {
+				break
+			}
 			t = t.UTC()
 			return &t
 		}
 	}
+	r.refuse(field, "%q is not an ISO 8601 date-time of the years 1970-9999", s)
 	return nil
 }
 
+func (r *lineReader) object(o map[string]any, field, k string) map[string]any {
+	v, ok := r.value(o, k)
+	if !ok {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		r.refuse(field, "got %s, want object", jsonType(v))
+	}
+	return m
+}
+
+func (r *lineReader) array(o map[string]any, field, k string) []any {
+	v, ok := r.value(o, k)
+	if !ok {
+		return nil
+	}
+	a, ok := v.([]any)
+	if !ok {
+		r.refuse(field, "got %s, want array", jsonType(v))
+	}
+	return a
+}
+
+// lineSubmission is the submission a line of format becomes, or the
+// error naming the first field it cannot take as it is. project owns a
+// swarm line whose project_name is absent or not a project name (the
+// reference writes its plan's title there, which may hold spaces).
 func lineSubmission(o map[string]any, raw []byte, format, project string) (events.KnowledgeSubmitted, error) {
-	lesson := str(o, "lesson")
-	if lesson == "" {
-		return events.KnowledgeSubmitted{}, fmt.Errorf("field %q: missing or not a string", "lesson")
+	var r lineReader
+	lesson := r.str(o, "lesson", "lesson")
+	if r.err == nil && lesson == "" {
+		r.refuse("lesson", "is required")
 	}
 	tier := TierSwarm
-	if format == FormatHive || format == FormatHiveRejected || str(o, "tier") == TierHive {
+	switch t := r.str(o, "tier", "tier"); {
+	case t != "" && t != TierSwarm && t != TierHive:
+		r.refuse("tier", "%q, want %q or %q", t, TierSwarm, TierHive)
+	case format == FormatHive || format == FormatHiveRejected || t == TierHive:
 		tier = TierHive
 	}
-	imp := &events.KnowledgeImport{Format: format, Digest: Digest(raw), Status: str(o, "status"),
-		CreatedAt: timeOf(str(o, "created_at")), SourceProject: str(o, "source_project"),
-		PhasesAlive: count(o, "phases_alive"), MaxPhases: count(o, "max_phases")}
-	if id := str(o, "id"); id != "" && len(id) <= 128 && !strings.ContainsAny(id, " \t\r\n") {
+	imp := &events.KnowledgeImport{Format: format, Digest: Digest(raw), Status: r.str(o, "status", "status"),
+		CreatedAt: r.date(o, "created_at", "created_at"), SourceProject: r.str(o, "source_project", "source_project"),
+		PhasesAlive: r.count(o, "phases_alive", "phases_alive"), MaxPhases: r.count(o, "max_phases", "max_phases")}
+	if id := r.str(o, "id", "id"); id != "" {
+		if len(id) > 128 || strings.ContainsAny(id, " \t\r\n") {
+			r.refuse("id", "%q must be 1-128 characters without spaces", id)
+		}
 		imp.OriginalID = id
 	}
-	if s, ok := num(o, "encounter_score"); ok {
+	if s, ok := r.num(o, "encounter_score", "encounter_score"); ok {
 		imp.EncounterScore = &s
 	}
-	if list, ok := o["confirmed_by"].([]any); ok {
-		for _, c := range list {
-			m, ok := c.(map[string]any)
-			if !ok {
-				continue
-			}
-			imp.ConfirmedBy = append(imp.ConfirmedBy, events.ImportedConfirmation{
-				Project: str(m, "project_name"), Phase: count(m, "phase_number"), At: timeOf(str(m, "confirmed_at"))})
+	for i, c := range r.array(o, "confirmed_by", "confirmed_by") {
+		field := fmt.Sprintf("confirmed_by[%d]", i)
+		m, ok := c.(map[string]any)
+		if !ok {
+			r.refuse(field, "got %s, want object", jsonType(c))
+			break
 		}
+		imp.ConfirmedBy = append(imp.ConfirmedBy, events.ImportedConfirmation{
+			Project: r.str(m, field+".project_name", "project_name"), Phase: r.count(m, field+".phase_number", "phase_number"),
+			At: r.date(m, field+".confirmed_at", "confirmed_at")})
 	}
-	if ro, ok := o["retrieval_outcomes"].(map[string]any); ok {
-		imp.Shown = max(count(ro, "shown_count"), count(ro, "applied_count"))
-		imp.Applied = max(count(ro, "applied_explicit_count"), count(ro, "applied_count"))
-		imp.Helpful = max(count(ro, "succeeded_after_shown_count"), count(ro, "succeeded_after_count"))
-		imp.Harmful = max(count(ro, "failed_after_shown_count"), count(ro, "failed_after_count"))
+	if ro := r.object(o, "retrieval_outcomes", "retrieval_outcomes"); ro != nil {
+		c := func(k string) int { return r.count(ro, "retrieval_outcomes."+k, k) }
+		imp.Shown = max(c("shown_count"), c("applied_count"))
+		imp.Applied = max(c("applied_explicit_count"), c("applied_count"))
+		imp.Helpful = max(c("succeeded_after_shown_count"), c("succeeded_after_count"))
+		imp.Harmful = max(c("failed_after_shown_count"), c("failed_after_count"))
 	}
 	if format == FormatSwarmRejected || format == FormatHiveRejected {
-		imp.RejectionReason = str(o, "rejection_reason")
+		imp.RejectionReason = r.str(o, "rejection_reason", "rejection_reason")
 		if imp.RejectionReason == "" {
 			imp.RejectionReason = "rejected (no reason recorded)"
 		}
-		imp.RejectionLayer = min(3, count(o, "rejection_layer"))
-		imp.CreatedAt = timeOf(str(o, "rejected_at"))
+		// Layers past the reference validator's three (a later
+		// version's actionability checks) are kept as its third.
+		imp.RejectionLayer = min(3, r.count(o, "rejection_layer", "rejection_layer"))
+		imp.CreatedAt = r.date(o, "rejected_at", "rejected_at")
 	}
-	sub := events.KnowledgeSubmitted{Tier: tier, Lesson: lesson, Category: str(o, "category"),
-		Scope: str(o, "scope"), Source: "import:" + format, Import: imp}
-	if len(sub.Lesson) > 8192 {
-		sub.Lesson = sub.Lesson[:8192]
-	}
-	if tags, ok := o["tags"].([]any); ok {
-		for _, t := range tags {
-			if s, ok := t.(string); ok && s != "" && len(s) <= 100 && len(sub.Tags) < 50 {
-				sub.Tags = append(sub.Tags, s)
-			}
+	sub := events.KnowledgeSubmitted{Tier: tier, Lesson: lesson, Category: r.str(o, "category", "category"),
+		Scope: r.str(o, "scope", "scope"), Source: "import:" + format, Import: imp}
+	for i, t := range r.array(o, "tags", "tags") {
+		s, ok := t.(string)
+		if !ok {
+			r.refuse(fmt.Sprintf("tags[%d]", i), "got %s, want string", jsonType(t))
+			break
 		}
+		sub.Tags = append(sub.Tags, s)
 	}
-	if c, ok := num(o, "confidence"); ok {
+	if c, ok := r.num(o, "confidence", "confidence"); ok {
 		sub.Confidence = &c
 	}
-	if b, ok := o["hive_eligible"].(bool); ok {
+	if b, ok := r.boolean(o, "hive_eligible", "hive_eligible"); ok {
 		sub.HiveEligible = &b
 	}
-	sub.AutoGenerated, _ = o["auto_generated"].(bool)
-	if tier == TierSwarm {
-		sub.Project = str(o, "project_name")
-		if sub.Project == "" || strings.ContainsAny(sub.Project, " \t\r\n") || len(sub.Project) > 128 {
-			sub.Project = project
-		}
-	} else {
-		sub.Project = project
+	sub.AutoGenerated, _ = r.boolean(o, "auto_generated", "auto_generated")
+	sub.Project = project
+	if name := r.str(o, "project_name", "project_name"); tier == TierSwarm && name != "" && !strings.ContainsAny(name, " \t\r\n") && len(name) <= 128 {
+		sub.Project = name
+	}
+	if r.err != nil {
+		return events.KnowledgeSubmitted{}, r.err
 	}
 	return sub, nil
 }
