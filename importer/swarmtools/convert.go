@@ -415,10 +415,13 @@ func memorySubmission(m MemoryRow) (*events.KnowledgeSubmitted, error) {
 		var list []string
 		var csv string
 		switch {
+		case string(meta.Tags) == "null":
 		case json.Unmarshal(meta.Tags, &list) == nil:
 			tags = append(tags, list...)
 		case json.Unmarshal(meta.Tags, &csv) == nil:
 			tags = append(tags, SplitTags(csv)...)
+		default:
+			return nil, fmt.Errorf("field \"metadata.tags\": %s: want an array of strings or a comma-separated string", meta.Tags)
 		}
 	}
 	cat := strings.ToLower(strings.TrimSpace(m.Category))
@@ -453,19 +456,17 @@ func SplitTags(s string) []string {
 	return out
 }
 
-// cleanTags trims, drops empty and repeated tags, keeping the first 50 of
-// at most 100 bytes (the schema's bounds).
+// cleanTags trims, drops empty and repeated tags. Their bounds are the
+// schema's, applied by the door: a memory with more tags, or longer ones,
+// than a lesson holds is a bad row, never imported without them.
 func cleanTags(tags []string) []string {
 	var out []string
 	for _, t := range tags {
 		t = strings.TrimSpace(t)
-		if t == "" || len(t) > 100 || slices.Contains(out, t) {
+		if t == "" || slices.Contains(out, t) {
 			continue
 		}
 		out = append(out, t)
-		if len(out) == 50 {
-			break
-		}
 	}
 	return out
 }

@@ -201,3 +201,28 @@ func TestChunksStayUnderTheByteBound(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertMemoryTagsAsTheyAre: a memory's metadata tags that are
+// neither a list of strings nor a comma-separated string make its row
+// bad, naming the field; tags beyond a lesson's bounds are passed on as
+// they are (the door's schema refuses the row, naming them), never dropped.
+func TestConvertMemoryTagsAsTheyAre(t *testing.T) {
+	long := strings.Repeat("t", 101)
+	rows := swarmtools.Rows{Memories: []swarmtools.MemoryRow{
+		{Origin: swarmtools.OriginDB, ID: "mem-1", Content: "Run the linter before pushing any commit", CreatedAt: "2025-01-02 03:04:05", Metadata: `{"tags":7}`},
+		{Origin: swarmtools.OriginDB, ID: "mem-2", Content: "Pin the toolchain so builds repeat", CreatedAt: "2025-01-02 03:04:05", Metadata: `{"tags":{"a":1}}`},
+		{Origin: swarmtools.OriginDB, ID: "mem-3", Content: "Cache the module downloads in CI", CreatedAt: "2025-01-02 03:04:05", Metadata: `{"tags":null}`, Tags: []string{long}},
+	}}
+	c := swarmtools.Convert(rows, swarmtools.Options{Project: "p"})
+	if len(c.Bad) != 2 || c.Bad[0].Ref != "memories#mem-1" || c.Bad[1].Ref != "memories#mem-2" ||
+		!strings.Contains(c.Bad[0].Reason, `"metadata.tags"`) || !strings.Contains(c.Bad[1].Reason, `"metadata.tags"`) {
+		t.Fatalf("bad %+v", c.Bad)
+	}
+	var k events.KnowledgeSubmitted
+	if len(c.Items) != 1 || json.Unmarshal(c.Items[0].Data, &k) != nil || len(k.Tags) != 1 || k.Tags[0] != long {
+		t.Fatalf("items %+v", c.Items)
+	}
+	if err := events.ValidateData("knowledge.submitted/v1", c.Items[0].Data); err == nil || !strings.Contains(err.Error(), "data.tags") {
+		t.Fatalf("the door's check of a 101-byte tag: %v", err)
+	}
+}
