@@ -35,14 +35,16 @@ func (r Request) fields(drop ...string) (map[string]json.RawMessage, error) {
 
 // checkData validates data built from arguments against typ's schema and
 // returns its JSON, credentials in free text redacted (events.RedactData,
-// the appender's check). The error is the schema's (it wraps
+// the appender's check), and the payload that JSON decodes into (nil for
+// a kind without a schema). The error is the schema's (it wraps
 // events.ErrInvalidEvent: API code 400, exit code 2).
-func checkData(typ string, data map[string]json.RawMessage) ([]byte, error) {
+func checkData(typ string, data map[string]json.RawMessage) ([]byte, events.Payload, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s data: %w", typ, err)
+		return nil, nil, fmt.Errorf("encode %s data: %w", typ, err)
 	}
-	return events.RedactData(typ, raw)
+	p, out, err := events.RedactPayload(typ, raw)
+	return out, p, err
 }
 
 // setDefault sets data[k] to v when the caller sent no k.
@@ -61,14 +63,15 @@ func setDefault(data map[string]json.RawMessage, k string, v any) error {
 // dataEvent validates data (see checkData) and returns the event of type typ
 // carrying exactly it, and its decoded payload.
 func dataEvent(req Request, typ, project string, at time.Time, data map[string]json.RawMessage) (*events.Event, events.Payload, error) {
-	raw, err := checkData(typ, data)
+	raw, p, err := checkData(typ, data)
 	if err != nil {
 		return nil, nil, err
 	}
 	ev := &events.Event{Type: typ, Project: project, Source: req.Source, Time: at.UTC(), Data: raw}
-	p, err := events.DecodeData(ev)
-	if err != nil {
-		return nil, nil, err
+	if p == nil { // a kind without a schema: decoded here
+		if p, err = events.DecodeData(ev); err != nil {
+			return nil, nil, err
+		}
 	}
 	ev.Subject = p.AggregateID()
 	ev.ID = req.eventID(at)

@@ -541,7 +541,7 @@ func learnManual(v View, req Request, typ string) (learning.PatternView, []*even
 	if err := setDefault(data, "pattern_id", id); err != nil {
 		return learning.PatternView{}, nil, err
 	}
-	if _, err := checkData(typ, data); err != nil {
+	if _, _, err := checkData(typ, data); err != nil {
 		return learning.PatternView{}, nil, err
 	}
 	// Evaluated at the event's time, as the fold will.

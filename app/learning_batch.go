@@ -94,7 +94,7 @@ func observeArgs(raw json.RawMessage) (LearningObserveArgs, error) {
 	if err != nil {
 		return a, err
 	}
-	checked, err := checkData("pattern.observed/v1", data)
+	checked, _, err := checkData("pattern.observed/v1", data)
 	if err != nil {
 		return a, err
 	}

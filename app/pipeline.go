@@ -130,7 +130,7 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 		if err != nil {
 			return req, err
 		}
-		checked, err := checkData(e.Data, data)
+		checked, _, err := checkData(e.Data, data)
 		if err != nil {
 			return req, err
 		}

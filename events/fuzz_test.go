@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/loredev/lore/events"
@@ -60,9 +61,20 @@ func FuzzValidateData(f *testing.F) {
 	f.Add("error.recorded/v1", []byte(`{"bead_id":"b","error_type":"cosmic","message":"m"}`))
 	f.Add("knowledge.submitted/v1", []byte(`{"lesson":"use the cache","category":"tooling","confidence":1e309}`))
 	f.Add("loop.started/v1", []byte(`{"loop_id":"ralph-x-0000000g","task":"t"}`))
+	f.Add("knowledge.submitted/v1", []byte(`{"lesson":"the key is AKIAIOSFODNN7EXAMPLE, keep it","category":"security"}`))
 	f.Fuzz(func(t *testing.T, typ string, data []byte) {
 		if err := events.ValidateData(typ, data); err != nil && !errors.Is(err, events.ErrInvalidEvent) {
 			t.Fatalf("validation error does not wrap ErrInvalidEvent: %v", err)
+		}
+		// The payload a door takes from the check is the one its data
+		// decodes into (the door decodes nothing a second time).
+		p, out, err := events.RedactPayload(typ, data)
+		if err != nil || p == nil {
+			return
+		}
+		q, err := events.DecodeData(&events.Event{Type: typ, Data: out})
+		if err != nil || !reflect.DeepEqual(p, q) {
+			t.Fatalf("%s: the checked payload %+v, its data %s decodes into %+v (%v)", typ, p, out, q, err)
 		}
 	})
 }

@@ -106,6 +106,13 @@ func RedactData(typ string, data []byte) ([]byte, error) {
 	return out, err
 }
 
+// RedactPayload is RedactData also returning the payload the data to
+// append decodes into (nil for a derived kind without a schema), so that
+// the caller needs no second decode.
+func RedactPayload(typ string, data []byte) (Payload, []byte, error) {
+	return validatePayload(typ, data, true)
+}
+
 // validateData is ValidateData returning the payload it decoded (nil for a
 // derived kind without a schema), so that a caller needs no second decode.
 //
