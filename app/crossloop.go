@@ -205,6 +205,16 @@ func badField(field string, err error) error {
 	return fmt.Errorf("%w: field %q: %v", ErrBadRequest, field, err)
 }
 
+// checkRate refuses a success rate (a filter or a threshold; nil: not
+// given) outside [0, 1], naming field: the one rule of every argument
+// that is a rate.
+func checkRate(field string, r *float64) error {
+	if r != nil && !(*r >= 0 && *r <= 1) {
+		return badField(field, fmt.Errorf("%v must be in [0,1]", *r))
+	}
+	return nil
+}
+
 // InjectArgs are patterns.inject's arguments.
 type InjectArgs struct {
 	LoopID         string   `json:"loop_id,omitempty"`
@@ -262,8 +272,8 @@ func injection(ctx context.Context, v View, a InjectArgs) (InjectResult, error) 
 	if a.TopK < 0 {
 		return InjectResult{}, badField("top_k", errNegative)
 	}
-	if a.MinSuccessRate != nil && (*a.MinSuccessRate < 0 || *a.MinSuccessRate > 1) {
-		return InjectResult{}, badField("min_success_rate", errors.New("must be in [0,1]"))
+	if err := checkRate("min_success_rate", a.MinSuccessRate); err != nil {
+		return InjectResult{}, err
 	}
 	for _, t := range a.Types {
 		if !crossloop.ValidType(t) {
@@ -320,10 +330,10 @@ func patternsPrune(_ context.Context, v View, req Request) ([]*events.Event, any
 		return nil, nil, err
 	}
 	pol := cfg.Prune
+	if err := checkRate("min_success_rate", a.MinSuccessRate); err != nil {
+		return nil, nil, err
+	}
 	if a.MinSuccessRate != nil {
-		if *a.MinSuccessRate < 0 || *a.MinSuccessRate > 1 {
-			return nil, nil, badField("min_success_rate", errors.New("must be in [0,1]"))
-		}
 		pol.MinSuccessRate = *a.MinSuccessRate
 	}
 	if a.MinUsageCount != nil {

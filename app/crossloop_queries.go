@@ -23,6 +23,12 @@ func patternsList(_ context.Context, v View, req Request) (any, error) {
 	if err := checkPage(f.Offset, f.Limit); err != nil {
 		return nil, err
 	}
+	if err := checkRate("min_success_rate", f.MinSuccessRate); err != nil {
+		return nil, err
+	}
+	if err := checkRate("max_success_rate", f.MaxSuccessRate); err != nil {
+		return nil, err
+	}
 	ps, err := crossloop.List(clReader(v), f)
 	if ps == nil {
 		ps = []*crossloop.Pattern{}

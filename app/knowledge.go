@@ -291,6 +291,9 @@ func knowledgeRejected(_ context.Context, v View, req Request) (any, error) {
 	if err := req.Bind(&a); err != nil {
 		return nil, err
 	}
+	if err := checkPage(0, a.Limit); err != nil {
+		return nil, err
+	}
 	p := kProject(req, a.Project)
 	if a.AllProjects {
 		p = ""
