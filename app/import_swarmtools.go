@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
-	"unicode"
 
 	"github.com/loredev/lore/events"
 	"github.com/loredev/lore/importer/swarmtools"
@@ -112,9 +110,6 @@ func importSwarmTools(_ context.Context, v View, req Request) ([]*events.Event, 
 	var a ImportSwarmToolsArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
-	}
-	if len(a.Project) > 128 || strings.IndexFunc(a.Project, unicode.IsSpace) >= 0 {
-		return nil, nil, fmt.Errorf("%w: field \"project\": %q must be at most 128 characters without spaces", ErrBadRequest, a.Project)
 	}
 	conv := swarmtools.Convert(swarmtools.Rows{Events: a.Events, Memories: a.Memories},
 		swarmtools.Options{Project: a.Project, MemoryProject: req.Project})

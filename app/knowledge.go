@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -238,6 +239,13 @@ func knowledgeList(_ context.Context, v View, req Request) (any, error) {
 	}
 	if o.Tier != "" && o.Tier != knowledge.TierSwarm && o.Tier != knowledge.TierHive {
 		return nil, fmt.Errorf("%w: field \"tier\": %q must be swarm or hive", ErrBadRequest, o.Tier)
+	}
+	if o.Status != "" && !knowledge.ValidStatus(o.Status) {
+		return nil, badField("status", fmt.Errorf("%q must be one of %s", o.Status, strings.Join(knowledge.Statuses, ", ")))
+	}
+	if o.Category != "" && !knowledge.ValidCategory(o.Category) {
+		return nil, badField("category", fmt.Errorf("%q must be one of %s, %s", o.Category,
+			strings.Join(knowledge.Categories, ", "), strings.Join(knowledge.SeedCategories, ", ")))
 	}
 	if err := checkPage(o.Offset, o.Limit); err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -52,8 +54,8 @@ func knowledgeDecisions(_ context.Context, v View, req Request) (any, error) {
 	r := kreader(v)
 	out := KnowledgeDecisionsResult{Decisions: make([]KnowledgeAddResult, len(a.EventIDs))}
 	for i, id := range a.EventIDs {
-		if id == "" {
-			return nil, fmt.Errorf("%w: field \"event_ids[%d]\": is empty", ErrBadRequest, i)
+		if err := events.CheckID(id); err != nil {
+			return nil, fmt.Errorf("%w: field \"event_ids[%d]\": %v", ErrBadRequest, i, err)
 		}
 		d, ok, err := knowledge.DecisionOf(r, id)
 		if err != nil {
@@ -147,6 +149,9 @@ func knowledgeImport(_ context.Context, v View, req Request) ([]*events.Event, a
 	var a KnowledgeImportArgs
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
+	}
+	if a.Format != "" && !slices.Contains(knowledge.Formats, a.Format) {
+		return nil, nil, badField("format", fmt.Errorf("%q must be one of %s", a.Format, strings.Join(knowledge.Formats, ", ")))
 	}
 	if err := kWritable(v, "knowledge.submitted/v1"); err != nil {
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/loredev/lore/events"
@@ -99,6 +100,9 @@ func NewPipeline(b Backend) *Pipeline {
 // place they are applied — and decodes the arguments strictly.
 func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 	req := Request{Now: p.Clock().UTC(), Project: c.Project, Source: c.Source, Args: c.Args}
+	if err := events.CheckProject(c.Project); err != nil {
+		return req, fmt.Errorf("%w: field \"project\": %v", ErrBadRequest, err)
+	}
 	if req.Project == "" {
 		req.Project = events.DefaultProject
 	}
@@ -137,6 +141,9 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 		req.data, req.dataType = checked, e.Data
 	}
 	if err := decodeValues(c.Args, v, "arguments"); err != nil { // keys checked above
+		return req, fmt.Errorf("%s: %w", e.Subject(), err)
+	}
+	if err := checkProjectArgs(reflect.ValueOf(v).Elem()); err != nil {
 		return req, fmt.Errorf("%s: %w", e.Subject(), err)
 	}
 	if e.Args != nil {
@@ -313,5 +320,29 @@ func (r *CommandReply) setResult(result any) error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	r.Result = raw
+	return nil
+}
+
+// checkProjectArgs refuses a project the log cannot hold
+// (events.CheckProject, as the call's own project is) named by an
+// argument "project" of args (a struct, its embedded structs included): a
+// query about it would answer nothing, silently, where a command naming
+// it is refused.
+func checkProjectArgs(args reflect.Value) error {
+	t := args.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if err := checkProjectArgs(args.Field(i)); err != nil {
+				return err
+			}
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "project" && f.Type.Kind() == reflect.String {
+			if err := events.CheckProject(args.Field(i).String()); err != nil {
+				return fmt.Errorf("%w: field \"project\": %v", ErrBadRequest, err)
+			}
+		}
+	}
 	return nil
 }

@@ -319,20 +319,43 @@ func CheckStored(subject string, ev *Event) (Payload, error) {
 	return p, nil
 }
 
+// CheckID says what is wrong with an event id (nil: nothing): 1-128
+// characters without spaces or control characters. The rule of every
+// door that takes an event id.
+func CheckID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("is required")
+	case len(id) > 128 || strings.IndexFunc(id, unicode.IsSpace) >= 0 || strings.IndexFunc(id, unicode.IsControl) >= 0:
+		return fmt.Errorf("%q must be 1-128 characters without spaces", id)
+	}
+	return nil
+}
+
+// CheckProject says what is wrong with a project name (nil: nothing; ""
+// stands for the default project): at most 128 characters without
+// spaces. The rule of every door that takes a project.
+func CheckProject(project string) error {
+	if len(project) > 128 || strings.IndexFunc(project, unicode.IsSpace) >= 0 {
+		return fmt.Errorf("%q must be at most 128 characters without spaces", project)
+	}
+	return nil
+}
+
 // ValidateEnvelope checks the envelope of an event about to be appended.
 // Derived kinds are refused: only lore announces them.
 func ValidateEnvelope(ev *Event) error {
+	if err := CheckID(ev.ID); err != nil {
+		return fmt.Errorf("%w: field \"id\": %v", ErrInvalidEvent, err)
+	}
+	if err := CheckProject(ev.Project); err != nil {
+		return fmt.Errorf("%w: field \"project\": %v", ErrInvalidEvent, err)
+	}
 	switch {
-	case ev.ID == "":
-		return fmt.Errorf("%w: field \"id\": is required", ErrInvalidEvent)
-	case len(ev.ID) > 128 || strings.IndexFunc(ev.ID, unicode.IsSpace) >= 0 || strings.IndexFunc(ev.ID, unicode.IsControl) >= 0:
-		return fmt.Errorf("%w: field \"id\": %q must be 1-128 characters without spaces", ErrInvalidEvent, ev.ID)
 	case ev.Time.IsZero():
 		return fmt.Errorf("%w: field \"time\": is required (RFC 3339)", ErrInvalidEvent)
 	case ev.Time.Year() < 1970 || ev.Time.Year() > 9999:
 		return fmt.Errorf("%w: field \"time\": %s is out of range", ErrInvalidEvent, ev.Time)
-	case len(ev.Project) > 128 || strings.IndexFunc(ev.Project, unicode.IsSpace) >= 0:
-		return fmt.Errorf("%w: field \"project\": %q must be at most 128 characters without spaces", ErrInvalidEvent, ev.Project)
 	case len(ev.Source) > 256:
 		return fmt.Errorf("%w: field \"source\": longer than 256 characters", ErrInvalidEvent)
 	case len(ev.Subject) > 256:

@@ -159,10 +159,7 @@ var domainChecks = map[string]domainCheck{
 		}
 		return nil
 	}, "nonsense"},
-	"knowledge-status": {func(s string) error {
-		return inSet(s, []string{knowledge.StatusCandidate, knowledge.StatusEstablished,
-			knowledge.StatusPromoted, knowledge.StatusArchived, knowledge.StatusQuarantined})
-	}, "nonsense"},
+	"knowledge-status": {func(s string) error { return inSet(s, knowledge.Statuses) }, "nonsense"},
 	"knowledge-scope": {func(s string) error {
 		if !knowledge.ValidScope(s) {
 			return fmt.Errorf("must be global or stack:<name>")

@@ -12,6 +12,7 @@ package knowledge
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"time"
 )
 
@@ -29,6 +30,12 @@ const (
 	StatusArchived    = "archived"
 	StatusQuarantined = "quarantined"
 )
+
+// Statuses lists the statuses in lifecycle order.
+var Statuses = []string{StatusCandidate, StatusEstablished, StatusPromoted, StatusArchived, StatusQuarantined}
+
+// ValidStatus reports whether s is an entry status.
+func ValidStatus(s string) bool { return slices.Contains(Statuses, s) }
 
 // Archive reasons. NB: must not change.
 const (

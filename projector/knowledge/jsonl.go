@@ -37,6 +37,10 @@ const (
 	FormatContextMD     = "context.md"
 )
 
+// Formats are the formats an imported submission may come from (the
+// enum of knowledge.submitted/v1's import.format).
+var Formats = []string{FormatSwarm, FormatHive, FormatSwarmRejected, FormatHiveRejected, FormatContextMD}
+
 // FormatOf guesses a file's format from its base name ("" when unknown).
 func FormatOf(name string) string {
 	switch {
