@@ -75,6 +75,8 @@ func (e *Error) Is(target error) bool {
 		return target == app.ErrNotFound
 	case "409":
 		return target == app.ErrConflict
+	case "422":
+		return target == app.ErrKeyReused || target == app.ErrConflict
 	case "413":
 		return target == app.ErrTooLarge
 	}
@@ -88,6 +90,8 @@ func CodeOf(err error) string {
 		return "400"
 	case errors.Is(err, app.ErrNotFound):
 		return "404"
+	case errors.Is(err, app.ErrKeyReused):
+		return "422"
 	case errors.Is(err, app.ErrConflict):
 		return "409"
 	case errors.Is(err, app.ErrTooLarge):

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -94,6 +97,8 @@ func (r Request) newEvent(typ, project string, at time.Time, p events.Payload) (
 type idSource struct {
 	key string
 	n   int
+	// digest is requestDigest of the request sent with key.
+	digest string
 }
 
 // eventID returns the id of the command's next event. With an idempotency
@@ -121,4 +126,43 @@ func CheckIdempotencyKey(k string) error {
 		return fmt.Errorf("%w: field \"idempotency_key\": %q must be 1-%d characters without spaces", ErrBadRequest, k, MaxIdempotencyKey)
 	}
 	return nil
+}
+
+// requestDigest names a request by what it asks: the endpoint, the
+// project and the arguments as JSON values (keys in any order, any
+// spacing, numbers as numbers), so that a retry of the same request
+// digests alike whatever client re-sends it, and another request does
+// not. It is stamped on the first event of a command sent with an
+// idempotency key (events.Event.Request).
+func requestDigest(subject, project string, args json.RawMessage) (string, error) {
+	var v any
+	if len(bytes.TrimSpace(args)) > 0 {
+		if err := json.Unmarshal(args, &v); err != nil {
+			return "", fmt.Errorf("%w: arguments: %v", ErrBadRequest, err)
+		}
+	}
+	canon, err := json.Marshal(v) // map keys sorted
+	if err != nil {
+		return "", fmt.Errorf("encode arguments: %w", err)
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(subject), []byte(project), canon} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// checkSameRequest refuses a command re-sent with an idempotency key that
+// an event of another request holds (stored: the key's first event): a
+// retry is the same request; anything else under that key would be
+// answered with the first request's decision, silently. An event without
+// a digest (a raw publisher's, or appended before digests) is taken for
+// the same request.
+func checkSameRequest(req Request, stored *events.Event) error {
+	if stored.Request == "" || req.ids == nil || stored.Request == req.ids.digest {
+		return nil
+	}
+	return fmt.Errorf("%w: field \"idempotency_key\": %q was used by another request (other arguments, project or endpoint); a retry sends the same request, a new request takes a new key",
+		ErrKeyReused, req.ids.key)
 }

@@ -120,6 +120,13 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 		}
 	}
 	req.ids = &idSource{key: c.IdempotencyKey}
+	if c.IdempotencyKey != "" {
+		d, err := requestDigest(e.Subject(), req.Project, c.Args)
+		if err != nil {
+			return req, err
+		}
+		req.ids.digest = d
+	}
 	v := e.newArgs()
 	if v == nil {
 		v = &noArgs{}
@@ -185,6 +192,9 @@ func (p *Pipeline) command(ctx context.Context, e Endpoint, c Call, req Request)
 			return nil, fmt.Errorf("%s: look up idempotency key: %w", e.Subject(), err)
 		}
 		if ok {
+			if err := checkSameRequest(req, first); err != nil {
+				return nil, err
+			}
 			return p.replay(ctx, e, req, first, at)
 		}
 	}
@@ -207,6 +217,9 @@ func (p *Pipeline) command(ctx context.Context, e Endpoint, c Call, req Request)
 		if ev.Project == "" {
 			ev.Project = req.Project
 		}
+		if c.IdempotencyKey != "" && ev.ID == c.IdempotencyKey {
+			ev.Request = req.ids.digest
+		}
 	}
 	res, err := p.b.Append(ctx, evs, c.ExpectLastSeq)
 	if err != nil {
@@ -224,6 +237,20 @@ func (p *Pipeline) command(ctx context.Context, e Endpoint, c Call, req Request)
 		wctx, cancel := context.WithTimeout(ctx, p.WaitTimeout)
 		reply.Projected = p.b.WaitFor(wctx, last) == nil
 		cancel()
+	}
+	// The key's event was in the log already (an attempt in flight when
+	// this one looked it up): is it this request's?
+	for _, r := range res {
+		if !r.Duplicate || c.IdempotencyKey == "" || r.ID != c.IdempotencyKey {
+			continue
+		}
+		if stored, _, ok, err := p.b.Folded(ctx, r.ID); err != nil {
+			return nil, fmt.Errorf("%s: read the stored event: %w", e.Subject(), err)
+		} else if ok {
+			if err := checkSameRequest(req, stored); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if e.Reply != nil {
 		if reply.Projected {

@@ -88,6 +88,13 @@ var ErrNotFound = errors.New("lore: not found")
 // e.g. promoting a deprecated pattern.
 var ErrConflict = errors.New("lore: conflict")
 
+// ErrKeyReused marks a command sent with an idempotency key that an
+// earlier, other request holds (API code 422, as the IETF's
+// Idempotency-Key header answers a key reused with another payload): its
+// events and decisions are the earlier request's. It is a conflict too
+// (errors.Is ErrConflict).
+var ErrKeyReused = fmt.Errorf("%w: idempotency key reused", ErrConflict)
+
 // ErrTooLarge marks a reply larger than the transport carries (API code
 // 413): the caller asks for less (a limit, a filter) or the server's
 // max_payload is raised.

@@ -102,6 +102,9 @@ func (a *Appender) Prepare(ev *Event) (*nats.Msg, error) {
 	if a.Sealer != nil {
 		h[SealHeader] = []string{a.Sealer.Seal(subj, body)}
 	}
+	if ev.Request != "" {
+		h[RequestHeader] = []string{ev.Request}
+	}
 	return &nats.Msg{Subject: subj, Data: body, Header: h}, nil
 }
 
@@ -114,6 +117,10 @@ const (
 	// so the projector checks every event it reads (CheckStored) whatever
 	// its headers say, unless its seal (SealHeader) verifies.
 	CheckedHeader = "Lore-Checked"
+	// RequestHeader carries Event.Request. Like CheckedHeader, any client
+	// can set it: it only tells a retry from another request under the
+	// same idempotency key, which any client could take first anyway.
+	RequestHeader = "Lore-Request"
 )
 
 func (a *Appender) now() time.Time {

@@ -44,6 +44,12 @@ type Event struct {
 	// check it again. It is never read from the wire: an event read from
 	// the log is checked whatever its headers say (CheckStored).
 	Checked bool `json:"-"`
+	// Request is the digest of the request that decided the event, for the
+	// first event of a command sent with an idempotency key: a request
+	// re-sent with that key and other arguments is told apart from a
+	// retry. It travels in the message's RequestHeader, not in the
+	// envelope (events of raw publishers, and of lore before it, have none).
+	Request string `json:"-"`
 }
 
 // DefaultProject is the project of events whose writer names none.

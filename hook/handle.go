@@ -138,7 +138,7 @@ func (h *Handler) Handle(ctx context.Context, e Event) (string, error) {
 	}
 	start := map[string]any{"loop_id": st.LoopID, "task": h.red(st.Task), "agent": e.Agent}
 	if !st.StartSent {
-		if err := h.Lore.Call(ctx, "loop", "start", start, st.LoopID+"-start", nil); err != nil {
+		if err := h.record(ctx, "loop", "start", start, st.LoopID+"-start"); err != nil {
 			return "", fmt.Errorf("loop.start: %w", err)
 		}
 		st.StartSent = true
@@ -171,6 +171,20 @@ func (h *Handler) Handle(ctx context.Context, e Event) (string, error) {
 		err = errors.Join(err, serr)
 	}
 	return text, err
+}
+
+// record sends one of the session's records under its key. A record's key
+// names a fact of the session (its start, its n-th iteration, its outcome),
+// recorded once: a hook call repeated after its state was spent (a second
+// SessionEnd, whose state file the first removed) sends the fact again
+// with details computed again (a duration), which lore refuses as another
+// request under the key (ralph.ErrKeyReused); the fact is recorded
+// already, as the first call sent it, so that refusal is not an error here.
+func (h *Handler) record(ctx context.Context, group, name string, args any, key string) error {
+	if err := h.Lore.Call(ctx, group, name, args, key, nil); err != nil && !errors.Is(err, ralph.ErrKeyReused) {
+		return err
+	}
+	return nil
 }
 
 // inject is lore's block for the session: the cross-loop patterns (the
@@ -288,7 +302,7 @@ func (h *Handler) tool(ctx context.Context, st *state, e Event) error {
 	if v.Location != "" {
 		rec["stack_trace"] = h.red(v.Location)
 	}
-	if err := h.Lore.Call(ctx, "learning", "record_error", rec, st.LoopID+"-error-"+id, nil); err != nil {
+	if err := h.record(ctx, "learning", "record_error", rec, st.LoopID+"-error-"+id); err != nil {
 		return fmt.Errorf("learning.record_error: %w", err)
 	}
 	return nil
@@ -328,7 +342,7 @@ func (h *Handler) turn(ctx context.Context, st *state, e Event) error {
 			}
 		}
 	}
-	if err := h.Lore.Call(ctx, "loop", "iterate", rec, fmt.Sprintf("%s-it-%d", st.LoopID, n), nil); err != nil {
+	if err := h.record(ctx, "loop", "iterate", rec, fmt.Sprintf("%s-it-%d", st.LoopID, n)); err != nil {
 		return fmt.Errorf("loop.iterate: %w", err)
 	}
 	st.Iterations, st.Tools, st.TurnError, st.Files, st.Diff = n, nil, nil, nil, ""
@@ -355,14 +369,14 @@ func (h *Handler) end(ctx context.Context, st *state, e Event) error {
 	errs := st.Errors
 	rec := map[string]any{"bead_id": st.LoopID, "duration_ms": max(h.now().Sub(st.Started).Milliseconds(), 0),
 		"error_count": errs, "retry_count": st.Retries, "success": outcome == "success"}
-	if err := h.Lore.Call(ctx, "learning", "record_outcome", rec, st.LoopID+"-outcome", nil); err != nil {
+	if err := h.record(ctx, "learning", "record_outcome", rec, st.LoopID+"-outcome"); err != nil {
 		return fmt.Errorf("learning.record_outcome: %w", err)
 	}
 	done := map[string]any{"loop_id": st.LoopID, "outcome": outcome, "iterations": st.Iterations}
 	if outcome == "failure" {
 		done["failure_mode"] = "infinite_loop"
 	}
-	if err := h.Lore.Call(ctx, "loop", "complete", done, st.LoopID+"-complete", nil); err != nil {
+	if err := h.record(ctx, "loop", "complete", done, st.LoopID+"-complete"); err != nil {
 		return fmt.Errorf("loop.complete: %w", err)
 	}
 	return nil

@@ -70,6 +70,7 @@ func (n *Node) Folded(ctx context.Context, id string) (*events.Event, events.Res
 		return nil, events.Result{}, false, fmt.Errorf("folded %s at seq %d: %w", id, seq, err)
 	}
 	ev.Seq, ev.Received = seq, msg.Time
+	ev.Request = msg.Header.Get(events.RequestHeader)
 	return ev, events.Result{ID: ev.ID, Seq: seq, Subject: msg.Subject}, true, nil
 }
 

@@ -24,6 +24,9 @@ var (
 	// ErrInterrupted: the loop was stopped (Ctrl-C: its context cancelled)
 	// before it ended; it is recorded as partial.
 	ErrInterrupted = errors.New("interrupted")
+	// ErrKeyReused: lore holds another request under a call's idempotency
+	// key (a record sent before under that key with other details).
+	ErrKeyReused = errors.New("idempotency key used by another request")
 )
 
 // Lore is what the driver needs of lore: one call of an API endpoint, a

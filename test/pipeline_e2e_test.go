@@ -183,6 +183,42 @@ func TestIdempotencyKeyAppendsOnceAndRepliesTheSame(t *testing.T) {
 	}
 }
 
+// TestIdempotencyKeyOfAnotherRequest: a key re-sent with the same request
+// (its arguments in another key order and spacing) is a retry, answered
+// as stored; re-sent with other arguments, another project or to another
+// endpoint it is refused (422, naming the key) and nothing is appended:
+// the second request is never answered with the first one's decision.
+func TestIdempotencyKeyOfAnotherRequest(t *testing.T) {
+	_, nc := ifcServe(t)
+	first := pipeReq(t, nc, "lore.api.knowledge.add", `{"args":{"lesson":"Pin the docker base image digest in CI builds","category":"tooling"},"idempotency_key":"k-1"}`)
+	if first.code != "" {
+		t.Fatalf("add: %s %s", first.code, first.msg)
+	}
+	before, _ := ifcStats(t, nc)
+	retry := pipeReq(t, nc, "lore.api.knowledge.add", `{"idempotency_key":"k-1","args":{ "category" : "tooling", "lesson":"Pin the docker base image digest in CI builds"}}`)
+	var a, b api.CommandReply
+	if retry.code != "" || json.Unmarshal(first.body, &a) != nil || json.Unmarshal(retry.body, &b) != nil ||
+		string(a.Result) != string(b.Result) || !b.Appended[0].Duplicate {
+		t.Fatalf("retry: %s %s %s, first %s", retry.code, retry.msg, retry.body, first.body)
+	}
+	for _, c := range []struct{ subject, body string }{
+		{"lore.api.knowledge.add", `{"args":{"lesson":"Run the race detector on every pull request","category":"testing"},"idempotency_key":"k-1"}`},
+		{"lore.api.knowledge.add", `{"args":{"lesson":"Pin the docker base image digest in CI builds","category":"tooling"},"project":"other","idempotency_key":"k-1"}`},
+		{"lore.api.learning.record_outcome", `{"args":{"bead_id":"bd-1","duration_ms":1,"retry_count":0,"success":true},"idempotency_key":"k-1"}`},
+	} {
+		r := pipeReq(t, nc, c.subject, c.body)
+		if r.code != "422" || !strings.Contains(r.msg, `"idempotency_key"`) || !strings.Contains(r.msg, "k-1") {
+			t.Errorf("%s %s: %s %q %s; want 422 naming the key", c.subject, c.body, r.code, r.msg, r.body)
+		}
+	}
+	if after, _ := ifcStats(t, nc); after != before {
+		t.Errorf("%d events appended by the retry and the refused requests, want 0", after-before)
+	}
+	if r := pipeReq(t, nc, "lore.api.knowledge.list", `{"args":{"text":"race detector"}}`); r.code != "" || strings.Contains(string(r.body), "race detector") {
+		t.Errorf("the refused lesson is listed: %s %s", r.code, r.body)
+	}
+}
+
 // TestKnowledgeAddRepliesTheFoldsDecision: the reply of knowledge.add is
 // what the knowledge fold decided (added, reinforced with the entry,
 // rejected with layer and reason), equal to knowledge.submission's answer.

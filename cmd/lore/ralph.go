@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loredev/lore/api"
+	"github.com/loredev/lore/app"
 	"github.com/loredev/lore/projector/crossloop"
 	"github.com/loredev/lore/ralph"
 )
@@ -68,6 +69,9 @@ func (l loreAPI) Call(ctx context.Context, group, name string, args any, key str
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
+			if errors.Is(err, app.ErrKeyReused) {
+				return fmt.Errorf("%w: %w", ralph.ErrKeyReused, err)
+			}
 			return err
 		}
 		return fmt.Errorf("%w: %v", ralph.ErrUnreachable, err)
