@@ -1,8 +1,10 @@
 package events
 
 import (
+	"bytes"
 	"crypto/rand"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -70,4 +72,27 @@ func New(typ, project, source string, t time.Time, p Payload) (*Event, error) {
 	}
 	return &Event{ID: NewID(t), Type: typ, Source: source, Subject: p.AggregateID(),
 		Time: t.UTC(), Project: project, Data: data}, nil
+}
+
+// OtherContent says what of b differs from a as the folds read an event
+// (its type, project, subject or data, the data as JSON values: key order
+// and spacing aside); "" when nothing does. Two copies of one fact may
+// differ in time and source (a copy re-sent later); nothing else.
+func OtherContent(a, b *Event) string {
+	switch {
+	case a.Type != b.Type:
+		return fmt.Sprintf("type (%s, not %s)", a.Type, b.Type)
+	case a.Project != b.Project:
+		return fmt.Sprintf("project (%q, not %q)", a.Project, b.Project)
+	case a.Subject != b.Subject:
+		return fmt.Sprintf("subject (%q, not %q)", a.Subject, b.Subject)
+	}
+	if bytes.Equal(a.Data, b.Data) {
+		return ""
+	}
+	var x, y any
+	if json.Unmarshal(a.Data, &x) != nil || json.Unmarshal(b.Data, &y) != nil || !reflect.DeepEqual(x, y) {
+		return "data"
+	}
+	return ""
 }

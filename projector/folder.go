@@ -47,6 +47,9 @@ type Folder struct {
 	// their sequences; Commit writes them to the id index.
 	ids  map[string]uint64
 	dups uint64 // events passed over as duplicates (see Duplicates)
+	// dupOf is the sequence of the event whose id the last duplicate held
+	// (DuplicateOf).
+	dupOf uint64
 	// times is the folder's side of the time index (timeindex.go).
 	times timeIndex
 	// poisoned are the events to pass over as poison without folding
@@ -278,6 +281,7 @@ func (f *Folder) foldDecoded(ev *events.Event, data events.Payload, derr error, 
 			return false, err
 		}
 		f.dups++
+		f.dupOf = first
 		f.noteDup(ev.Seq, first)
 		if f.parallel {
 			f.queue = append(f.queue, &queued{ev: ev, data: data, dup: true})

@@ -105,6 +105,10 @@ func (f *Folder) missedID() error {
 // event with the same id was folded before (committed or not).
 func (f *Folder) Duplicates() uint64 { return f.dups }
 
+// DuplicateOf is the sequence of the event folded with the id of the last
+// event this folder passed over as a duplicate (0: none yet).
+func (f *Folder) DuplicateOf() uint64 { return f.dupOf }
+
 // useIDFilter gives the store an empty id filter when it has none and its
 // index is empty (a new store, a rebuild, an audit from the start of the
 // log): every id it will hold is then one a folder records.

@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -92,6 +93,9 @@ type Runtime struct {
 	store  *Store
 	models []Model
 	opts   RuntimeOptions
+	// log is the log stream's handle, for the reads of the fold loop
+	// (otherContent); set at its first use, on that goroutine only.
+	log jetstream.Stream
 
 	seq      atomic.Uint64 // committed checkpoint
 	poisoned atomic.Uint64 // poison events this runtime passed (dead-lettered)
@@ -559,6 +563,14 @@ func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery, alone bool) e
 		_, err = f.foldDecoded(d.ev, d.data, d.derr, alone)
 		if f.Duplicates() > dups {
 			r.opts.Logger.Debug("event id folded before: passed over", "seq", seq, "id", d.ev.ID)
+			if other, derr := r.otherContent(ctx, d, f.DuplicateOf()); derr != nil {
+				return derr
+			} else if other != "" {
+				// The first one counts, as for any duplicate; this copy
+				// is not passed over silently.
+				return r.deadLetter(ctx, d.msg.Subject(), d.msg.Data(), seq, fmt.Errorf("%w: seq %d: id %q was folded at seq %d with another %s; this copy is passed over",
+					ErrIDReused, seq, d.ev.ID, f.DuplicateOf(), other))
+			}
 		}
 		if err == nil || !errors.Is(err, ErrPoison) {
 			return err
@@ -571,6 +583,42 @@ func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery, alone bool) e
 		err = fmt.Errorf("%w: seq %d: %v", ErrPoison, seq, d.derr)
 	}
 	return r.deadLetter(ctx, d.msg.Subject(), d.msg.Data(), seq, err)
+}
+
+// ErrIDReused is the reason of the dead letter of an event passed over as
+// a duplicate whose content differs from the event folded with its id.
+var ErrIDReused = errors.New("lore: event id reused")
+
+// otherContent compares a delivery passed over as a duplicate with the
+// event folded at first under the same id: "" when it is a copy of it (a
+// retry, whenever and however it was sent), else what differs (type,
+// project, subject, data: what the fold reads; the time and source of a
+// re-sent copy may differ, as lore's own imports re-send a line's event at
+// a later time).
+func (r *Runtime) otherContent(ctx context.Context, d delivery, first uint64) (string, error) {
+	if r.log == nil {
+		st, err := r.js.Stream(ctx, events.LogStream)
+		if err != nil {
+			return "", fmt.Errorf("log stream: %w", err)
+		}
+		r.log = st
+	}
+	msg, err := r.log.GetMsg(ctx, first)
+	if err != nil {
+		return "", fmt.Errorf("read the event at seq %d: %w", first, err)
+	}
+	if bytes.Equal(msg.Data, d.msg.Data()) {
+		return "", nil
+	}
+	a, err := events.Decode(msg.Data)
+	if err != nil {
+		return "", fmt.Errorf("decode the event at seq %d: %w", first, err)
+	}
+	b, err := events.Decode(d.msg.Data())
+	if err != nil {
+		return "", fmt.Errorf("decode the event at seq %d: %w", d.meta.Sequence.Stream, err)
+	}
+	return events.OtherContent(a, b), nil
 }
 
 // deadLetter writes the dead letter of the event at seq, once for the whole

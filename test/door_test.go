@@ -221,6 +221,47 @@ func TestRawDoorDeadLettersWhatTheAppenderRefuses(t *testing.T) {
 	}
 }
 
+// TestReusedIDWithOtherContentIsDeadLettered: a raw client re-sends an
+// event id (outside the stream's duplicate window: each copy is stored)
+// once as a copy of the first event (a later time and source: a retry)
+// and once with other data. Both are passed over (the first event
+// counts); the copy silently, the other content with a dead letter saying
+// which event holds the id and what differs.
+func TestReusedIDWithOtherContentIsDeadLettered(t *testing.T) {
+	n, nc := ifcServe(t)
+	subject := events.AggregateSubject("default", "bead", "bd-reuse")
+	body := func(at, source string, success bool) string {
+		return fmt.Sprintf(`{"id":"raw-reuse-1","type":"outcome.recorded/v1","source":%q,"subject":"bd-reuse","time":%q,"project":"default",`+
+			`"data":{"success":%t,"bead_id":"bd-reuse","duration_ms":900,"retry_count":0}}`, source, at, success)
+	}
+	first := rawAppend(t, nc, subject, "m-1", body("2026-01-02T10:00:00Z", "raw", true))
+	retry := rawAppend(t, nc, subject, "m-2", body("2026-01-02T11:00:00Z", "raw-retry", true))
+	other := rawAppend(t, nc, subject, "m-3", body("2026-01-02T10:00:00Z", "raw", false))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Runtime.WaitFor(ctx, other.Seq); err != nil {
+		t.Fatal(err)
+	}
+	if got := foldedTotal(t, n.Store); got != 1 {
+		t.Fatalf("folded %d events, want the first only", got)
+	}
+	st, err := n.JS.Stream(ctx, events.DLQStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.GetLastMsgForSubject(ctx, fmt.Sprintf("%s.%d", events.DLQPrefix, retry.Seq)); err == nil {
+		t.Errorf("the retry (seq %d) was dead-lettered", retry.Seq)
+	}
+	dl, err := st.GetLastMsgForSubject(ctx, fmt.Sprintf("%s.%d", events.DLQPrefix, other.Seq))
+	if err != nil {
+		t.Fatalf("no dead letter of the other content (seq %d): %v", other.Seq, err)
+	}
+	want := fmt.Sprintf(`id "raw-reuse-1" was folded at seq %d with another data`, first.Seq)
+	if reason := dl.Header.Get(projector.HeaderReason); !strings.Contains(reason, want) {
+		t.Errorf("dead-letter reason %q, want it to say %q", reason, want)
+	}
+}
+
 // TestDeadLetterWrittenOnceByReplicas: a second replica folding a log with
 // poison events, after the dead-letter stream's duplicate window, finds
 // them dead-lettered already and writes none again.
