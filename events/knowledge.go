@@ -59,6 +59,12 @@ type KnowledgeImport struct {
 	// RejectionReason and RejectionLayer are set for lines of a rejected file.
 	RejectionReason string `json:"rejection_reason,omitempty"`
 	RejectionLayer  int    `json:"rejection_layer,omitempty"`
+	// The quarantine of a line whose status is quarantined: why, the
+	// status a restore gives back, when and by whom.
+	QuarantineReason string     `json:"quarantine_reason,omitempty"`
+	OriginalStatus   string     `json:"original_status,omitempty"`
+	QuarantinedAt    *time.Time `json:"quarantined_at,omitempty"`
+	ReportedBy       string     `json:"reported_by,omitempty"`
 }
 
 // ImportedConfirmation is one confirmation read from a file.

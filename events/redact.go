@@ -181,6 +181,7 @@ func (k *KnowledgeSubmitted) VisitText(f func(field, text string) string) {
 	visit(f, "data.lesson", &k.Lesson)
 	if k.Import != nil {
 		visit(f, "data.import.rejection_reason", &k.Import.RejectionReason)
+		visit(f, "data.import.quarantine_reason", &k.Import.QuarantineReason)
 	}
 }
 

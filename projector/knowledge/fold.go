@@ -397,8 +397,21 @@ func applyImport(e *Entry, imp *events.KnowledgeImport, tier string) {
 	case StatusCandidate, StatusEstablished, StatusPromoted, StatusArchived:
 		e.Status = imp.Status
 	case StatusQuarantined, "quarantined_unactionable":
+		// The quarantine as the file gives it (lore's export writes it);
+		// a file without it (the reference's) gets the defaults.
 		e.Status, e.OriginalStatus = StatusQuarantined, StatusCandidate
 		e.QuarantineReason = "imported quarantined"
+		switch imp.OriginalStatus {
+		case StatusCandidate, StatusEstablished, StatusPromoted, StatusArchived:
+			e.OriginalStatus = imp.OriginalStatus
+		}
+		if imp.QuarantineReason != "" {
+			e.QuarantineReason = imp.QuarantineReason
+		}
+		if imp.QuarantinedAt != nil {
+			e.QuarantinedAt = imp.QuarantinedAt.UTC()
+		}
+		e.ReportedBy = imp.ReportedBy
 	}
 	if imp.CreatedAt != nil {
 		e.CreatedAt = imp.CreatedAt.UTC()

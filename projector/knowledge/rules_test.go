@@ -133,6 +133,7 @@ var jsonlFields = map[string]string{
 	"retrieval_outcomes.shown_count": "count", "retrieval_outcomes.applied_count": "count", "retrieval_outcomes.applied_explicit_count": "count",
 	"retrieval_outcomes.succeeded_after_shown_count": "count", "retrieval_outcomes.succeeded_after_count": "count",
 	"retrieval_outcomes.failed_after_shown_count": "count", "retrieval_outcomes.failed_after_count": "count",
+	"quarantine_reason": "string", "original_status": "string", "quarantined_at": "date", "reported_by": "string",
 }
 
 // jsonlLine is a line of knowledge-rejected.jsonl holding every field of
@@ -144,7 +145,8 @@ func jsonlLine() map[string]any {
 		"phases_alive": 2.0, "max_phases": 10.0, "rejection_layer": 2.0, "hive_eligible": true, "auto_generated": false,
 		"tags": []any{"ci"}, "confirmed_by": []any{map[string]any{"project_name": "web", "phase_number": 1.0, "confirmed_at": "2026-03-01T00:00:00Z"}},
 		"retrieval_outcomes": map[string]any{"shown_count": 3.0, "applied_count": 2.0, "applied_explicit_count": 1.0, "succeeded_after_shown_count": 1.0,
-			"succeeded_after_count": 1.0, "failed_after_shown_count": 0.0, "failed_after_count": 0.0}}
+			"succeeded_after_count": 1.0, "failed_after_shown_count": 0.0, "failed_after_count": 0.0},
+		"quarantine_reason": "too vague", "original_status": "candidate", "quarantined_at": "2026-03-03T00:00:00Z", "reported_by": "user"}
 }
 
 // setPath sets the field at path (jsonlFields' notation) in line.
