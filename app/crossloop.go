@@ -537,13 +537,28 @@ func loopStart(ctx context.Context, v View, req Request) ([]*events.Event, any, 
 	return []*events.Event{ev, injected}, res, nil
 }
 
-func loopIterate(_ context.Context, _ View, req Request) ([]*events.Event, any, error) {
+// loopBegun refuses (404) a loop never started: the fold refuses an
+// iteration, an application, an injection or the completion of such a
+// loop (dead-lettered when it comes by the raw door).
+func loopBegun(v View, loopID string) error {
+	if ok, err := crossloop.LoopStarted(clReader(v), loopID); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("%w: %v", ErrNotFound, crossloop.ErrLoopNotStarted(loopID))
+	}
+	return nil
+}
+
+func loopIterate(_ context.Context, v View, req Request) ([]*events.Event, any, error) {
 	var a events.LoopIteration
 	if err := req.Bind(&a); err != nil {
 		return nil, nil, err
 	}
 	ev, err := clData(req, "loop.iteration/v1", nil)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := loopBegun(v, a.LoopID); err != nil {
 		return nil, nil, err
 	}
 	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "iteration": a.Iteration}, nil
@@ -558,11 +573,8 @@ func loopComplete(_ context.Context, v View, req Request) ([]*events.Event, any,
 	if err != nil {
 		return nil, nil, err
 	}
-	// The fold refuses the same event (poison) when it comes by the raw door.
-	if ok, err := crossloop.LoopStarted(clReader(v), a.LoopID); err != nil {
+	if err := loopBegun(v, a.LoopID); err != nil {
 		return nil, nil, err
-	} else if !ok {
-		return nil, nil, fmt.Errorf("%w: %v", ErrNotFound, crossloop.ErrLoopNotStarted(a.LoopID))
 	}
 	return []*events.Event{ev}, map[string]any{"loop_id": a.LoopID, "outcome": a.Outcome}, nil
 }
@@ -576,6 +588,9 @@ func loopApply(_ context.Context, v View, req Request) ([]*events.Event, any, er
 		return nil, nil, err
 	} else if !ok {
 		return nil, nil, fmt.Errorf("%w: pattern %q", ErrNotFound, a.PatternID)
+	}
+	if err := loopBegun(v, a.LoopID); err != nil {
+		return nil, nil, err
 	}
 	ev, err := clData(req, "pattern.applied/v1", nil)
 	if err != nil {

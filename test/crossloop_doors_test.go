@@ -12,53 +12,85 @@ import (
 	"github.com/loredev/lore/projector"
 )
 
-// TestCompletionOfALoopNeverStartedIsRefused: loop.complete of a loop
-// without a loop.started is refused with 404 naming the loop over the
-// NATS API and MCP, and the same event published raw is dead-lettered
-// with that reason; none of them counts as a loop without injection.
-func TestCompletionOfALoopNeverStartedIsRefused(t *testing.T) {
+// TestEventsOfALoopNeverStartedAreRefused: an iteration, a pattern
+// applied, an injection recorded on and the completion of a loop never
+// started (a mistyped id) are refused: 404 naming the loop over the API
+// and MCP, and, published raw, dead-lettered with that reason; nothing is
+// recorded on the ghost (no loop runs forever without a task) and only
+// started loops count in the metrics.
+func TestEventsOfALoopNeverStartedAreRefused(t *testing.T) {
 	n, nc := ifcServe(t)
 	cs := mcpSession(t, nc)
 	ghost := "ralph-ghost-0000abcd"
-	r := pipeReq(t, nc, "lore.api.loop.complete", fmt.Sprintf(`{"args":{"loop_id":%q,"outcome":"success","iterations":9}}`, ghost))
-	if r.code != "404" || !strings.Contains(r.msg, ghost) || !strings.Contains(r.msg, "never started") {
-		t.Errorf("API: %s %q, want 404 naming %s", r.code, r.msg, ghost)
+	doc, err := json.Marshal(json.RawMessage(registryDoc(1)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	text, isErr := mcpCall(t, cs, "loop_complete", map[string]any{"loop_id": ghost, "outcome": "success", "iterations": 9})
-	if !isErr || !strings.Contains(text, "code 404") || !strings.Contains(text, ghost) {
-		t.Errorf("MCP: %v %q", isErr, text)
+	if r := pipeReq(t, nc, "lore.api.patterns.import", `{"args":{"document":`+string(doc)+`}}`); r.code != "" {
+		t.Fatalf("import a pattern: %s %s", r.code, r.msg)
 	}
-	// A started loop completes; the raw door's completion of the ghost is
-	// dead-lettered.
-	for _, c := range []string{
-		`{"args":{"loop_id":"ralph-real-00000001","task":"Fix the build","category":"debugging"}}`,
+	const pat = "pat-error-imp0-000"
+	for _, c := range []struct{ endpoint, tool, args string }{
+		{"loop.complete", "loop_complete", fmt.Sprintf(`{"loop_id":%q,"outcome":"success","iterations":9}`, ghost)},
+		{"loop.iterate", "loop_iterate", fmt.Sprintf(`{"loop_id":%q,"iteration":1,"tests_passed":3}`, ghost)},
+		{"loop.apply", "loop_apply", fmt.Sprintf(`{"loop_id":%q,"pattern_id":%q,"success":true}`, ghost, pat)},
+		{"patterns.inject", "patterns_inject", fmt.Sprintf(`{"loop_id":%q}`, ghost)},
 	} {
-		if r := pipeReq(t, nc, "lore.api.loop.start", c); r.code != "" {
-			t.Fatalf("start: %s %s", r.code, r.msg)
+		r := pipeReq(t, nc, "lore.api."+c.endpoint, `{"args":`+c.args+`}`)
+		if r.code != "404" || !strings.Contains(r.msg, ghost) {
+			t.Errorf("API %s: %s %q, want 404 naming %s", c.endpoint, r.code, r.msg, ghost)
 		}
+		var args map[string]any
+		_ = json.Unmarshal([]byte(c.args), &args)
+		text, isErr := mcpCall(t, cs, c.tool, args)
+		if !isErr || !strings.Contains(text, "code 404") || !strings.Contains(text, ghost) {
+			t.Errorf("MCP %s: %v %q", c.tool, isErr, text)
+		}
+	}
+	// A started loop completes; the raw door's events of the ghost are
+	// dead-lettered.
+	if r := pipeReq(t, nc, "lore.api.loop.start", `{"args":{"loop_id":"ralph-real-00000001","task":"Fix the build","category":"debugging"}}`); r.code != "" {
+		t.Fatalf("start: %s %s", r.code, r.msg)
 	}
 	if r := pipeReq(t, nc, "lore.api.loop.complete", `{"args":{"loop_id":"ralph-real-00000001","outcome":"success","iterations":3}}`); r.code != "" {
 		t.Fatalf("complete: %s %s", r.code, r.msg)
 	}
-	subj := events.AggregateSubject("default", "loop", ghost)
-	body := fmt.Sprintf(`{"id":"raw-ghost-1","type":"loop.completed/v1","source":"raw","subject":%q,"time":"2026-01-02T10:00:00Z","project":"default",`+
-		`"data":{"loop_id":%q,"outcome":"success","iterations":9}}`, ghost, ghost)
-	ack := rawAppend(t, nc, subj, "raw-ghost-1", body)
+	var seqs []uint64
+	for i, c := range []struct{ typ, data string }{
+		{"loop.completed/v1", fmt.Sprintf(`{"loop_id":%q,"outcome":"success","iterations":9}`, ghost)},
+		{"loop.iteration/v1", fmt.Sprintf(`{"loop_id":%q,"iteration":1}`, ghost)},
+		{"pattern.applied/v1", fmt.Sprintf(`{"loop_id":%q,"pattern_id":%q,"success":true}`, ghost, pat)},
+		{"loop.injected/v1", fmt.Sprintf(`{"loop_id":%q,"pattern_ids":[%q]}`, ghost, pat)},
+	} {
+		id := fmt.Sprintf("raw-ghost-%d", i)
+		s, err := events.SubjectFor(&events.Event{Type: c.typ, Project: "default", Subject: ghost})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf(`{"id":%q,"type":%q,"source":"raw","subject":%q,"time":"2026-01-02T10:00:00Z","project":"default","data":%s}`, id, c.typ, ghost, c.data)
+		seqs = append(seqs, rawAppend(t, nc, s, id, body).Seq)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := n.Runtime.WaitFor(ctx, ack.Seq); err != nil {
+	if err := n.Runtime.WaitFor(ctx, seqs[len(seqs)-1]); err != nil {
 		t.Fatal(err)
 	}
 	st, err := n.JS.Stream(ctx, events.DLQStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dl, err := st.GetLastMsgForSubject(ctx, fmt.Sprintf("%s.%d", events.DLQPrefix, ack.Seq))
-	if err != nil {
-		t.Fatalf("no dead letter of the raw completion (seq %d): %v", ack.Seq, err)
+	for _, seq := range seqs {
+		dl, err := st.GetLastMsgForSubject(ctx, fmt.Sprintf("%s.%d", events.DLQPrefix, seq))
+		if err != nil {
+			t.Errorf("no dead letter of the raw event at seq %d: %v", seq, err)
+			continue
+		}
+		if reason := dl.Header.Get(projector.HeaderReason); !strings.Contains(reason, ghost) || !strings.Contains(reason, "never started") {
+			t.Errorf("seq %d: dead-letter reason %q does not name the loop", seq, reason)
+		}
 	}
-	if reason := dl.Header.Get(projector.HeaderReason); !strings.Contains(reason, ghost) || !strings.Contains(reason, "never started") {
-		t.Errorf("dead-letter reason %q does not name the loop", reason)
+	if r := pipeReq(t, nc, "lore.api.loop.show", fmt.Sprintf(`{"args":{"id":%q}}`, ghost)); r.code != "404" {
+		t.Errorf("the ghost loop is recorded: %s %s", r.code, r.body)
 	}
 	m := pipeReq(t, nc, "lore.api.patterns.metrics", `{}`)
 	var res struct {

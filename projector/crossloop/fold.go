@@ -52,7 +52,9 @@ func (m *Model) Name() string { return ModelName }
 // with another (mergelist.go), and the store records the fingerprint of
 // its set of merge lists (ix/mk, mergefilter.go); a term's fingerprint
 // sums xxHash64 and FNV-1a lanes instead of SHA-256 ones (postings.go).
-func (m *Model) Version() int { return 13 }
+// Version 14: an iteration, an application or an injection of a loop
+// never started is refused as its completion is (begun).
+func (m *Model) Version() int { return 14 }
 
 // errPoison marks fold errors caused by the event itself.
 var errPoison = errors.New("crossloop")
@@ -173,6 +175,21 @@ func (f *folder) loop(id string) (*loopHead, error) {
 	return l, nil
 }
 
+// begun is the head of a started loop; a loop never started (a mistyped
+// id, an event published before its loop's start) is refused: poison,
+// the raw door's equivalent of the command's 404. Nothing is recorded on
+// a loop no one started, so no loop runs forever without a task.
+func (f *folder) begun(id string) (*loopHead, error) {
+	l, ok, err := loadLoopHead(f.tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || !l.Begun {
+		return nil, fmt.Errorf("%w: field \"data.loop_id\": %v", errPoison, ErrLoopNotStarted(id))
+	}
+	return l, nil
+}
+
 func (f *folder) started(d *events.LoopStarted) error {
 	l, err := f.loop(d.LoopID)
 	if err != nil {
@@ -188,7 +205,7 @@ func (f *folder) started(d *events.LoopStarted) error {
 // iteration stores the iteration under its number (replacing one of the
 // same number): the loop's other iterations are neither read nor rewritten.
 func (f *folder) iteration(d *events.LoopIteration) error {
-	l, err := f.loop(d.LoopID)
+	l, err := f.begun(d.LoopID)
 	if err != nil {
 		return err
 	}
@@ -205,12 +222,9 @@ func (f *folder) iteration(d *events.LoopIteration) error {
 // refused (poison: the raw door's equivalent of the command's 404), so it
 // is never counted in the metrics.
 func (f *folder) completed(d *events.LoopCompleted) error {
-	l, ok, err := loadLoopHead(f.tx, d.LoopID)
+	l, err := f.begun(d.LoopID)
 	if err != nil {
 		return err
-	}
-	if !ok || !l.Begun {
-		return fmt.Errorf("%w: field \"data.loop_id\": %v", errPoison, ErrLoopNotStarted(d.LoopID))
 	}
 	if err := loadIterations(f.tx, l); err != nil {
 		return err
@@ -406,7 +420,7 @@ func (f *folder) applied(d *events.PatternApplied) error {
 	if !ok {
 		return fmt.Errorf("%w: field \"data.pattern_id\": unknown pattern %q", errPoison, d.PatternID)
 	}
-	l, err := f.loop(d.LoopID)
+	l, err := f.begun(d.LoopID)
 	if err != nil {
 		return err
 	}
@@ -444,7 +458,7 @@ func (f *folder) applied(d *events.PatternApplied) error {
 }
 
 func (f *folder) injected(d *events.LoopInjected) error {
-	l, err := f.loop(d.LoopID)
+	l, err := f.begun(d.LoopID)
 	if err != nil {
 		return err
 	}

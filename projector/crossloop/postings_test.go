@@ -169,8 +169,9 @@ func registryUpdates(t *testing.T, ref *reference, rng *rand.Rand, step int, hot
 		evs = append(evs, ev)
 	}
 	for i := range 30 {
-		add("pattern.applied/v1", &events.PatternApplied{LoopID: fmt.Sprintf("ralph-apply-%08x", step*100+i),
-			PatternID: pick().ID, Success: rng.IntN(3) > 0})
+		loop := fmt.Sprintf("ralph-apply-%08x", step*100+i)
+		add("loop.started/v1", &events.LoopStarted{LoopID: loop, Task: "apply a pattern"}) // only a started loop applies one
+		add("pattern.applied/v1", &events.PatternApplied{LoopID: loop, PatternID: pick().ID, Success: rng.IntN(3) > 0})
 	}
 	var pruned []events.PrunedPattern
 	for range 5 {
