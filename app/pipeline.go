@@ -120,13 +120,6 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 		}
 	}
 	req.ids = &idSource{key: c.IdempotencyKey}
-	if c.IdempotencyKey != "" {
-		d, err := requestDigest(e.Subject(), req.Project, c.Args)
-		if err != nil {
-			return req, err
-		}
-		req.ids.digest = d
-	}
 	v := e.newArgs()
 	if v == nil {
 		v = &noArgs{}
@@ -152,6 +145,13 @@ func (p *Pipeline) request(e Endpoint, c Call) (Request, error) {
 	}
 	if err := checkProjectArgs(reflect.ValueOf(v).Elem()); err != nil {
 		return req, fmt.Errorf("%s: %w", e.Subject(), err)
+	}
+	if c.IdempotencyKey != "" { // of arguments checked above
+		d, err := requestDigest(e.Subject(), req.Project, c.Args)
+		if err != nil {
+			return req, err
+		}
+		req.ids.digest = d
 	}
 	if e.Args != nil {
 		req.decoded = v

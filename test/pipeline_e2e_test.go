@@ -214,6 +214,14 @@ func TestIdempotencyKeyOfAnotherRequest(t *testing.T) {
 	if after, _ := ifcStats(t, nc); after != before {
 		t.Errorf("%d events appended by the retry and the refused requests, want 0", after-before)
 	}
+	// A key changes nothing of how bad arguments are refused.
+	for _, args := range []string{`[1,2]`, `{"lesson":7}`, `{"bogus":1}`} {
+		plain := pipeReq(t, nc, "lore.api.knowledge.add", `{"args":`+args+`}`)
+		keyed := pipeReq(t, nc, "lore.api.knowledge.add", `{"args":`+args+`,"idempotency_key":"k-bad"}`)
+		if plain.code == "" || keyed.code != plain.code || keyed.msg != plain.msg {
+			t.Errorf("args %s: %s %q without a key, %s %q with one", args, plain.code, plain.msg, keyed.code, keyed.msg)
+		}
+	}
 	if r := pipeReq(t, nc, "lore.api.knowledge.list", `{"args":{"text":"race detector"}}`); r.code != "" || strings.Contains(string(r.body), "race detector") {
 		t.Errorf("the refused lesson is listed: %s %s", r.code, r.body)
 	}
