@@ -38,7 +38,7 @@ var projectProp = str("project scope (default: the server's --project, else \"de
 // events appended, so a re-sent call appends nothing new and replies the
 // same decision.
 var idempotencyProp = obj{"type": "string", "minLength": 1, "maxLength": 100, "pattern": `^\S+$`,
-	"description": "commands: names the events appended; re-sending with the same key appends nothing new and replies the same decision"}
+	"description": "commands: names the events appended; re-sending the same request with the same key appends nothing new and replies the same decision; another request under a used key is refused (code 422)"}
 
 // withoutProps removes properties (and their required entries) from an
 // object schema.

@@ -82,7 +82,7 @@ func (f *Factory) bindGlobalFlags(root *cobra.Command) {
 	p.StringVar(&f.Sec.TLSCA, "tls-ca", os.Getenv("LORE_NATS_TLS_CA"), "CA certificate that signed the NATS server's (env LORE_NATS_TLS_CA)")
 	p.StringVar(&f.Sec.TLSCert, "tls-cert", os.Getenv("LORE_NATS_TLS_CERT"), "certificate: lore serve's own, or a client's for mutual TLS (env LORE_NATS_TLS_CERT)")
 	p.StringVar(&f.Sec.TLSKey, "tls-key", os.Getenv("LORE_NATS_TLS_KEY"), "key of --tls-cert (env LORE_NATS_TLS_KEY)")
-	p.StringVar(&f.ID, "id", "", "idempotency key of a command that appends: its event id; re-running the command with the same --id appends nothing new and prints the same decision")
+	p.StringVar(&f.ID, "id", "", "idempotency key of a command that appends: its event id; re-running the command with the same --id appends nothing new and prints the same decision; another command under a used --id is refused")
 	declare(p, rules{"nats": domain("nats-urls"), "as-of": timestamp, "at-seq": atLeast(0), "now": timestamp, "timeout": above(0), "id": domain("idempotency-key"),
 		"project": schemaField("envelope.v1.json", "project", "two words"), "source": schemaField("envelope.v1.json", "source", strings.Repeat("s", 257))})
 	freeText(p, "data")
