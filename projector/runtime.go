@@ -1,7 +1,6 @@
 package projector
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -583,42 +582,6 @@ func (r *Runtime) fold(ctx context.Context, f *Folder, d delivery, alone bool) e
 		err = fmt.Errorf("%w: seq %d: %v", ErrPoison, seq, d.derr)
 	}
 	return r.deadLetter(ctx, d.msg.Subject(), d.msg.Data(), seq, err)
-}
-
-// ErrIDReused is the reason of the dead letter of an event passed over as
-// a duplicate whose content differs from the event folded with its id.
-var ErrIDReused = errors.New("lore: event id reused")
-
-// otherContent compares a delivery passed over as a duplicate with the
-// event folded at first under the same id: "" when it is a copy of it (a
-// retry, whenever and however it was sent), else what differs (type,
-// project, subject, data: what the fold reads; the time and source of a
-// re-sent copy may differ, as lore's own imports re-send a line's event at
-// a later time).
-func (r *Runtime) otherContent(ctx context.Context, d delivery, first uint64) (string, error) {
-	if r.log == nil {
-		st, err := r.js.Stream(ctx, events.LogStream)
-		if err != nil {
-			return "", fmt.Errorf("log stream: %w", err)
-		}
-		r.log = st
-	}
-	msg, err := r.log.GetMsg(ctx, first)
-	if err != nil {
-		return "", fmt.Errorf("read the event at seq %d: %w", first, err)
-	}
-	if bytes.Equal(msg.Data, d.msg.Data()) {
-		return "", nil
-	}
-	a, err := events.Decode(msg.Data)
-	if err != nil {
-		return "", fmt.Errorf("decode the event at seq %d: %w", first, err)
-	}
-	b, err := events.Decode(d.msg.Data())
-	if err != nil {
-		return "", fmt.Errorf("decode the event at seq %d: %w", d.meta.Sequence.Stream, err)
-	}
-	return events.OtherContent(a, b), nil
 }
 
 // deadLetter writes the dead letter of the event at seq, once for the whole
